@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""Regenerate workbench/pb/ from proto/workbench/v1/*.proto (with --pyi_out type stubs).
+
+`--check` regenerates into a temporary folder and fails when the committed code differs.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import sys
+import tempfile
+from pathlib import Path
+
+from grpc_tools import protoc
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTO_DIR = ROOT / "proto" / "workbench" / "v1"
+OUT_DIR = ROOT / "workbench" / "pb"
+
+
+def generate(out: Path) -> None:
+    protos = sorted(str(p) for p in PROTO_DIR.glob("*.proto"))
+    include = str(Path(protoc.__file__).parent / "_proto")
+    args = ["protoc", f"-I{PROTO_DIR}", f"-I{include}", f"--python_out={out}", f"--pyi_out={out}", *protos]
+    if protoc.main(args) != 0:
+        raise SystemExit("protoc failed")
+
+
+def main() -> int:
+    if "--check" in sys.argv[1:]:
+        with tempfile.TemporaryDirectory() as tmp:
+            generate(Path(tmp))
+            fresh = sorted(p.name for p in Path(tmp).iterdir())
+            stale = [n for n in fresh if not (OUT_DIR / n).exists() or not filecmp.cmp(Path(tmp) / n, OUT_DIR / n, shallow=False)]
+        if stale:
+            print(f"generated code is stale: {', '.join(stale)}; run tools/gen_proto.py", file=sys.stderr)
+            return 1
+        print("generated code is fresh")
+        return 0
+    generate(OUT_DIR)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

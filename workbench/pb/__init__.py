@@ -1,0 +1,1 @@
+"""Generated protocol code (tools/gen_proto.py); never edit by hand."""
