@@ -31,7 +31,11 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             generate(Path(tmp))
             fresh = sorted(p.name for p in Path(tmp).iterdir())
-            stale = [n for n in fresh if not (OUT_DIR / n).exists() or not filecmp.cmp(Path(tmp) / n, OUT_DIR / n, shallow=False)]
+            stale = [
+                n
+                for n in fresh
+                if not (OUT_DIR / n).exists() or not filecmp.cmp(Path(tmp) / n, OUT_DIR / n, shallow=False)
+            ]
         if stale:
             print(f"generated code is stale: {', '.join(stale)}; run tools/gen_proto.py", file=sys.stderr)
             return 1

@@ -1,0 +1,3 @@
+"""Workbench: a terminal UI agent workbench."""
+
+__version__ = "0.1.0"

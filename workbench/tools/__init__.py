@@ -1,0 +1,309 @@
+"""The tool registry: the `tool` decorator, JSON schema from the signature, invocation, output limits.
+
+A tool is `async def name(args..., ctx: ToolContext) -> str | ToolResult`, with type hints and a
+docstring whose `Args:` section describes each argument. Nothing else is needed: whatever it
+raises becomes an error ToolResult through `feedback.to_result`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import logging
+import re
+import time
+import traceback
+import types
+import typing
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
+
+from workbench.config import Settings
+from workbench.feedback import Feedback, to_result
+from workbench.pb import workbench_pb2 as pb
+
+log = logging.getLogger("workbench")
+
+# Modules whose tools register themselves on import; imported by `builtin_tools()`.
+BUILTIN_MODULES = ("files",)
+
+ToolFn = Callable[..., Awaitable["str | pb.ToolResult"]]
+
+
+@dataclass
+class ToolContext:
+    """What a tool may use. One per agent; `for_call` makes the per-call copy `invoke` passes."""
+
+    workspace: Path
+    settings: Settings
+    session_dir: Path  # this session's folder; saved outputs live in `outputs/`
+    agent_id: str = "main"
+    call_id: str = ""
+    # streamed output: (call_id, text) to the event log; `emit` also keeps it as partial output
+    on_output: Callable[[str, str], None] = lambda call_id, text: None
+    # publish an event of this agent: publish("terminal_ready", pb.TerminalReady(...))
+    publish: Callable[[str, Any], None] = lambda kind, message: None
+    state: dict[str, Any] = field(default_factory=dict)  # per-agent bookkeeping of tools
+    terminal: Any = None  # the session's terminal host (workbench.tools.shell)
+    agents: Any = None  # the agent tree's handle for the subagent tool (workbench.agents)
+    streamed: list[str] = field(default_factory=list)
+
+    def for_call(self, call_id: str) -> ToolContext:
+        return ToolContext(**{**self.__dict__, "call_id": call_id, "streamed": []})
+
+    def emit(self, text: str) -> None:
+        """Stream output while the tool runs; kept as partial output if the tool then fails."""
+        if text:
+            self.streamed.append(text)
+            self.on_output(self.call_id, text)
+
+    @property
+    def outputs_dir(self) -> Path:
+        return self.session_dir / "outputs"
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    fn: ToolFn
+    schema: dict[str, Any]
+    definition: pb.ToolDefinition
+    read_only: bool
+
+
+REGISTRY: dict[str, Tool] = {}
+
+
+def tool(fn: ToolFn | None = None, *, name: str | None = None, read_only: bool = False) -> Any:
+    """Register an async tool function; its signature and docstring become its ToolDefinition."""
+
+    def register(f: ToolFn) -> ToolFn:
+        tool_name = name or f.__name__
+        description, schema = _schema_of(f)
+        definition = pb.ToolDefinition(name=tool_name, description=description)
+        definition.parameters.update(schema)
+        REGISTRY[tool_name] = Tool(tool_name, f, schema, definition, read_only)
+        return f
+
+    return register(fn) if fn is not None else register
+
+
+def builtin_tools() -> dict[str, Tool]:
+    for module in BUILTIN_MODULES:
+        importlib.import_module(f"workbench.tools.{module}")
+    return REGISTRY
+
+
+# --- schema from the signature ------------------------------------------------------------
+
+
+def _json_type(hint: Any) -> dict[str, Any]:
+    origin = get_origin(hint)
+    if origin is Literal:
+        values = list(get_args(hint))
+        return {"type": "string" if all(isinstance(v, str) for v in values) else "integer", "enum": values}
+    if origin in (list, tuple, Iterable) or hint is list:
+        (item,) = get_args(hint) or (str,)
+        return {"type": "array", "items": _json_type(item)}
+    if origin is dict or hint is dict:
+        return {"type": "object"}
+    simple = {str: "string", int: "integer", float: "number", bool: "boolean"}
+    if hint in simple:
+        return {"type": simple[hint]}
+    raise TypeError(f"unsupported tool argument type {hint!r}")
+
+
+def _strip_optional(hint: Any) -> tuple[Any, bool]:
+    if get_origin(hint) in (typing.Union, types.UnionType):
+        args = [a for a in get_args(hint) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return hint, False
+
+
+def _docs(fn: ToolFn) -> tuple[str, dict[str, str]]:
+    doc = inspect.getdoc(fn) or ""
+    head, _, args_block = doc.partition("\nArgs:\n")
+    params: dict[str, str] = {}
+    current = ""
+    for line in args_block.splitlines():
+        m = re.match(r"\s{0,8}(\w+)\s*(?:\([^)]*\))?:\s*(.*)", line)
+        if m and not line.startswith(" " * 9):
+            current = m.group(1)
+            params[current] = m.group(2).strip()
+        elif current and line.strip():
+            params[current] += " " + line.strip()
+    return head.strip(), params
+
+
+def _schema_of(fn: ToolFn) -> tuple[str, dict[str, Any]]:
+    hints = typing.get_type_hints(fn)
+    description, param_docs = _docs(fn)
+    properties: dict[str, Any] = {}
+    required = []
+    for pname, param in inspect.signature(fn).parameters.items():
+        if pname == "ctx":
+            continue
+        hint, optional = _strip_optional(hints[pname])
+        prop = _json_type(hint)
+        if pname in param_docs:
+            prop["description"] = param_docs[pname]
+        if param.default is inspect.Parameter.empty and not optional:
+            required.append(pname)
+        elif param.default not in (inspect.Parameter.empty, None):
+            prop["default"] = param.default
+        properties[pname] = prop
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    schema["additionalProperties"] = False
+    return description, schema
+
+
+# --- argument validation --------------------------------------------------------------------
+
+_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def _check(value: Any, spec: dict[str, Any], where: str) -> tuple[Any, list[str]]:
+    kind = spec.get("type", "string")
+    if kind == "integer" and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) and kind in ("integer", "number"):
+        return value, [f"{where} must be {kind}, got boolean"]
+    if not isinstance(value, _PY_TYPES[kind]):
+        return value, [f"{where} must be {kind}, got {type(value).__name__} {json.dumps(value)[:60]}"]
+    if "enum" in spec and value not in spec["enum"]:
+        return value, [f"{where} must be one of {', '.join(map(str, spec['enum']))}, got {value!r}"]
+    if kind == "array":
+        checked, problems = [], []
+        for i, item in enumerate(value):
+            item, errs = _check(item, spec.get("items", {}), f"{where}[{i}]")
+            checked.append(item)
+            problems += errs
+        return checked, problems
+    return value, []
+
+
+def validate(args: dict[str, Any], schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Check arguments against a tool's schema; return them (ints coerced) and the problems."""
+    props = schema["properties"]
+    problems = [f"missing required argument {name!r}" for name in schema["required"] if name not in args]
+    problems += [f"unknown argument {name!r}" for name in args if name not in props]
+    clean = {}
+    for name, value in args.items():
+        if name in props:
+            if value is None and name not in schema["required"]:
+                continue
+            clean[name], errs = _check(value, props[name], f"argument {name!r}")
+            problems += errs
+    return clean, problems
+
+
+# --- invocation ---------------------------------------------------------------------------
+
+
+def _error(call: pb.ToolCall, message: str) -> pb.ToolResult:
+    return pb.ToolResult(call_id=call.id, name=call.name, error=message, is_error=True)
+
+
+def record_defect(ctx: ToolContext, where: str, err: BaseException) -> None:
+    """A non-Feedback exception: an event with its traceback, and the log file."""
+    tb = "".join(traceback.format_exception(err))
+    ctx.publish(
+        "defect",
+        pb.Defect(
+            where=where, call_id=ctx.call_id, error_type=type(err).__name__, message=str(err), traceback=tb
+        ),
+    )
+    log.error("defect in %s (call %s, agent %s):\n%s", where, ctx.call_id, ctx.agent_id, tb)
+
+
+class Toolbox:
+    """The tools one agent may call."""
+
+    def __init__(self, names: Iterable[str] | None = None):
+        available = builtin_tools()
+        wanted = list(available) if names is None else list(names)
+        unknown = [n for n in wanted if n not in available]
+        if unknown:
+            raise ValueError(
+                f"unknown tool(s) {', '.join(unknown)}; available: {', '.join(sorted(available))}"
+            )
+        self.tools = {n: available[n] for n in wanted}
+
+    def definitions(self) -> list[pb.ToolDefinition]:
+        return [t.definition for t in self.tools.values()]
+
+    def schema_text(self, name: str) -> str:
+        return json.dumps(self.tools[name].schema, separators=(",", ":"))
+
+    async def invoke(self, call: pb.ToolCall, ctx: ToolContext) -> pb.ToolResult:
+        """Run one call; every outcome, bad arguments included, is a ToolResult."""
+        found = self.tools.get(call.name)
+        if found is None:
+            return _error(
+                call, f"unknown tool {call.name!r}; available tools: {', '.join(self.tools) or '(none)'}"
+            )
+        try:
+            args = json.loads(call.arguments) if call.arguments.strip() else {}
+        except json.JSONDecodeError as err:
+            return _error(
+                call,
+                f"arguments are not valid JSON ({err}); send one JSON object matching the schema "
+                f"{self.schema_text(call.name)}",
+            )
+        if not isinstance(args, dict):
+            return _error(
+                call, f"arguments must be a JSON object matching the schema {self.schema_text(call.name)}"
+            )
+        args, problems = validate(args, found.schema)
+        if problems:
+            return _error(
+                call,
+                f"invalid arguments: {'; '.join(problems)}. Expected the schema {self.schema_text(call.name)}",
+            )
+        call_ctx = ctx.for_call(call.id)
+        started = time.monotonic()
+        outcome: str | pb.ToolResult | BaseException
+        try:
+            outcome = await found.fn(**args, ctx=call_ctx)
+        except Exception as err:
+            outcome = err
+            if not isinstance(err, Feedback):
+                record_defect(call_ctx, call.name, err)
+        result = to_result(
+            call, outcome, streamed="".join(call_ctx.streamed), duration=time.monotonic() - started
+        )
+        limit_output(result, ctx.settings.output_limit, ctx.outputs_dir)
+        return result
+
+
+def limit_output(result: pb.ToolResult, limit: int, folder: Path) -> None:
+    """Cut an oversized output head and tail with a note; save the whole text in `folder`."""
+    text = result.output
+    if len(text) <= limit:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = folder / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', result.call_id) or 'output'}.txt"
+    saved.write_text(text, encoding="utf-8")
+    head, tail = text[: limit // 2], text[-(limit // 2) :]
+    cut_lines = text.count("\n", limit // 2, len(text) - limit // 2)
+    note = (
+        f"\n[... {len(text) - 2 * (limit // 2):,} characters ({cut_lines:,} lines) cut from the middle; "
+        f"the whole output ({len(text):,} characters) is saved at {saved}; "
+        f"open it with read_file(path={str(saved)!r}, offset=N, limit=M) ...]\n"
+    )
+    result.output = head + note + tail
+    result.metadata.update({"saved_output": str(saved), "original_chars": len(text)})
+
+
+__all__ = ["REGISTRY", "Tool", "ToolContext", "Toolbox", "builtin_tools", "limit_output", "tool", "validate"]
