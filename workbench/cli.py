@@ -1,0 +1,182 @@
+"""`workbench run` (headless) and the command line; `workbench` alone will open the TUI."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from workbench import __version__
+from workbench.config import ConfigError, Settings, load
+from workbench.pb import workbench_pb2 as pb
+
+EXIT_CODES = {
+    pb.RUN_STATUS_FINISHED: 0,
+    pb.RUN_STATUS_TERMINATED: 0,
+    pb.RUN_STATUS_FAILED: 1,
+    pb.RUN_STATUS_WAIT_TIMEOUT: 1,
+    pb.RUN_STATUS_BUDGET_EXHAUSTED: 3,
+    pb.RUN_STATUS_CANCELLED: 130,
+}
+
+
+class UsageError(Exception):
+    """Bad usage: a one-line message and exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise UsageError(message)
+
+
+def parser() -> argparse.ArgumentParser:
+    top = _Parser(prog="workbench", description="A terminal agent workbench.")
+    top.add_argument("--version", action="version", version=f"workbench {__version__}")
+    sub = top.add_subparsers(dest="command", parser_class=_Parser)
+    run = sub.add_parser("run", help="run one task headless and print the answer")
+    run.add_argument("prompt", help="the task")
+    run.add_argument("--model", help="litellm model string, or 'demo' (env WORKBENCH_MODEL)")
+    run.add_argument("--api-base", help="API base URL (env WORKBENCH_API_BASE)")
+    run.add_argument("--api-key", help="API key (env WORKBENCH_API_KEY or the provider's variable)")
+    run.add_argument("--workspace", type=Path, help="the repository to work in (default: current folder)")
+    run.add_argument("--max-turns", type=int, help="model calls of this agent (default 100)")
+    run.add_argument("--max-tokens", type=int, help="token budget of the session")
+    run.add_argument("--max-cost", type=float, help="cost budget of the session in USD")
+    run.add_argument("--data-dir", type=Path, help="where sessions are stored (env WORKBENCH_DATA_DIR)")
+    run.add_argument("--jsonl", action="store_true", help="print every event as one JSON line")
+    return top
+
+
+def check_model(settings: Settings) -> None:
+    """Fail early, in one line, on an unknown model or a missing key."""
+    if settings.model == "demo":
+        return
+    from workbench.model import litellm
+
+    lm = litellm()
+    try:
+        _, provider, _, _ = lm.get_llm_provider(settings.model, api_base=settings.api_base or None)
+    except Exception as err:
+        raise UsageError(
+            f"unknown model {settings.model!r}: give provider/model, e.g. openai/gpt-4.1 ({str(err).splitlines()[0]})"
+        ) from err
+    if settings.api_key:
+        return
+    if settings.api_base:
+        settings.api_key = "unused"  # a local OpenAI-compatible server needs no key, the SDK wants one
+        return
+    env = lm.validate_environment(model=settings.model)
+    missing = env.get("missing_keys") or []
+    if missing:
+        raise UsageError(
+            f"no API key for {settings.model}: set {' or '.join(missing)} (or WORKBENCH_API_KEY, or --api-key)"
+        )
+
+
+def _progress(event: pb.Event) -> None:
+    """The plain headless printer: tool calls and problems on stderr, one line each."""
+    kind = event.WhichOneof("kind")
+    who = "" if event.agent_id == "main" else f"[{event.agent_id}] "
+    if kind == "tool_call_started":
+        call = event.tool_call_started.call
+        print(f"{who}> {call.name} {call.arguments[:100]}", file=sys.stderr)
+    elif kind == "tool_call_finished":
+        result = event.tool_call_finished.result
+        mark = f"x {result.error.splitlines()[0][:160]}" if result.is_error else "ok"
+        print(f"{who}  {mark} ({result.duration:.2f} s)", file=sys.stderr)
+    elif kind == "retry_wait":
+        wait = event.retry_wait
+        print(f"{who}retrying in {wait.seconds:.1f} s ({wait.reason})", file=sys.stderr)
+    elif kind == "defect":
+        print(f"{who}defect in {event.defect.where}: {event.defect.message}", file=sys.stderr)
+    elif kind == "message" and event.message.role == pb.ROLE_ASSISTANT and event.message.text:
+        if event.message.tool_calls:
+            print(f"{who}{event.message.text}", file=sys.stderr)
+
+
+def _setup_logging(settings: Settings) -> None:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(settings.log_path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    log = logging.getLogger("workbench")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+
+
+async def run_headless(settings: Settings, prompt: str, jsonl: bool) -> pb.RunFinished:
+    from workbench.agents import AgentTree
+    from workbench.store import Store, to_json
+
+    store = Store(settings.db_path)
+    session_id = store.create_session(settings.workspace, settings.model, prompt)
+    if jsonl:
+        store.subscribe(lambda e: print(to_json(e), flush=True), session_id)
+    else:
+        store.subscribe(_progress, session_id)
+    tree = AgentTree(settings, store, session_id)
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, task.cancel)
+    try:
+        return await tree.run_root(prompt)
+    except asyncio.CancelledError:
+        root = tree.agents.get("main")
+        return pb.RunFinished(status=pb.RUN_STATUS_CANCELLED, reason="cancelled", text=root.prompt if root else "")
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        await tree.close()
+        store.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parser().parse_args(argv)
+        if args.command is None:
+            parser().print_help()
+            print("\nThe TUI is not built yet; use `workbench run PROMPT`.", file=sys.stderr)
+            return 0
+        flags: dict[str, Any] = {
+            "model": args.model,
+            "api_base": args.api_base,
+            "api_key": args.api_key,
+            "workspace": args.workspace,
+            "max_turns": args.max_turns,
+            "max_tokens": args.max_tokens,
+            "max_cost": args.max_cost,
+            "data_dir": args.data_dir,
+        }
+        settings, notes = load(flags)
+        for note in notes:
+            print(f"workbench: {note}", file=sys.stderr)
+        if not settings.workspace.is_dir():
+            raise UsageError(f"workspace {settings.workspace} is not a folder")
+        if settings.max_turns < 1:
+            raise UsageError("--max-turns must be at least 1")
+        from workbench.model import preload
+
+        preload()  # litellm imports while the store opens
+        check_model(settings)
+        _setup_logging(settings)
+    except (UsageError, ConfigError) as err:
+        print(f"workbench: {err}", file=sys.stderr)
+        return 2
+    try:
+        outcome = asyncio.run(run_headless(settings, args.prompt, args.jsonl))
+    except KeyboardInterrupt:
+        return 130
+    if not args.jsonl:
+        if outcome.text and outcome.status != pb.RUN_STATUS_CANCELLED:
+            print(outcome.text)
+        if outcome.status not in (pb.RUN_STATUS_FINISHED, pb.RUN_STATUS_TERMINATED):
+            print(f"workbench: {pb.RunStatus.Name(outcome.status)[11:].lower()}: {outcome.reason}", file=sys.stderr)
+    return EXIT_CODES.get(outcome.status, 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""The Inbox of one agent: completions of its async children and messages from other agents.
+
+Completion items are never dropped; message items are dropped oldest first when the bound is
+reached, with a note. `pending` holds the children whose completion has not arrived yet, so
+the loop knows whether to wait before it finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from workbench.pb import workbench_pb2 as pb
+
+STATUS_WORD = {
+    pb.AGENT_STATUS_COMPLETED: "completed",
+    pb.AGENT_STATUS_FAILED: "failed",
+    pb.AGENT_STATUS_TIMED_OUT: "timed out",
+    pb.AGENT_STATUS_CANCELLED: "was cancelled",
+    pb.AGENT_STATUS_INTERRUPTED: "was interrupted",
+}
+
+
+class Inbox:
+    def __init__(self, limit: int = 100, on_put: Callable[[pb.InboxItem], None] | None = None):
+        self.limit = limit
+        self.on_put = on_put
+        self.pending: set[str] = set()
+        self._items: list[pb.InboxItem] = []
+        self._dropped = 0
+        self._changed = asyncio.Event()
+
+    def expect(self, child_id: str) -> None:
+        """A child was started whose completion will arrive here."""
+        self.pending.add(child_id)
+
+    def put(self, item: pb.InboxItem) -> None:
+        if item.kind == pb.INBOX_KIND_COMPLETION:
+            self.pending.discard(item.child_id)
+        else:
+            messages = [i for i in self._items if i.kind == pb.INBOX_KIND_MESSAGE]
+            if len(messages) >= self.limit:
+                self._items.remove(messages[0])
+                self._dropped += 1
+        self._items.append(item)
+        if self.on_put is not None:
+            self.on_put(item)
+        self._changed.set()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def drain(self) -> list[pb.InboxItem]:
+        items, self._items = self._items, []
+        self._changed.clear()
+        return items
+
+    def drain_text(self) -> str:
+        """Everything waiting, as the text of one user message ("" when empty); each item once."""
+        items, dropped = self.drain(), self._dropped
+        self._dropped = 0
+        if not items:
+            return ""
+        lines = [f"[Inbox: {len(items)} item{'s' if len(items) != 1 else ''}]"]
+        if dropped:
+            lines.append(f"(note: {dropped} older message(s) were dropped because the Inbox was full)")
+        for item in items:
+            who = f"{item.child_name or 'agent'} ({item.child_id})"
+            if item.kind == pb.INBOX_KIND_MESSAGE:
+                lines.append(f"- message from {who}: {item.text}")
+                continue
+            lines.append(f"- subagent {who} {STATUS_WORD.get(item.status, 'finished')}")
+            if item.result:
+                lines.append(f"  result: {item.result}")
+            if item.cause:
+                lines.append(f"  cause: {item.cause}")
+            elif item.status != pb.AGENT_STATUS_COMPLETED and not item.result:
+                lines.append("  cause: it ended without a result or a cause")
+        return "\n".join(lines)
+
+    async def wait(self, timeout: float) -> bool:
+        """Wait until an item is waiting; False when `timeout` seconds passed first."""
+        if self._items:
+            return True
+        try:
+            await asyncio.wait_for(self._changed.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True

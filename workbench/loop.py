@@ -1,0 +1,217 @@
+"""One agent's loop: turns, parallel tool calls, the Inbox, cancel, terminate, budget.
+
+A turn is one model call, then the turn's tool calls run concurrently and their results are
+appended in call order. Tool failures are results the model reads; what ends a run is
+control flow: an answer without tool calls, a tool that asks to terminate, the turn or token
+budget, a model call that failed after its retries, or cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from workbench.config import Settings
+from workbench.inbox import Inbox
+from workbench.model import ModelClient, add_usage
+from workbench.pb import workbench_pb2 as pb
+from workbench.retry import ModelCallFailed, RetryPolicy, call_with_retry
+from workbench.store import Recorder
+from workbench.tools import ToolContext, Toolbox
+
+REMIND_AFTER = 3  # the third identical failing call gets a reminder
+REMINDER = (
+    "Reminder: this exact call (same tool, same arguments) has now failed {n} times with the same "
+    "error. Do not repeat it; change the arguments or take another approach."
+)
+INTERRUPTED = "interrupted: the run was cancelled before this call finished"
+
+
+@dataclass
+class Budget:
+    """Token and cost limits shared by every agent of a session (0 means no limit)."""
+
+    max_tokens: int = 0
+    max_cost: float = 0.0
+    used: pb.Usage = field(default_factory=pb.Usage)
+
+    def exhausted(self) -> str:
+        tokens = self.used.input_tokens + self.used.output_tokens
+        if self.max_tokens and tokens >= self.max_tokens:
+            return f"token budget exhausted: {tokens:,} of {self.max_tokens:,} tokens used"
+        if self.max_cost and self.used.HasField("cost") and self.used.cost >= self.max_cost:
+            return f"cost budget exhausted: ${self.used.cost:.4f} of ${self.max_cost:.4f} spent"
+        return ""
+
+
+class RunEnded(Exception):
+    """Control flow: the run ends with `status` (never fed back to the model)."""
+
+    def __init__(self, status: pb.RunStatus.ValueType, reason: str = "", text: str = ""):
+        super().__init__(reason)
+        self.status, self.reason, self.text = status, reason, text
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        *,
+        client: ModelClient,
+        toolbox: Toolbox,
+        ctx: ToolContext,
+        recorder: Recorder,
+        settings: Settings,
+        budget: Budget | None = None,
+        messages: list[pb.Message] | None = None,
+        inbox: Inbox | None = None,
+        on_status: Callable[[pb.AgentStatus.ValueType], None] = lambda status: None,
+    ):
+        self.client, self.toolbox, self.ctx, self.recorder = client, toolbox, ctx, recorder
+        self.settings = settings
+        self.budget = budget or Budget(settings.max_tokens, settings.max_cost)
+        self.messages: list[pb.Message] = list(messages or [])
+        self.inbox = inbox
+        self.on_status = on_status
+        self.usage = pb.Usage()
+        self.turns = 0
+        self.outcome: pb.RunFinished | None = None
+        self._failures: Counter[tuple[str, str, str]] = Counter()
+        self.policy = RetryPolicy(
+            max_attempts=settings.retry_max_attempts,
+            deadline=settings.retry_deadline,
+            retry_after_cap=settings.retry_after_cap,
+        )
+
+    # --- the run --------------------------------------------------------------------------
+
+    async def run(self, prompt: str) -> pb.RunFinished:
+        """Run to an end; cancellation is recorded as CANCELLED and re-raised."""
+        self.recorder.emit(
+            "run_started",
+            pb.RunStarted(
+                prompt=prompt,
+                model=self.client.spec.model,
+                workspace=str(self.ctx.workspace),
+                tools=list(self.toolbox.tools),
+                system_prompt=next((m.text for m in self.messages if m.role == pb.ROLE_SYSTEM), ""),
+            ),
+        )
+        if prompt:
+            self._append(pb.Message(role=pb.ROLE_USER, text=prompt))
+        try:
+            text = await self._turns()
+            outcome = pb.RunFinished(status=pb.RUN_STATUS_FINISHED, text=text)
+        except RunEnded as end:
+            outcome = pb.RunFinished(status=end.status, reason=end.reason, text=end.text or self._last_text())
+        except asyncio.CancelledError:
+            self._finish(pb.RunFinished(status=pb.RUN_STATUS_CANCELLED, reason="cancelled", text=self._last_text()))
+            raise
+        return self._finish(outcome)
+
+    def _finish(self, outcome: pb.RunFinished) -> pb.RunFinished:
+        outcome.usage.CopyFrom(self.usage)
+        self.outcome = outcome
+        self.recorder.emit("run_finished", outcome)
+        return outcome
+
+    def _last_text(self) -> str:
+        return next((m.text for m in reversed(self.messages) if m.role == pb.ROLE_ASSISTANT and m.text), "")
+
+    def _append(self, message: pb.Message) -> None:
+        self.messages.append(message)
+        self.recorder.emit("message", message)
+
+    async def _turns(self) -> str:
+        while True:
+            self._drain_inbox()
+            if self.turns >= self.settings.max_turns:
+                raise RunEnded(pb.RUN_STATUS_BUDGET_EXHAUSTED, f"turn limit reached ({self.settings.max_turns} model calls)")
+            if reason := self.budget.exhausted():
+                raise RunEnded(pb.RUN_STATUS_BUDGET_EXHAUSTED, reason)
+            reply = await self._call_model()
+            self.turns += 1
+            self._append(reply)
+            if not reply.tool_calls:
+                if self.inbox is not None and self.inbox.pending:
+                    await self._wait_for_children()
+                    continue
+                return reply.text
+            results = await self._run_tools(list(reply.tool_calls))
+            for result in results:
+                self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
+            if any(r.terminate for r in results):
+                raise RunEnded(pb.RUN_STATUS_TERMINATED, "a tool asked to end the run", reply.text)
+
+    # --- model ----------------------------------------------------------------------------
+
+    async def _call_model(self) -> pb.Message:
+        def on_delta(text: str) -> None:
+            self.recorder.emit("text_delta", pb.TextDelta(text=text))
+
+        try:
+            reply = await call_with_retry(
+                lambda: self.client.complete(self.messages, self.toolbox.definitions(), on_delta),
+                self.policy,
+                on_wait=lambda wait: self.recorder.emit("retry_wait", wait),
+            )
+        except ModelCallFailed as err:
+            raise RunEnded(pb.RUN_STATUS_FAILED, f"model call failed: {err.reason}") from err
+        add_usage(self.usage, reply.usage)
+        add_usage(self.budget.used, reply.usage)
+        self.recorder.emit(
+            "usage_update", pb.UsageUpdate(call=reply.usage, agent_total=self.usage, session_total=self.budget.used)
+        )
+        return reply
+
+    # --- tools ----------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: list[pb.ToolCall]) -> list[pb.ToolResult]:
+        tasks = [asyncio.create_task(self._run_tool(call)) for call in calls]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            await asyncio.wait(tasks, timeout=5)  # let tools stop their work (Ctrl-C, kill)
+            results = []
+            for call, task in zip(calls, tasks, strict=True):
+                done = task.done() and not task.cancelled() and task.exception() is None
+                result = task.result() if done else pb.ToolResult(
+                    call_id=call.id, name=call.name, is_error=True, error=INTERRUPTED
+                )
+                if not done:
+                    self.recorder.emit("tool_call_finished", pb.ToolCallFinished(result=result))
+                results.append(result)
+            for result in results:
+                self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
+            raise
+
+    async def _run_tool(self, call: pb.ToolCall) -> pb.ToolResult:
+        self.recorder.emit("tool_call_started", pb.ToolCallStarted(call=call))
+        result = await self.toolbox.invoke(call, self.ctx)
+        if result.is_error:
+            key = (call.name, call.arguments, result.error)
+            self._failures[key] += 1
+            if self._failures[key] >= REMIND_AFTER:
+                result.notes.append(REMINDER.format(n=self._failures[key]))
+        self.recorder.emit("tool_call_finished", pb.ToolCallFinished(result=result))
+        return result
+
+    # --- inbox ----------------------------------------------------------------------------
+
+    def _drain_inbox(self) -> None:
+        if self.inbox is not None and (text := self.inbox.drain_text()):
+            self._append(pb.Message(role=pb.ROLE_USER, text=text))
+
+    async def _wait_for_children(self) -> None:
+        assert self.inbox is not None
+        self.on_status(pb.AGENT_STATUS_WAITING)
+        arrived = await self.inbox.wait(self.settings.wait_cap)
+        self.on_status(pb.AGENT_STATUS_RUNNING)
+        if not arrived:
+            raise RunEnded(
+                pb.RUN_STATUS_WAIT_TIMEOUT,
+                f"waited {self.settings.wait_cap:.0f} s for {len(self.inbox.pending)} running subagent(s)",
+            )
