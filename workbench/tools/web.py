@@ -27,7 +27,7 @@ import ssl
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 import httpcore
 import httpx
@@ -510,15 +510,23 @@ def _kind(content_type: str, head: bytes) -> str:
     return "text"
 
 
-def html_to_markdown(body: bytes, charset: str | None) -> tuple[str, str]:
-    """Readable Markdown and the page title, through BeautifulSoup and markdownify."""
+def html_to_markdown(body: bytes, charset: str | None, base_url: str) -> tuple[str, str]:
+    """Readable Markdown and the page title, through BeautifulSoup and markdownify.
+
+    Links are made absolute against the page's URL, so they can be fetched as they stand."""
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
 
     soup = BeautifulSoup(body, "html.parser", from_encoding=charset)
     title = _clean(soup.title.get_text()) if soup.title else ""
-    for tag in soup(["script", "style", "noscript", "template", "svg", "iframe", "head", "form"]):
+    base = soup.find("base", href=True)
+    base_url = urljoin(base_url, str(base["href"])) if base else base_url
+    for tag in soup(["script", "style", "noscript", "template", "svg", "iframe", "head"]):
         tag.decompose()
+    for link in soup.find_all("a", href=True):
+        href = str(link["href"])
+        if not href.startswith(("#", "javascript:", "mailto:")):
+            link["href"] = urljoin(base_url, href)
     text = MarkdownConverter(heading_style="ATX", bullets="-", strip=["img"]).convert_soup(soup)
     text = re.sub(r"[ \t]+\n", "\n", text)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
@@ -683,7 +691,7 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
         return result
     title = ""
     if kind == "html":
-        text, title = html_to_markdown(page.body, page.charset)
+        text, title = html_to_markdown(page.body, page.charset, page.url)
     else:
         text = _decode(page.body, page.charset)
     metadata["chars"] = len(text)
