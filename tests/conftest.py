@@ -1,0 +1,88 @@
+"""Shared fixtures: the scripted model server, a temporary workspace, settings, a run helper."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from tests.scripted_server import ScriptedModel  # noqa: E402
+from workbench.config import Settings  # noqa: E402
+from workbench.pb import workbench_pb2 as pb  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Tests never read the person's config or env settings."""
+    for var in list(os.environ):
+        if var.startswith("WORKBENCH_"):
+            monkeypatch.delenv(var)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+
+
+@pytest.fixture
+def scripted_model() -> Iterator[ScriptedModel]:
+    server = ScriptedModel()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def settings(tmp_path: Path, workspace: Path, scripted_model: ScriptedModel) -> Settings:
+    """Settings that point at the scripted server through litellm's openai provider."""
+    return Settings(
+        model="openai/scripted",
+        api_base=scripted_model.url,
+        api_key="sk-test-key",
+        workspace=workspace,
+        data_dir=tmp_path / "data",
+    )
+
+
+@dataclass
+class Run:
+    """What a run produced: its outcome, every committed event, the loop's conversation."""
+
+    outcome: pb.RunFinished
+    events: list[pb.Event] = field(default_factory=list)
+
+    def kinds(self) -> list[str]:
+        return [str(e.WhichOneof("kind")) for e in self.events]
+
+    def of(self, kind: str) -> list[Any]:
+        return [getattr(e, kind) for e in self.events if e.WhichOneof("kind") == kind]
+
+    def results(self) -> list[pb.ToolResult]:
+        return [m.tool_result for m in self.of("message") if m.role == pb.ROLE_TOOL]
+
+
+async def run_agent(settings: Settings, prompt: str, tools: list[str] | None = None) -> Run:
+    """Run the root agent of a new session in a real SQLite store; collect committed events."""
+    from workbench.agents import AgentTree
+    from workbench.store import Store
+
+    store = Store(settings.db_path)
+    session_id = store.create_session(settings.workspace, settings.model, prompt)
+    events: list[pb.Event] = []
+    store.subscribe(events.append, session_id)
+    tree = AgentTree(settings, store, session_id)
+    try:
+        outcome = await tree.run_root(prompt, tools)
+    finally:
+        await tree.close()
+        store.close()
+    return Run(outcome, events)
