@@ -462,7 +462,8 @@ async def test_fetch_caps_a_50mb_body(tmp_path: Path, serve: Callable[..., Serve
         if "sent" in site.notes:
             break
         threading.Event().wait(0.01)
-    assert site.notes.get("finished") is not True
+    assert site.notes.get("finished") is False, site.notes
+    assert site.notes["sent"] < FIFTY_MB // 5  # what socket buffers took beyond the cap, not 50 MB
 
 
 async def test_fetch_pdf_is_reported_by_type_and_size(tmp_path: Path, serve: Callable[..., Server]) -> None:
@@ -534,3 +535,54 @@ async def test_fetch_connection_refused(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{closed_port()}/"
     result = await call("web_fetch", allowed(tmp_path), url=url)
     assert result.is_error and result.error.startswith(f"could not fetch {url}: ConnectError")
+
+
+async def test_fetch_binary_without_length_is_counted_not_kept(
+    tmp_path: Path, serve: Callable[..., Server]
+) -> None:
+    def image(h: Handler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "image/png")
+        h.end_headers()  # no Content-Length: the body ends when the connection closes
+        h.wfile.write(b"\x89PNG" + b"\x00" * 5000)
+        h.close_connection = True
+
+    site = serve({"/i.png": image})
+    result = await call("web_fetch", allowed(tmp_path), url=f"{site.url}/i.png")
+    assert not result.is_error, feedback.model_text(result)
+    assert "image/png, 5,004 bytes" in result.output
+    assert meta(result)["size"] == 5004 and meta(result)["bytes"] == 0
+
+
+async def test_fetch_records_the_checked_address_it_connected_to(
+    tmp_path: Path, serve: Callable[..., Server]
+) -> None:
+    site = serve({"/": lambda h: h.reply(200, "text/plain", b"hi")})
+    ctx = make_ctx(tmp_path, web_allow_hosts=["localhost", "::1"])
+    result = await call("web_fetch", ctx, url=f"http://localhost:{site.port}/")
+    assert not result.is_error, feedback.model_text(result)
+    assert meta(result)["connected"] == ["localhost 127.0.0.1"]
+
+
+async def test_fetch_whole_deadline_stops_a_slow_drip(tmp_path: Path, serve: Callable[..., Server]) -> None:
+    stop = threading.Event()
+
+    def drip(h: Handler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Type", "text/plain")
+        h.end_headers()
+        try:
+            while not stop.wait(0.05):
+                h.wfile.write(b"x")
+                h.wfile.flush()
+        except OSError:
+            pass
+
+    site = serve({"/drip": drip})
+    try:
+        result = await call("web_fetch", allowed(tmp_path, web_timeout=0.3), url=f"{site.url}/drip")
+    finally:
+        stop.set()
+    assert result.is_error and result.error.startswith(
+        f"fetching {site.url}/drip did not finish within 0.9 s"
+    )

@@ -19,6 +19,7 @@ streamed and reading stops at the size cap.
 from __future__ import annotations
 
 import asyncio
+import html
 import ipaddress
 import json
 import re
@@ -110,6 +111,16 @@ async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, boo
         chunks.append(chunk)
         size += len(chunk)
     return b"".join(chunks), False
+
+
+async def _count_capped(response: httpx.Response, limit: int) -> tuple[int, bool]:
+    """Count a streamed body's bytes without keeping them, up to `limit`."""
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            return limit, True
+    return size, False
 
 
 async def _search_json(
@@ -230,7 +241,7 @@ async def _brave(query: str, count: int, settings: Settings) -> tuple[list[Hit],
         Hit(
             _clean(i.get("title")),
             str(i.get("url") or ""),
-            _clean(re.sub(r"</?strong>", "", str(i.get("description") or ""))),
+            _clean(html.unescape(re.sub(r"</?strong>", "", str(i.get("description") or "")))),
         )
         for i in items
     ][:count]
@@ -391,7 +402,7 @@ class CheckedBackend(httpcore.AsyncNetworkBackend):
         self.policy = policy
         self.timeout = timeout
         self.inner = httpcore.AnyIOBackend()
-        self.connected: list[tuple[str, str]] = []  # (host, address) of each connection made
+        self.connected: list[tuple[str, str]] = []  # (host, checked address) of each connection
 
     async def resolve(self, host: str, port: int) -> list[str]:
         loop = asyncio.get_running_loop()
@@ -485,8 +496,8 @@ _TEXT_TYPES = (
 )
 
 
-def _kind(content_type: str, head: bytes) -> str:
-    """'html', 'text' or 'binary', from the Content-Type, else from the first bytes."""
+def _declared_kind(content_type: str) -> str:
+    """'html', 'text' or 'binary' from the Content-Type; '' when it says nothing useful."""
     if content_type in _HTML_TYPES:
         return "html"
     if (
@@ -497,6 +508,14 @@ def _kind(content_type: str, head: bytes) -> str:
         return "text"
     if content_type and content_type != "application/octet-stream":
         return "binary"
+    return ""
+
+
+def _kind(content_type: str, head: bytes) -> str:
+    """'html', 'text' or 'binary', from the Content-Type, else from the first bytes."""
+    declared = _declared_kind(content_type)
+    if declared:
+        return declared
     sniff = head[:512].lstrip().lower()
     if sniff.startswith((b"<!doctype html", b"<html")):
         return "html"
@@ -579,9 +598,16 @@ async def _fetch(client: httpx.AsyncClient, url: str, settings: Settings, hops: 
                     raise Feedback(f"redirect loop fetching {url}: {chain}")
                 current = target
                 continue
-            body, more = await _read_capped(response, settings.web_max_bytes)
             length = response.headers.get("content-length", "")
             mime = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if _declared_kind(mime) == "binary" and response.status_code < 400:
+                # not shown anyway: learn its size from the header, else by counting (capped)
+                body, more = b"", False
+                if not length.isdigit():
+                    size, more = await _count_capped(response, settings.web_max_bytes)
+                    length = "" if more else str(size)
+            else:
+                body, more = await _read_capped(response, settings.web_max_bytes)
             return Fetched(
                 url=str(response.url),
                 status=response.status_code,
@@ -630,10 +656,12 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
 
     def failed(message: str, output: str = "") -> Feedback:
         metadata["redirects"] = [redact(h) for h in hops[1:]]
+        metadata["connected"] = [f"{host} {address}" for host, address in backend.connected]
         return Feedback(message, output=output, metadata=metadata)
 
+    deadline = settings.web_timeout * 3  # each step has web_timeout; the whole fetch has this
     try:
-        async with asyncio.timeout(settings.web_timeout * 3), _client(settings, backend) as client:
+        async with asyncio.timeout(deadline), _client(settings, backend) as client:
             page = await _fetch(client, url, settings, hops)
     except Feedback as err:
         raise failed(err.message) from err
@@ -645,9 +673,14 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
         ) from err
     except ResolveFailed as err:
         raise failed(f"DNS lookup failed for {err.host} fetching {hops[-1]}: {err}") from err
-    except (TimeoutError, httpx.TimeoutException) as err:
+    except httpx.TimeoutException as err:
         raise failed(
             f"timed out after {settings.web_timeout:g} s fetching {hops[-1] if hops else url}"
+        ) from err
+    except TimeoutError as err:
+        raise failed(
+            f"fetching {hops[-1] if hops else url} did not finish within {deadline:g} s "
+            f"(the whole fetch, redirects included)"
         ) from err
     except httpx.HTTPError as err:
         where = hops[-1] if hops else url
@@ -664,6 +697,7 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
             "bytes": len(page.body),
             "truncated": page.more,
             "redirects": [redact(h) for h in hops[1:]],
+            "connected": [f"{host} {address}" for host, address in backend.connected],
         }
     )
     if page.status >= 400:
@@ -677,9 +711,13 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
     size = f"{page.declared:,}" if page.declared is not None else f"{len(page.body):,}"
     kind = _kind(page.content_type, page.body)
     if kind == "binary":
-        size_text = (
-            f"{size} bytes" if not page.more or page.declared else f"more than {len(page.body):,} bytes"
-        )
+        if page.declared is not None:
+            size_text = f"{page.declared:,} bytes"
+        elif page.more:
+            size_text = f"more than {settings.web_max_bytes:,} bytes"
+        else:
+            size_text = f"{len(page.body):,} bytes"
+        metadata["size"] = page.declared if page.declared is not None else len(page.body)
         result = pb.ToolResult(
             output=(
                 f"{page.url}{redirected}: {page.content_type or 'unknown type'}, {size_text}. "
