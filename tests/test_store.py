@@ -1,0 +1,118 @@
+"""The SQLite event log: commit-then-publish, rollback, nesting, seq, batching, replay."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from workbench.pb import workbench_pb2 as pb
+from workbench.store import Recorder, Store, to_json
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(tmp_path / "wb.db")
+
+
+def message(text: str) -> pb.Message:
+    return pb.Message(role=pb.ROLE_USER, text=text)
+
+
+def test_wal_mode_and_seq_per_session(store: Store) -> None:
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    a, b = store.create_session(Path("/w"), "m", "p"), store.create_session(Path("/w"), "m", "p")
+    ra, rb = Recorder(store, a, "main"), Recorder(store, b, "main")
+    assert [ra.emit("message", message("1")).seq, ra.emit("message", message("2")).seq] == [1, 2]
+    assert rb.emit("message", message("x")).seq == 1
+
+
+def test_subscribers_see_events_only_after_commit(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    seen: list[pb.Event] = []
+    store.subscribe(seen.append, session)
+    rec = Recorder(store, session, "main")
+    with store.transaction():
+        rec.emit("message", message("one"))
+        with store.transaction():  # a nested transaction joins the outer one
+            rec.emit("message", message("two"))
+        assert seen == []
+        # another connection does not see it either: nothing is committed yet
+        other = sqlite3.connect(store.path)
+        assert other.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+    assert [e.message.text for e in seen] == ["one", "two"]
+
+
+def test_rolled_back_transaction_publishes_nothing(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    seen: list[pb.Event] = []
+    store.subscribe(seen.append, session)
+    rec = Recorder(store, session, "main")
+    with pytest.raises(RuntimeError), store.transaction():
+        rec.emit("message", message("lost"))
+        with store.transaction():
+            rec.emit("message", message("lost too"))
+        raise RuntimeError("disk full")
+    assert seen == [] and list(store.events(session)) == []
+    assert rec.emit("message", message("kept")).seq == 1  # the rolled-back numbers are reused
+    assert [e.message.text for e in seen] == ["kept"]
+
+
+def test_state_and_event_in_one_transaction(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    info = pb.AgentInfo(id="a1", name="tests", status=pb.AGENT_STATUS_RUNNING)
+    with pytest.raises(RuntimeError), store.transaction():
+        store.save_agent(session, info)
+        Recorder(store, session, "a1").emit("agent_spawned", pb.AgentSpawned(agent=info))
+        raise RuntimeError("crash")
+    assert store.agents(session) == [] and list(store.events(session)) == []
+
+
+async def test_deltas_are_batched_and_merged_and_keep_order(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    seen: list[pb.Event] = []
+    store.subscribe(seen.append, session)
+    rec = Recorder(store, session, "main")
+    for word in ["Hel", "lo ", "world"]:
+        rec.emit("text_delta", pb.TextDelta(text=word))
+    assert seen == []  # not yet: batched
+    await asyncio.sleep(0.12)
+    assert [e.text_delta.text for e in seen] == ["Hello world"]
+    rec.emit("text_delta", pb.TextDelta(text="more"))
+    rec.output("c1", "out")
+    rec.emit("message", message("final"))  # a message-level event flushes the batch first
+    assert [e.WhichOneof("kind") for e in seen[1:]] == ["text_delta", "tool_output", "message"]
+    assert [e.seq for e in seen] == [1, 2, 3, 4]
+
+
+def test_subscribe_after_seq_replays_then_goes_live(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    rec = Recorder(store, session, "main")
+    for i in range(5):
+        rec.emit("message", message(str(i)))
+    seen: list[int] = []
+    store.subscribe(lambda e: seen.append(e.seq), session, after=3)
+    rec.emit("message", message("5"))
+    assert seen == [4, 5, 6]
+
+
+def test_events_survive_reopening(tmp_path: Path) -> None:
+    store = Store(tmp_path / "wb.db")
+    session = store.create_session(Path("/w"), "m", "p")
+    Recorder(store, session, "main").emit("message", message("kept"))
+    store.close()
+    reopened = Store(tmp_path / "wb.db")
+    assert [e.message.text for e in reopened.events(session)] == ["kept"]
+    assert Recorder(reopened, session, "main").emit("message", message("next")).seq == 2
+
+
+def test_jsonl_uses_proto_field_names(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    event = Recorder(store, session, "main").emit(
+        "tool_call_started", pb.ToolCallStarted(call=pb.ToolCall(id="c1", name="bash"))
+    )
+    line = to_json(event)
+    assert '"session_id"' in line and '"agent_id": "main"' in line and '"tool_call_started"' in line
+    assert '"seq": "1"' in line and '"time"' in line

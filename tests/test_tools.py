@@ -1,0 +1,115 @@
+"""The registry: schema from the signature, argument validation, output limits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import pytest
+
+from workbench.config import Settings
+from workbench.feedback import model_text
+from workbench.pb import workbench_pb2 as pb
+from workbench.tools import REGISTRY, ToolContext, Toolbox, limit_output, tool
+
+
+@tool(name="test_schema")
+async def _schema_tool(
+    name: str,
+    ctx: ToolContext,
+    count: int = 3,
+    mode: Literal["fast", "slow"] = "fast",
+    tags: list[str] | None = None,
+    ratio: float | None = None,
+) -> str:
+    """Do a thing.
+
+    Longer words.
+
+    Args:
+        name: who
+        count: how many
+            (continued)
+        mode: how
+    """
+    return f"{name} {count} {mode} {tags} {ratio}"
+
+
+def ctx(tmp_path: Path) -> ToolContext:
+    return ToolContext(workspace=tmp_path, settings=Settings(workspace=tmp_path, data_dir=tmp_path), session_dir=tmp_path / "s")
+
+
+def test_schema_from_signature_and_docstring() -> None:
+    t = REGISTRY["test_schema"]
+    assert t.definition.description == "Do a thing.\n\nLonger words."
+    props = t.schema["properties"]
+    assert t.schema["required"] == ["name"]
+    assert props["count"] == {"type": "integer", "description": "how many (continued)", "default": 3}
+    assert props["mode"]["enum"] == ["fast", "slow"]
+    assert props["tags"] == {"type": "array", "items": {"type": "string"}}
+    assert props["ratio"] == {"type": "number"}
+    assert "ctx" not in props
+    assert t.definition.parameters["properties"]["name"]["type"] == "string"
+
+
+async def test_validation_messages(tmp_path: Path) -> None:
+    box = Toolbox(["test_schema"])
+
+    async def run(arguments: str) -> str:
+        return model_text(await box.invoke(pb.ToolCall(id="c", name="test_schema", arguments=arguments), ctx(tmp_path)))
+
+    assert await run('{"name": "a", "count": 2.0, "tags": ["x"]}') == "a 2 fast ['x'] None"
+    assert "must be integer, got float 2.5" in await run('{"name": "a", "count": 2.5}')
+    assert "must be integer, got boolean" in await run('{"name": "a", "count": true}')
+    assert "must be one of fast, slow" in await run('{"name": "a", "mode": "medium"}')
+    assert "argument 'tags'[1] must be string" in await run('{"name": "a", "tags": ["x", 1]}')
+    assert "missing required argument 'name'" in await run("{}")
+    assert "arguments must be a JSON object" in await run("[1]")
+    assert await run("") .startswith("Error: invalid arguments: missing required argument 'name'")
+
+
+async def test_unknown_tool_lists_the_available_ones(tmp_path: Path) -> None:
+    box = Toolbox(["test_schema"])
+    result = await box.invoke(pb.ToolCall(id="c", name="nope", arguments="{}"), ctx(tmp_path))
+    assert result.error == "unknown tool 'nope'; available tools: test_schema"
+
+
+def test_toolbox_rejects_unknown_names() -> None:
+    try:
+        Toolbox(["read_file", "teleport"])
+    except ValueError as err:
+        assert "teleport" in str(err) and "read_file" in str(err)
+    else:
+        raise AssertionError("no error")
+
+
+def test_limit_output_keeps_head_and_tail(tmp_path: Path) -> None:
+    result = pb.ToolResult(call_id="call/1", output="a" * 500 + "b" * 500)
+    limit_output(result, 100, tmp_path / "out")
+    assert result.output.startswith("a" * 50) and result.output.endswith("b" * 50)
+    assert "900 characters" in result.output
+    saved = tmp_path / "out" / "call_1.txt"
+    assert saved.read_text() == "a" * 500 + "b" * 500
+    small = pb.ToolResult(call_id="c", output="short")
+    limit_output(small, 100, tmp_path / "out")
+    assert small.output == "short" and "saved_output" not in small.metadata
+
+
+async def test_non_feedback_exception_is_a_defect_event_and_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    published: list[tuple[str, object]] = []
+
+    @tool(name="test_buggy")
+    async def buggy(ctx: ToolContext) -> str:
+        """Crash."""
+        return str({}["missing"])
+
+    c = ctx(tmp_path)
+    c.publish = lambda kind, message: published.append((kind, message))
+    result = await Toolbox(["test_buggy"]).invoke(pb.ToolCall(id="c9", name="test_buggy"), c)
+    assert result.is_error and result.error == "'missing'"
+    ((kind, defect),) = published
+    assert kind == "defect" and isinstance(defect, pb.Defect)
+    assert defect.call_id == "c9" and defect.error_type == "KeyError" and "Traceback" in defect.traceback
+    assert "defect in test_buggy" in caplog.text and "KeyError" in caplog.text
