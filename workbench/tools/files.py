@@ -1,108 +1,1176 @@
-"""File tools: read_file, write_file, edit_file (first version; issue 3 completes the family)."""
+"""File tools: read_file, write_file, edit_file, ls, glob, grep.
+
+Every path the model gives is confined: it must resolve (symlinks followed) inside the
+workspace. Reading is also allowed in the session's saved-output folder, the skill folders and
+the extra roots of the person's user config (`read_roots`); writing only in the workspace.
+
+Each tool explains its own failures: a missing path gets "did you mean" candidates from the
+real tree, a failed edit names the closest region of the current file, a file that changed
+since the agent read it is refused with a hint to re-read. `.git` and what `.gitignore`
+ignores are left out of listings and searches unless the path names them.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import difflib
+import errno
+import hashlib
 import os
+import re
+import stat
 import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
+
+import pathspec
 
 from workbench.feedback import Feedback
+from workbench.pb import workbench_pb2 as pb
 from workbench.tools import ToolContext, tool
+from workbench.tools.skills import readable_skill_folders
+
+PAGE_LINES = 2000  # default read_file page
+PAGE_BYTES = 256 * 1024  # a page never holds more (and never more than the output limit)
+LINE_CHARS = 2000  # longer lines are cut in read_file
+BINARY_SNIFF = 8192  # bytes looked at for NUL to call a file binary
+LS_CAP = 500
+GLOB_CAP = 200
+GREP_CAP = 200  # matching lines shown
+GREP_LINE_CHARS = 300
+SUGGEST_SCAN = 20_000  # entries walked to find "did you mean" candidates
+STATE_KEY = "files.seen"  # ctx.state: resolved path -> Seen (what the agent last saw of a file)
+
+T = TypeVar("T")
 
 
-def resolve(ctx: ToolContext, path: str) -> Path:
-    """Resolve a path the model gave inside the workspace, or refuse it."""
+# --- paths and confinement ------------------------------------------------------------------
+
+
+def shown(ctx: ToolContext, path: Path) -> str:
+    """How to name a path to the model: workspace-relative when inside, else absolute."""
     root = ctx.workspace.resolve()
-    target = (root / path).resolve()
-    if target != root and root not in target.parents:
-        raise Feedback(f"{path} is outside the workspace {root}; use a path inside it")
-    return target
+    if path == root:
+        return "."
+    if path.is_relative_to(root):
+        return path.relative_to(root).as_posix()
+    return str(path)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def read_roots(ctx: ToolContext) -> list[Path]:
+    """Folders outside the workspace that may be read: saved outputs, skills, `read_roots`."""
+    roots = [ctx.outputs_dir.resolve()]
+    roots += [Path(p).expanduser().resolve() for p in ctx.settings.read_roots]
+    roots += readable_skill_folders(ctx.settings)
+    return roots
+
+
+def _symlink_on_the_way(start: Path, raw: Path) -> Path | None:
+    """The first symlink met when walking `raw` (relative to `start`) component by component."""
+    current = Path(raw.anchor) if raw.is_absolute() else start
+    for part in raw.parts[1:] if raw.is_absolute() else raw.parts:
+        current = current / part
+        if os.path.islink(current):
+            return current
+    return None
+
+
+def resolve(ctx: ToolContext, path: str, *, read: bool = False) -> Path:
+    """Resolve a path the model gave (symlinks followed), or refuse it with Feedback.
+
+    Without `read`, the path must lead inside the workspace (for writing); with `read`, also
+    inside the saved-output folder, the skill folders or the user's `read_roots`.
+    """
+    root = ctx.workspace.resolve()
+    text = path.strip()
+    raw = Path(os.path.expanduser(text)) if text else Path(".")
+    target = (raw if raw.is_absolute() else root / raw).resolve()
+    if _inside(target, root):
+        return target
+    extra = read_roots(ctx) if read else []
+    if any(_inside(target, r) for r in extra):
+        return target
+    link = _symlink_on_the_way(root, raw)
+    if link is not None:
+        why = (
+            f"{path!r} goes through the symlink {shown(ctx, link)} -> {os.readlink(link)}, "
+            f"which leads to {target}, outside the workspace {root}"
+        )
+    else:
+        why = f"{path!r} resolves to {target}, outside the workspace {root}"
+    if read:
+        also = f"saved tool outputs ({ctx.outputs_dir}), skill folders"
+        if ctx.settings.read_roots:
+            also += ", " + ", ".join(str(p) for p in ctx.settings.read_roots)
+        hint = (
+            "Use a path inside the workspace (relative paths start there); "
+            f"reading is also allowed in {also}."
+        )
+    else:
+        writable_elsewhere = any(_inside(target, r) for r in read_roots(ctx))
+        hint = (
+            "That folder may be read but not written; only the workspace is writable."
+            if writable_elsewhere
+            else "Use a path inside the workspace (relative paths start there)."
+        )
+    raise Feedback(f"Refused: {why}. {hint}")
+
+
+def _check_readable(ctx: ToolContext, target: Path, given: str) -> None:
+    if not target.exists():
+        raise Feedback(_missing_message(ctx, target, given))
+
+
+# --- explaining failures --------------------------------------------------------------------
+
+
+def _mode_text(path: Path) -> str:
+    try:
+        st = path.stat()
+    except OSError:
+        return ""
+    mode = stat.filemode(st.st_mode)
+    return f" (mode {mode}, owner uid {st.st_uid}; the workbench runs as uid {os.geteuid()})"
+
+
+def _first_file_component(target: Path) -> Path | None:
+    """For a not-a-directory failure: the ancestor of `target` that is a file."""
+    for parent in reversed(target.parents):
+        if parent.exists() and not parent.is_dir():
+            return parent
+    return None
+
+
+def explain(ctx: ToolContext, err: OSError, target: Path, given: str, doing: str) -> Feedback:
+    """Turn an OS error on `target` into Feedback that says what to do next."""
+    name = shown(ctx, target)
+    if isinstance(err, FileNotFoundError):
+        message = _missing_message(ctx, target, given)
+    elif isinstance(err, IsADirectoryError):
+        message = f"{name} is a directory, not a file; list it with ls(path={name!r})"
+    elif isinstance(err, NotADirectoryError) or err.errno == errno.ENOTDIR:
+        blocker = _first_file_component(target)
+        message = (
+            f"{shown(ctx, blocker)} is a file, not a directory, so {name} cannot exist inside it; "
+            f"check the path (read_file({shown(ctx, blocker)!r}) reads that file)"
+            if blocker
+            else f"a part of {name} is not a directory; check the path"
+        )
+    elif isinstance(err, PermissionError):
+        where = target if target.exists() else target.parent
+        message = (
+            f"permission denied {doing} {name}{_mode_text(where)}; the workbench may not do that. "
+            f"Choose another path, or ask the person to change the permissions"
+        )
+    else:
+        message = f"{doing} {name} failed: {err.strerror or err}"
+    return Feedback(message)
+
+
+@dataclass
+class WalkStats:
+    files: int = 0
+    ignored: int = 0
+    ignored_names: list[str] = field(default_factory=list)
+    outside: int = 0  # symlinks leading outside the allowed roots, skipped
+    unreadable: int = 0
+    binary: int = 0
+
+    def note_ignored(self, rel: str) -> None:
+        self.ignored += 1
+        if len(self.ignored_names) < 5:
+            self.ignored_names.append(rel)
+
+
+def _missing_message(ctx: ToolContext, target: Path, given: str) -> str:
+    name = shown(ctx, target)
+    message = f"{name} does not exist"
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if parent != target.parent:
+        message += (
+            f" (nor does its folder {shown(ctx, target.parent)}; "
+            f"the nearest existing folder is {shown(ctx, parent)})"
+        )
+    candidates = suggest(ctx, target)
+    if len(candidates) == 1:
+        message += f"; did you mean {candidates[0]}?"
+    elif candidates:
+        message += f"; did you mean one of: {', '.join(candidates)}?"
+    else:
+        message += "; nothing with a similar name exists"
+    return message + " Use glob or ls to find the right path."
+
+
+def suggest(ctx: ToolContext, target: Path, limit: int = 5) -> list[str]:
+    """Paths of the real tree close to a missing one: same name elsewhere, then similar paths."""
+    root = ctx.workspace.resolve()
+    base = root if _inside(target, root) else next((r for r in read_roots(ctx) if _inside(target, r)), None)
+    if base is None:
+        return []
+    rel = target.relative_to(base).as_posix()
+    entries: list[str] = []
+    stats = WalkStats()
+    for entry_rel, _entry in walk(base, "", _ignore_for(base, ""), stats, dirs=True, include_links=True):
+        entries.append(entry_rel)
+        if len(entries) >= SUGGEST_SCAN:
+            break
+    name = target.name.lower()
+    by_name = [e for e in entries if e.rsplit("/", 1)[-1].lower() == name and e != rel]
+    close = difflib.get_close_matches(rel, entries, n=limit, cutoff=0.6)
+    names: dict[str, list[str]] = {}
+    for e in entries:
+        names.setdefault(e.rsplit("/", 1)[-1], []).append(e)
+    close_names = difflib.get_close_matches(target.name, list(names), n=3, cutoff=0.75)
+    by_close_name = [e for n in close_names for e in names[n]]
+    found: list[str] = []
+    for e in [*by_name, *close, *by_close_name]:
+        if e not in found:
+            found.append(e)
+    prefix = "" if base == root else f"{base}/"
+    return [prefix + e for e in found[:limit]]
+
+
+# --- what the agent has seen ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Seen:
+    size: int
+    mtime_ns: int
+    digest: str
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _remember(ctx: ToolContext, target: Path, data: bytes) -> None:
+    st = target.stat()
+    ctx.state.setdefault(STATE_KEY, {})[str(target)] = Seen(st.st_size, st.st_mtime_ns, _digest(data))
+
+
+def _check_fresh(ctx: ToolContext, target: Path, data: bytes) -> None:
+    """Refuse to change a file that changed on disk since the agent last read or wrote it."""
+    seen: Seen | None = ctx.state.get(STATE_KEY, {}).get(str(target))
+    if seen is None or seen.digest == _digest(data):
+        return
+    name = shown(ctx, target)
+    raise Feedback(
+        f"{name} changed on disk since you last read it (by another program, a command you ran, "
+        f"or another agent); re-read it with read_file(path={name!r}) and base your change on "
+        "its current content"
+    )
+
+
+# --- reading --------------------------------------------------------------------------------
+
+_MAGIC = (
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF", "a PDF document"),
+    (b"PK\x03\x04", "a ZIP archive (or a format built on it: jar, docx, xlsx, wheel)"),
+    (b"\x7fELF", "an ELF executable or library"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+)
+
+
+def _binary_kind(head: bytes) -> str | None:
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    return "binary data (it contains NUL bytes)" if b"\x00" in head[:BINARY_SNIFF] else None
+
+
+def _decode(ctx: ToolContext, target: Path, data: bytes) -> str:
+    """The text of a file, or Feedback that says plainly why it is not shown."""
+    name = shown(ctx, target)
+    kind = _binary_kind(data[:BINARY_SNIFF])
+    if kind is not None:
+        raise Feedback(
+            f"{name} is {kind}, {len(data):,} bytes; read_file shows text only and does not dump binary "
+            "files. Inspect it with a command instead (for example `file`, `xxd | head`), if you have bash"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise Feedback(
+            f"{name} is not valid UTF-8 text: byte 0x{data[err.start]:02x} at line {line}, column "
+            f"{column}. It may use another encoding such as Latin-1; convert it with a command (for "
+            f"example `iconv -f latin1 -t utf-8`), if you have bash"
+        ) from err
+
+
+def _read_bytes(ctx: ToolContext, target: Path, given: str, doing: str = "reading") -> bytes:
+    if target.is_dir():
+        name = shown(ctx, target)
+        raise Feedback(f"{name} is a directory, not a file; list it with ls(path={name!r})")
+    try:
+        return target.read_bytes()
+    except OSError as err:
+        raise explain(ctx, err, target, given, doing) from err
+
+
+def _numbered(lines: list[str], first: int) -> str:
+    out = []
+    for n, line in enumerate(lines, first):
+        if len(line) > LINE_CHARS:
+            line = f"{line[:LINE_CHARS]}… [line cut: {len(line) - LINE_CHARS:,} more characters]"
+        out.append(f"{n:>6}\t{line}")
+    return "\n".join(out)
 
 
 @tool(read_only=True)
-async def read_file(path: str, ctx: ToolContext, offset: int = 1, limit: int = 2000) -> str:
-    """Read a text file as numbered lines.
+async def read_file(path: str, ctx: ToolContext, offset: int = 1, limit: int = PAGE_LINES) -> str:
+    """Read a text file as numbered lines (line number, a tab, then the line).
+
+    A page holds at most `limit` lines and about 256 KB; the note at its end says how to read
+    on. Also reads saved tool outputs and skill files.
 
     Args:
-        path: file path relative to the workspace root
-        offset: first line to read, 1-based
-        limit: number of lines to read
+        path: file path relative to the workspace root (or absolute)
+        offset: first line to read, 1-based; a negative number counts from the end (-20: the last 20 lines)
+        limit: largest number of lines to read
     """
-    target = resolve(ctx, path)
-    text = target.read_text(encoding="utf-8")
-    ctx.state.setdefault("read_mtimes", {})[str(target)] = target.stat().st_mtime_ns
+    if limit < 1:
+        raise Feedback(f"limit must be at least 1 (a number of lines), got {limit}")
+    target = resolve(ctx, path, read=True)
+    data = _read_bytes(ctx, target, path)
+    text = _decode(ctx, target, data)
+    _remember(ctx, target, data)
+    name = shown(ctx, target)
     lines = text.splitlines()
-    start = max(offset, 1)
-    chunk = lines[start - 1 : start - 1 + limit]
-    numbered = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(chunk, start))
-    rest = len(lines) - (start - 1 + len(chunk))
-    if rest > 0:
-        numbered += f"\n[{rest} more lines; read on with offset={start + len(chunk)}]"
-    return numbered or "(empty file)"
+    total = len(lines)
+    if total == 0:
+        return f"({name} is empty: 0 lines)"
+    start = offset if offset > 0 else max(total + offset + 1, 1)
+    if start > total:
+        raise Feedback(
+            f"offset {offset} is past the end of {name}, which has {total:,} lines; "
+            f"use an offset from 1 to {total}"
+        )
+    budget = min(PAGE_BYTES, max(ctx.settings.output_limit - 400, 1000))
+    page: list[str] = []
+    used = 0
+    for line in lines[start - 1 : start - 1 + limit]:
+        cost = min(len(line), LINE_CHARS + 40) + 8
+        if page and used + cost > budget:
+            break
+        page.append(line)
+        used += cost
+    body = _numbered(page, start)
+    end = start + len(page) - 1
+    if end < total:
+        why = "" if len(page) == limit else f"; the page stopped at about {budget:,} characters"
+        body += (
+            f"\n[lines {start}-{end} of {total:,} shown{why}; "
+            f"read on with read_file(path={name!r}, offset={end + 1})]"
+        )
+    return body
 
 
-def atomic_write(target: Path, content: str) -> None:
+# --- writing --------------------------------------------------------------------------------
+
+
+def atomic_write(target: Path, content: str | bytes) -> None:
+    """Write via a temporary file in the same folder, then rename: never a half-written file.
+
+    An existing file keeps its permission bits; a new one gets the usual umask-based mode.
+    """
     target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    data = content.encode("utf-8") if isinstance(content, str) else content
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(content)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
+def _check_writable(ctx: ToolContext, target: Path, given: str) -> None:
+    name = shown(ctx, target)
+    if target.is_dir():
+        raise Feedback(
+            f"{name} is a directory; give the path of a file (for example {name}/file.txt), "
+            f"or ls(path={name!r})"
+        )
+    blocker = _first_file_component(target)
+    if blocker is not None:
+        raise Feedback(
+            f"{shown(ctx, blocker)} is a file, not a directory, so {name} cannot be created "
+            "inside it; check the path"
+        )
+    if target.exists() and not os.access(target, os.W_OK):
+        raise Feedback(
+            f"permission denied: {name} is read-only{_mode_text(target)}; "
+            "choose another path, or ask the person to make it writable"
+        )
+
+
+def _write(ctx: ToolContext, target: Path, given: str, content: str | bytes) -> None:
+    try:
+        atomic_write(target, content)
+    except OSError as err:
+        raise explain(ctx, err, target, given, "writing") from err
+
+
+def _unified_diff(before: str, after: str, name: str) -> str:
+    return "".join(
+        difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{name}", f"b/{name}", n=3)
+    ).replace("\\ No newline", "\n\\ No newline")
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
 @tool
-async def write_file(path: str, content: str, ctx: ToolContext) -> str:
-    """Write a whole file, creating parent folders.
+async def write_file(path: str, content: str, ctx: ToolContext) -> pb.ToolResult:
+    """Write a whole file (create or overwrite), creating parent folders as needed.
+
+    Prefer edit_file for changing part of an existing file.
 
     Args:
         path: file path relative to the workspace root
-        content: the complete new content
+        content: the complete new content of the file
     """
     target = resolve(ctx, path)
-    atomic_write(target, content)
-    ctx.state.setdefault("read_mtimes", {})[str(target)] = target.stat().st_mtime_ns
-    return f"wrote {len(content.encode())} bytes, {content.count(chr(10)) + (not content.endswith(chr(10)) and bool(content))} lines to {path}"
+    _check_writable(ctx, target, path)
+    name = shown(ctx, target)
+    before: str | None = None
+    if target.exists():
+        old = _read_bytes(ctx, target, path, "reading")
+        _check_fresh(ctx, target, old)
+        try:
+            before = old.decode("utf-8")
+        except UnicodeDecodeError:
+            before = None
+        what = f"replaced {len(old):,} bytes"
+    else:
+        created = [p for p in target.parents if not p.exists() and _inside(p, ctx.workspace.resolve())]
+        what = "new file" + (f", created folder {shown(ctx, created[-1])}" if created else "")
+    data = content.encode("utf-8")
+    _write(ctx, target, path, data)
+    _remember(ctx, target, data)
+    result = pb.ToolResult(
+        output=f"wrote {len(data):,} bytes, {_line_count(content):,} lines to {name} ({what})"
+    )
+    result.metadata.update({"path": name, "diff": _unified_diff(before or "", content, name)})
+    return result
 
 
-def _closest_region(text: str, needle: str) -> str:
-    lines, want = text.splitlines(), needle.splitlines() or [needle]
-    best, best_at = 0.0, 0
-    for i in range(max(len(lines) - len(want) + 1, 1)):
-        ratio = difflib.SequenceMatcher(None, "\n".join(lines[i : i + len(want)]), needle).ratio()
-        if ratio > best:
-            best, best_at = ratio, i
-    return f"lines {best_at + 1}-{best_at + len(want)} (similarity {best:.0%})"
+# --- editing --------------------------------------------------------------------------------
+
+
+def _squash(line: str) -> str:
+    return " ".join(line.split())
+
+
+@dataclass(frozen=True)
+class Region:
+    first: int  # 1-based
+    last: int
+    similarity: float
+
+
+def closest_region(text: str, needle: str) -> Region | None:
+    """The lines of `text` most similar to `needle`, ignoring differences of whitespace.
+
+    Windows of the needle's line count (and up to two lines more or fewer, for a line added or
+    dropped) slide over the file; difflib scores each, cheap upper bounds first.
+    """
+    lines = text.splitlines()
+    want = [_squash(x) for x in needle.splitlines()] or [_squash(needle)]
+    while len(want) > 1 and not want[-1]:
+        want.pop()
+    if not lines:
+        return None
+    flat = [_squash(x) for x in lines]
+    target = "\n".join(want)
+    matcher = difflib.SequenceMatcher(None, autojunk=False)
+    matcher.set_seq2(target)
+    n = len(want)
+    starts: range | list[int] = range(len(lines))
+    if len(lines) > 4000:  # big file: only windows near a line the needle shares
+        wanted = {w for w in want if w}
+        anchors = [i for i, x in enumerate(flat) if x in wanted]
+        if anchors:
+            starts = sorted({s for a in anchors for s in range(max(a - n - 2, 0), a + 1)})
+    best: Region | None = None
+    best_ratio = 0.0
+    for size in range(max(n - 2, 1), n + 3):
+        if size > len(lines):
+            break
+        for i in starts:
+            if i + size > len(lines):
+                continue
+            matcher.set_seq1("\n".join(flat[i : i + size]))
+            if matcher.real_quick_ratio() <= best_ratio or matcher.quick_ratio() <= best_ratio:
+                continue
+            ratio = matcher.ratio()
+            if ratio > best_ratio:
+                best_ratio, best = ratio, Region(i + 1, i + size, ratio)
+    return best
+
+
+_LINE_PREFIX = re.compile(r"^\s*\d+\t")
+
+
+def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feedback:
+    name = shown(ctx, target)
+    reread = (
+        f"Re-read the file with read_file(path={name!r}) and copy old_text exactly from it "
+        "(without the line-number prefix) before editing again."
+    )
+    old_lines = old_text.splitlines()
+    if old_lines and all(_LINE_PREFIX.match(x) for x in old_lines if x.strip()):
+        return Feedback(
+            f"old_text not found in {name}: it starts its lines with read_file's line numbers "
+            f"(like {old_lines[0][:12]!r}); those are not part of the file. {reread}"
+        )
+    region = closest_region(text, old_text)
+    if region is None or region.similarity < 0.3:
+        return Feedback(
+            f"old_text not found in {name}, and no part of the file resembles it; check that this "
+            f"is the file you mean. {reread}"
+        )
+    lines = text.splitlines()
+    found = lines[region.first - 1 : region.last]
+    differences = []
+    if [_squash(x) for x in found] == [_squash(x) for x in old_lines]:
+        differences.append("it differs from old_text only in whitespace")
+    file_tabs = any(x.startswith("\t") for x in found)
+    want_tabs = any(x.startswith("\t") for x in old_lines)
+    if file_tabs and not want_tabs:
+        differences.append("the file indents with tabs where old_text uses spaces")
+    elif want_tabs and not file_tabs and any(x.startswith(" ") for x in found):
+        differences.append("the file indents with spaces where old_text uses tabs")
+    present = {_squash(x) for x in found}
+    missing = [x.strip() for x in old_lines if _squash(x) and _squash(x) not in present]
+    if missing:
+        quoted = "; ".join(repr(x[:80]) for x in missing[:3])
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        differences.append(f"these lines of old_text are not there: {quoted}{more}")
+    detail = f": {'; '.join(differences)}" if differences else ""
+    return Feedback(
+        f"old_text not found in {name}. The closest region is lines {region.first}-{region.last} "
+        f"({region.similarity:.0%} similar), shown above{detail}. {reread}",
+        output=f"{name}, lines {region.first}-{region.last} as they are now:\n"
+        + _numbered(found, region.first),
+        metadata={"closest_first_line": region.first, "closest_last_line": region.last},
+    )
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
 
 
 @tool
 async def edit_file(
     path: str, old_text: str, new_text: str, ctx: ToolContext, replace_all: bool = False
-) -> str:
-    """Replace exact text in a file.
+) -> pb.ToolResult:
+    """Replace exact text in a file; the result shows the unified diff.
+
+    old_text must match the file exactly, whitespace and indentation included, and occur once
+    (or set replace_all). Copy it from read_file's output without the line-number prefix.
 
     Args:
         path: file path relative to the workspace root
-        old_text: the exact text to replace, including whitespace
-        new_text: the replacement
+        old_text: the exact text to replace, with enough surrounding lines to be unique
+        new_text: the replacement text
         replace_all: replace every occurrence instead of exactly one
     """
     target = resolve(ctx, path)
-    text = target.read_text(encoding="utf-8")
-    count = text.count(old_text) if old_text else 0
-    if count == 0:
+    name = shown(ctx, target)
+    if not old_text:
         raise Feedback(
-            f"old_text not found in {path}; closest: {_closest_region(text, old_text)}. "
-            f"Re-read the file with read_file before editing again."
+            "old_text is empty; to create or overwrite a whole file use write_file, to insert text "
+            "include a neighbouring line in old_text and in new_text"
         )
+    if old_text == new_text:
+        raise Feedback("old_text and new_text are the same, so there is nothing to change")
+    _check_readable(ctx, target, path)
+    _check_writable(ctx, target, path)
+    data = _read_bytes(ctx, target, path)
+    text = _decode(ctx, target, data)
+    _check_fresh(ctx, target, data)
+    note = ""
+    count = text.count(old_text)
+    if count == 0 and "\r\n" in text and "\r" not in old_text:
+        crlf_old = old_text.replace("\n", "\r\n")
+        if crlf_old in text:
+            old_text, count = crlf_old, text.count(crlf_old)
+            new_text = new_text.replace("\r\n", "\n").replace("\n", "\r\n")
+            note = " (matched with the file's CRLF line endings)"
+    if count == 0:
+        raise _not_found(ctx, target, text, old_text)
+    indexes = [m.start() for m in re.finditer(re.escape(old_text), text)]
+    at_lines = [_line_of(text, i) for i in indexes]
     if count > 1 and not replace_all:
-        raise Feedback(f"old_text occurs {count} times in {path}; add surrounding context or set replace_all")
+        raise Feedback(
+            f"old_text occurs {count} times in {name}, at lines {', '.join(map(str, at_lines))}; "
+            "include more surrounding lines in old_text so it matches exactly once, or set "
+            f"replace_all=true to replace all {count}"
+        )
     new = text.replace(old_text, new_text) if replace_all else text.replace(old_text, new_text, 1)
-    atomic_write(target, new)
-    diff = "".join(
-        difflib.unified_diff(text.splitlines(True), new.splitlines(True), f"a/{path}", f"b/{path}")
-    )
-    return f"edited {path}\n{diff}"
+    encoded = new.encode("utf-8")
+    _write(ctx, target, path, encoded)
+    _remember(ctx, target, encoded)
+    diff = _unified_diff(text, new, name)
+    where = f"line {at_lines[0]}" if len(at_lines) == 1 else f"lines {', '.join(map(str, at_lines))}"
+    occurrences = "1 occurrence" if len(at_lines) == 1 else f"{len(at_lines)} occurrences"
+    result = pb.ToolResult(output=f"edited {name}: replaced {occurrences} at {where}{note}\n{diff}")
+    result.metadata.update({"path": name, "diff": diff})
+    return result
+
+
+# --- walking the tree -----------------------------------------------------------------------
+
+
+class Ignore:
+    """The .gitignore rules in force in one folder, outermost first; the deepest match wins."""
+
+    def __init__(self, layers: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ()):
+        self.layers = layers
+
+    def child(self, folder: Path, rel: str) -> Ignore:
+        """The rules inside `folder` (at `rel`), adding its own .gitignore if it has one."""
+        try:
+            lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return self
+        return Ignore((*self.layers, (rel, pathspec.GitIgnoreSpec.from_lines(lines))))
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        for base, spec in reversed(self.layers):
+            sub = rel[len(base) + 1 :] if base else rel
+            decision = spec.check_file(f"{sub}/" if is_dir else sub).include
+            if decision is not None:
+                return decision
+        return False
+
+
+def _ignore_for(base: Path, rel_dir: str) -> Ignore:
+    """The rules in force for the folder `rel_dir` below `base`, not counting its own .gitignore."""
+    ignore = Ignore()
+    try:
+        exclude = (base / ".git" / "info" / "exclude").read_text(encoding="utf-8", errors="replace")
+        ignore = Ignore((("", pathspec.GitIgnoreSpec.from_lines(exclude.splitlines())),))
+    except OSError:
+        pass
+    if not rel_dir:
+        return ignore
+    parts = rel_dir.split("/")
+    ignore = ignore.child(base, "")
+    for i in range(1, len(parts)):
+        ignore = ignore.child(base / "/".join(parts[:i]), "/".join(parts[:i]))
+    return ignore
+
+
+def walk(
+    base: Path,
+    rel_dir: str,
+    ignore: Ignore | None,
+    stats: WalkStats,
+    *,
+    dirs: bool = False,
+    include_links: bool = False,
+    allowed: Callable[[Path], bool] | None = None,
+    stop: threading.Event | None = None,
+) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Files (and folders with `dirs`) below `base/rel_dir`, as (path relative to base, entry).
+
+    `.git` and ignored entries are skipped (counted in `stats`); symlinked folders are not
+    followed; a symlinked file is given only when `allowed` accepts where it leads.
+    """
+    stack: list[tuple[Path, str, Ignore | None]] = [(base / rel_dir if rel_dir else base, rel_dir, ignore)]
+    while stack:
+        if stop is not None and stop.is_set():
+            return
+        folder, rel, rules = stack.pop()
+        if rules is not None:
+            rules = rules.child(folder, rel)
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name, reverse=True)
+        except OSError:
+            stats.unreadable += 1
+            continue
+        for entry in entries:
+            sub = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.name == ".git":
+                stats.note_ignored(sub)
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_link = entry.is_symlink()
+            except OSError:
+                stats.unreadable += 1
+                continue
+            if rules is not None and rules.ignored(sub, is_dir):
+                stats.note_ignored(sub + ("/" if is_dir else ""))
+                continue
+            if is_dir:
+                if dirs:
+                    yield sub, entry
+                stack.append((Path(entry.path), sub, rules))
+            elif is_link:
+                if include_links:
+                    yield sub, entry
+                    continue
+                real = Path(entry.path).resolve()
+                if allowed is not None and not allowed(real):
+                    stats.outside += 1
+                elif real.is_file():
+                    yield sub, entry
+            else:
+                yield sub, entry
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as a regex over '/'-separated paths: `*` and `?` stay in one folder, `**` spans
+    folders, `[abc]` and `{a,b}` as in shells."""
+    return re.compile(_glob_part(pattern) + r"\Z", re.DOTALL)
+
+
+def _glob_part(pattern: str) -> str:
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[" and (end := pattern.find("]", i + 2)) != -1:
+            inner = pattern[i + 1 : end]
+            inner = "^" + inner[1:] if inner.startswith("!") else inner
+            out.append(f"[{inner.replace(chr(92), chr(92) * 2)}]")
+            i = end + 1
+            continue
+        elif c == "{" and (end := _closing_brace(pattern, i)) != -1:
+            alternatives = _split_top(pattern[i + 1 : end])
+            out.append("(?:" + "|".join(_glob_part(a) for a in alternatives) + ")")
+            i = end + 1
+            continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _closing_brace(pattern: str, start: int) -> int:
+    depth = 0
+    for j in range(start, len(pattern)):
+        depth += {"{": 1, "}": -1}.get(pattern[j], 0)
+        if depth == 0:
+            return j
+    return -1
+
+
+def _split_top(inner: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for c in inner:
+        if c == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        current += c
+    return [*parts, current]
+
+
+@dataclass
+class Search:
+    """Where a glob or grep looks: a start inside one root, how to show paths, what matches."""
+
+    base: Path  # the root the rel paths are relative to (the workspace or another read root)
+    rel_dir: str  # the start folder below base ("" for base itself)
+    prefix: str  # prepended to rel paths to show them ("" in the workspace, "base/" elsewhere)
+    ignore: Ignore | None
+    name_only: bool = True  # the glob has no "/": match file names at any depth
+    matcher: re.Pattern[str] | None = None
+
+    def matches(self, rel: str) -> bool:
+        if self.matcher is None:
+            return True
+        if self.name_only:
+            return self.matcher.match(rel.rsplit("/", 1)[-1]) is not None
+        sub = rel[len(self.rel_dir) + 1 :] if self.rel_dir else rel
+        return self.matcher.match(sub) is not None
+
+
+def _search(ctx: ToolContext, path: str, pattern: str | None) -> tuple[Search, Path]:
+    """Plan a walk from `path` with an optional file-name glob; the start folder is the second value."""
+    pattern = (pattern or "").strip()
+    if pattern.startswith("./"):
+        pattern = pattern[2:]
+    if pattern.startswith("/") or pattern.startswith("~"):  # absolute pattern: split off its folder
+        literal = []
+        for part in pattern.split("/"):
+            if any(ch in part for ch in "*?[{"):
+                break
+            literal.append(part)
+        path = "/".join(literal) or "/"
+        pattern = pattern[len(path) :].lstrip("/")
+    start = resolve(ctx, path or ".", read=True)
+    if not start.exists():
+        raise Feedback(_missing_message(ctx, start, path))
+    if not start.is_dir():
+        name = shown(ctx, start)
+        raise Feedback(f"{name} is a file, not a folder; use read_file(path={name!r}) or give its folder")
+    root = ctx.workspace.resolve()
+    base = root if _inside(start, root) else next(r for r in read_roots(ctx) if _inside(start, r))
+    rel_dir = "" if start == base else start.relative_to(base).as_posix()
+    ignore: Ignore | None = _ignore_for(base, rel_dir)
+    if rel_dir and ignore is not None and ignore.ignored(rel_dir, True):
+        ignore = None  # the person or the model named an ignored folder: search it all
+    search = Search(base, rel_dir, "" if base == root else f"{base}/", ignore)
+    if pattern:
+        search.name_only = "/" not in pattern
+        try:
+            search.matcher = glob_regex(pattern)
+        except re.error as err:
+            raise Feedback(f"invalid glob {pattern!r}: {err}") from err
+    return search, start
+
+
+def _allowed(ctx: ToolContext) -> Callable[[Path], bool]:
+    roots = [ctx.workspace.resolve(), *read_roots(ctx)]
+    return lambda p: any(_inside(p, r) for r in roots)
+
+
+async def _in_thread(fn: Callable[[threading.Event], T]) -> T:
+    """Run blocking work in a thread; a cancelled call tells it to stop at the next file."""
+    stop = threading.Event()
+    try:
+        return await asyncio.to_thread(fn, stop)
+    except asyncio.CancelledError:
+        stop.set()
+        raise
+
+
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
+def _place(where: str) -> str:
+    return "the workspace" if where == "." else where
+
+
+def _skipped_note(stats: WalkStats) -> str:
+    notes = []
+    if stats.ignored:
+        names = ", ".join(stats.ignored_names)
+        more = ", …" if stats.ignored > len(stats.ignored_names) else ""
+        notes.append(
+            f"{_count(stats.ignored, 'entry', 'entries')} ignored (.git or .gitignore: {names}{more}); "
+            "name one in path to search it"
+        )
+    if stats.outside:
+        notes.append(f"{_count(stats.outside, 'symlink')} leading outside the workspace skipped")
+    if stats.unreadable:
+        notes.append(f"{_count(stats.unreadable, 'unreadable entry', 'unreadable entries')} skipped")
+    return "[" + "; ".join(notes) + "]" if notes else ""
+
+
+# --- ls, glob, grep -------------------------------------------------------------------------
+
+
+def _human(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+@tool(read_only=True)
+async def ls(ctx: ToolContext, path: str = ".") -> str:
+    """List one folder: sub-folders first (ending in /), then files with their sizes.
+
+    `.git` and entries that .gitignore ignores are left out (a note says how many).
+
+    Args:
+        path: folder relative to the workspace root
+    """
+    return _list_folder(ctx, resolve(ctx, path, read=True), path)
+
+
+def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
+    name = shown(ctx, target)
+    if not target.exists():
+        raise Feedback(_missing_message(ctx, target, path))
+    if not target.is_dir():
+        return f"{name} is a file ({_human(target.stat().st_size)}); read it with read_file(path={name!r})"
+    root = ctx.workspace.resolve()
+    base = root if _inside(target, root) else next(r for r in read_roots(ctx) if _inside(target, r))
+    rel = "" if target == base else target.relative_to(base).as_posix()
+    ignore = _ignore_for(base, rel)
+    if rel and ignore.ignored(rel, True):
+        ignore = Ignore()
+    ignore = ignore.child(target, rel)
+    try:
+        with os.scandir(target) as it:
+            entries = list(it)
+    except OSError as err:
+        raise explain(ctx, err, target, path, "listing") from err
+    stats = WalkStats()
+    folders, files = [], []
+    for entry in entries:
+        sub = f"{rel}/{entry.name}" if rel else entry.name
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        if entry.name == ".git" or ignore.ignored(sub, is_dir):
+            stats.note_ignored(entry.name + ("/" if is_dir else ""))
+            continue
+        if entry.is_symlink():
+            try:
+                dest = os.readlink(entry.path)
+            except OSError:
+                dest = "?"
+            real = Path(entry.path).resolve()
+            where = "" if _allowed(ctx)(real) else " (outside the workspace)"
+            broken = "" if real.exists() else " (broken)"
+            files.append(f"{entry.name} -> {dest}{where}{broken}")
+        elif is_dir:
+            folders.append(entry.name + "/")
+        else:
+            try:
+                files.append(f"{entry.name}  ({_human(entry.stat(follow_symlinks=False).st_size)})")
+            except OSError:
+                files.append(entry.name)
+    listing = sorted(folders, key=str.lower) + sorted(files, key=str.lower)
+    if not listing and not stats.ignored:
+        return f"{name} is an empty folder"
+    out = listing[:LS_CAP]
+    if len(listing) > LS_CAP:
+        out.append(f"[{len(listing) - LS_CAP:,} more entries not shown; use glob to narrow down]")
+    if stats.ignored:
+        shown_names = ", ".join(stats.ignored_names) + (", …" if stats.ignored > 5 else "")
+        out.append(
+            f"[{_count(stats.ignored, 'ignored entry', 'ignored entries')} not shown "
+            f"(.git or .gitignore): {shown_names}; "
+            "give their path to look inside]"
+        )
+    return "\n".join(out)
+
+
+@tool(read_only=True)
+async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str:
+    """Find files by name pattern; sorted paths, at most 200.
+
+    A pattern without "/" matches file names at any depth ("*.py"); one with "/" matches the
+    path below `path` ("src/**/*.go": ** spans folders, * stays in one). `{a,b}` and `[abc]`
+    work too. `.git` and .gitignore'd files are left out.
+
+    Args:
+        pattern: glob pattern, e.g. "**/*.py", "*.{ts,tsx}", "tests/test_*.py"
+        path: folder to search below, relative to the workspace root
+    """
+    search, start = _search(ctx, path, pattern)
+
+    def run(stop: threading.Event) -> tuple[list[str], WalkStats]:
+        stats = WalkStats()
+        found = [
+            search.prefix + rel
+            for rel, _ in walk(
+                search.base, search.rel_dir, search.ignore, stats, allowed=_allowed(ctx), stop=stop
+            )
+            if search.matches(rel)
+        ]
+        return sorted(found), stats
+
+    found, _ = await _in_thread(run)
+    where = shown(ctx, start)
+    if not found:
+        hidden = await _in_thread(lambda stop: _ignored_matches(ctx, search, stop))
+        message = f"no files match {pattern!r} in {_place(where)}"
+        if hidden:
+            message += (
+                f"; {_count(len(hidden), 'ignored file')} would match, e.g. {', '.join(hidden[:3])} "
+                "(give an ignored folder as path to search it)"
+            )
+        if "/" in pattern:
+            message += "; a pattern without / matches file names at any depth, with / ** spans folders"
+        return message
+    out = found[:GLOB_CAP]
+    if len(found) > GLOB_CAP:
+        out.append(f"[{len(found) - GLOB_CAP:,} more files match; narrow the pattern or the path]")
+    return "\n".join(out)
+
+
+def _ignored_matches(ctx: ToolContext, search: Search, stop: threading.Event) -> list[str]:
+    """Files the ignore rules hid that would match (for the no-match hint); bounded work."""
+    everything = [
+        search.prefix + rel
+        for i, (rel, _) in enumerate(
+            walk(search.base, search.rel_dir, None, WalkStats(), allowed=_allowed(ctx), stop=stop)
+        )
+        if i < 50_000 and search.matches(rel)
+    ]
+    return sorted(everything)
+
+
+def _grep_file(path: str, regex: re.Pattern[str]) -> list[tuple[int, str]] | None:
+    """Matching lines of one file as (line number, line); None for a binary file."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if b"\x00" in data[:BINARY_SNIFF]:
+        return None
+    text = data.decode("utf-8", errors="replace")
+    found: list[tuple[int, str]] = []
+    m = regex.search(text)
+    line_no, counted = 1, 0
+    while m is not None:
+        line_no += text.count("\n", counted, m.start())
+        counted = m.start()
+        begin = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.start())
+        end = len(text) if end == -1 else end
+        found.append((line_no, text[begin:end].rstrip("\r")))
+        if end >= len(text):
+            break
+        m = regex.search(text, end + 1)
+    return found
+
+
+@tool(read_only=True)
+async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") -> str:
+    """Search file contents with a regular expression; prints path:line:text, sorted, at most 200 lines.
+
+    Python regex syntax, case-sensitive (start with (?i) to ignore case); ^ and $ match at
+    line ends. Binary files, `.git` and .gitignore'd files are skipped.
+
+    Args:
+        pattern: regular expression, e.g. "def \\w+_test", "TODO|FIXME"
+        path: file or folder to search, relative to the workspace root
+        glob: only search files whose name matches this glob, e.g. "*.py" or "src/**/*.go"
+    """
+    try:
+        regex = re.compile(pattern, re.MULTILINE)
+    except re.error as err:
+        at = f" at position {err.pos}" if err.pos is not None else ""
+        raise Feedback(
+            f"invalid regular expression {pattern!r}: {err.msg}{at}. grep takes a Python regex; "
+            r"to match ( ) [ ] { } . * + ? | \ literally, put a backslash before them (e.g. 'foo\(')"
+        ) from err
+    target = resolve(ctx, path or ".", read=True)
+    if target.is_file():
+        name = shown(ctx, target)
+        try:
+            lines = _grep_file(str(target), regex)
+        except OSError as err:
+            raise explain(ctx, err, target, path, "reading") from err
+        if lines is None:
+            raise Feedback(f"{name} is a binary file; grep searches text files only")
+        return _grep_report({name: lines}, 1, WalkStats(), pattern, name)
+    search, start = _search(ctx, path, glob)
+
+    def run(stop: threading.Event) -> tuple[dict[str, list[tuple[int, str]]], int, WalkStats]:
+        stats = WalkStats()
+        results: dict[str, list[tuple[int, str]]] = {}
+        searched = 0
+        for rel, entry in walk(
+            search.base, search.rel_dir, search.ignore, stats, allowed=_allowed(ctx), stop=stop
+        ):
+            if not search.matches(rel):
+                continue
+            try:
+                lines = _grep_file(entry.path, regex)
+            except OSError:
+                stats.unreadable += 1
+                continue
+            searched += 1
+            if lines is None:
+                stats.binary += 1
+            elif lines:
+                results[search.prefix + rel] = lines
+        return results, searched, stats
+
+    results, searched, stats = await _in_thread(run)
+    return _grep_report(results, searched, stats, pattern, shown(ctx, start), glob)
+
+
+def _grep_report(
+    results: dict[str, list[tuple[int, str]]],
+    searched: int,
+    stats: WalkStats,
+    pattern: str,
+    where: str,
+    glob: str = "",
+) -> str:
+    total = sum(len(v) for v in results.values())
+    if total == 0:
+        within = f" (files matching {glob!r})" if glob else ""
+        message = (
+            f"no matches for {pattern!r} in {_place(where)}{within}; {_count(searched, 'file')} searched"
+        )
+        if re.search(r"[A-Za-z]", pattern) and not pattern.startswith("(?i)"):
+            message += "; the search is case-sensitive (start the pattern with (?i) to ignore case)"
+        skipped = _skipped_note(stats)
+        return message + (f"\n{skipped}" if skipped else "")
+    out: list[str] = []
+    for name in sorted(results):
+        for line_no, line in results[name]:
+            if len(out) >= GREP_CAP:
+                break
+            if len(line) > GREP_LINE_CHARS:
+                line = line[:GREP_LINE_CHARS] + "…"
+            out.append(f"{name}:{line_no}:{line}")
+    if total > GREP_CAP:
+        out.append(
+            f"[{total - GREP_CAP:,} more matching lines not shown ({total:,} in {len(results):,} files); "
+            "narrow the search with path, glob or a more specific pattern]"
+        )
+    skipped = _skipped_note(stats)
+    if skipped and total <= GREP_CAP:
+        out.append(skipped)
+    return "\n".join(out)
+
+
+__all__ = [
+    "atomic_write",
+    "closest_region",
+    "edit_file",
+    "glob",
+    "grep",
+    "ls",
+    "read_file",
+    "resolve",
+    "suggest",
+    "write_file",
+]
