@@ -12,9 +12,9 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from tests.scripted_server import ScriptedModel  # noqa: E402
-from workbench.config import Settings  # noqa: E402
-from workbench.pb import workbench_pb2 as pb  # noqa: E402
+from tests.scripted_server import ScriptedModel
+from workbench.config import Settings
+from workbench.pb import workbench_pb2 as pb
 
 
 @pytest.fixture(autouse=True)

@@ -25,11 +25,20 @@ def call(name: str, arguments: Any = None, call_id: str | None = None, **kwargs:
     return {"id": call_id or f"call_{uuid.uuid4().hex[:10]}", "name": name, "arguments": args}
 
 
-def reply(text: str = "", *calls: dict[str, Any], delay: float = 0.0, usage: tuple[int, int] = (10, 5)) -> dict[str, Any]:
+def reply(
+    text: str = "", *calls: dict[str, Any], delay: float = 0.0, usage: tuple[int, int] = (10, 5)
+) -> dict[str, Any]:
     return {"kind": "reply", "text": text, "calls": list(calls), "delay": delay, "usage": usage}
 
 
-def error(status: int, message: str = "error", *, code: str = "", type_: str = "", headers: dict[str, str] | None = None) -> dict[str, Any]:
+def error(
+    status: int,
+    message: str = "error",
+    *,
+    code: str = "",
+    type_: str = "",
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
     body = {"error": {"message": message, "type": type_ or "error", "code": code or None, "param": None}}
     return {"kind": "error", "status": status, "body": body, "headers": headers or {}}
 
@@ -136,7 +145,11 @@ class ScriptedModel:
                         chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i : i + 24]}}]})
                 chunk({}, "tool_calls" if spec["calls"] else "stop")
                 prompt, completion = spec["usage"]
-                usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+                usage = {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                }
                 self._send({**base, "choices": [], "usage": usage})
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
@@ -144,7 +157,12 @@ class ScriptedModel:
 
             def _stream_cut(self, text: str) -> None:
                 self._start_stream()
-                base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "scripted"}
+                base = {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": "scripted",
+                }
                 self._send({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]})
                 self.close_connection = True
                 self.connection.shutdown(2)
@@ -166,5 +184,9 @@ def _completion(spec: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         "created": int(time.time()),
         "model": body.get("model", "scripted"),
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if spec["calls"] else "stop"}],
-        "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
     }

@@ -80,7 +80,19 @@ def test_unknown_model_and_missing_key(monkeypatch: pytest.MonkeyPatch, tmp_path
 
 
 def test_demo_model_fails_and_recovers(tmp_path: Path, workspace: Path, capsys) -> None:
-    code = main(["run", "--model", "demo", "--workspace", str(workspace), "--data-dir", str(tmp_path / "d"), "--jsonl", "fix it"])
+    code = main(
+        [
+            "run",
+            "--model",
+            "demo",
+            "--workspace",
+            str(workspace),
+            "--data-dir",
+            str(tmp_path / "d"),
+            "--jsonl",
+            "fix it",
+        ]
+    )
     assert code == 0
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     results = [e["tool_call_finished"]["result"] for e in events if "tool_call_finished" in e]

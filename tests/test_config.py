@@ -22,7 +22,9 @@ def test_layers_in_order(tmp_path: Path, workspace: Path) -> None:
     assert settings.model == "openai/b" and settings.max_turns == 50
     settings, _ = load({"workspace": workspace}, env={"WORKBENCH_MODEL": "openai/c"}, user_config=user)
     assert settings.model == "openai/c"
-    settings, _ = load({"workspace": workspace, "model": "openai/d"}, env={"WORKBENCH_MODEL": "openai/c"}, user_config=user)
+    settings, _ = load(
+        {"workspace": workspace, "model": "openai/d"}, env={"WORKBENCH_MODEL": "openai/c"}, user_config=user
+    )
     assert settings.model == "openai/d"
 
 

@@ -117,10 +117,11 @@ async def test_assistant_text_and_parallel_calls_in_one_message(
     (workspace / "a.txt").write_text("A\n")
     (workspace / "b.txt").write_text("B\n")
     scripted_model.add(
-        reply("Reading both.", call("read_file", path="a.txt"), call("read_file", path="b.txt")), reply("A and B")
+        reply("Reading both.", call("read_file", path="a.txt"), call("read_file", path="b.txt")),
+        reply("A and B"),
     )
     run = await run_agent(settings, "go")
-    assistant = [m for m in run.of("message") if m.role == pb.ROLE_ASSISTANT][0]
+    assistant = next(m for m in run.of("message") if m.role == pb.ROLE_ASSISTANT)
     assert assistant.text == "Reading both." and len(assistant.tool_calls) == 2
     sent = scripted_model.requests[1]["messages"]
     assert [m["role"] for m in sent[-3:]] == ["assistant", "tool", "tool"]
@@ -201,13 +202,13 @@ async def test_parallel_tool_calls_overlap(settings: Settings, scripted_model: S
     assert time.monotonic() - started < 5
 
 
-async def test_cancel_mid_tool_keeps_a_result_for_every_call(
-    settings: Settings, scripted_model: ScriptedModel
-) -> None:
+async def test_cancel_mid_tool_keeps_a_result_for_every_call(settings: Settings, scripted_model: ScriptedModel) -> None:
     from workbench.agents import AgentTree
     from workbench.store import Store
 
-    scripted_model.add(reply("", call("test_sleep", seconds=30, call_id="slow"), call("test_sleep", seconds=0, call_id="fast")))
+    scripted_model.add(
+        reply("", call("test_sleep", seconds=30, call_id="slow"), call("test_sleep", seconds=0, call_id="fast"))
+    )
     store = Store(settings.db_path)
     session = store.create_session(settings.workspace, settings.model, "go")
     events: list[pb.Event] = []

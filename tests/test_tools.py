@@ -10,7 +10,7 @@ import pytest
 from workbench.config import Settings
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools import REGISTRY, ToolContext, Toolbox, limit_output, tool
+from workbench.tools import REGISTRY, Toolbox, ToolContext, limit_output, tool
 
 
 @tool(name="test_schema")
@@ -36,7 +36,11 @@ async def _schema_tool(
 
 
 def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(workspace=tmp_path, settings=Settings(workspace=tmp_path, data_dir=tmp_path), session_dir=tmp_path / "s")
+    return ToolContext(
+        workspace=tmp_path,
+        settings=Settings(workspace=tmp_path, data_dir=tmp_path),
+        session_dir=tmp_path / "s",
+    )
 
 
 def test_schema_from_signature_and_docstring() -> None:
@@ -65,7 +69,7 @@ async def test_validation_messages(tmp_path: Path) -> None:
     assert "argument 'tags'[1] must be string" in await run('{"name": "a", "tags": ["x", 1]}')
     assert "missing required argument 'name'" in await run("{}")
     assert "arguments must be a JSON object" in await run("[1]")
-    assert await run("") .startswith("Error: invalid arguments: missing required argument 'name'")
+    assert await run("").startswith("Error: invalid arguments: missing required argument 'name'")
 
 
 async def test_unknown_tool_lists_the_available_ones(tmp_path: Path) -> None:

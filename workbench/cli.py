@@ -60,7 +60,7 @@ def check_model(settings: Settings) -> None:
 
     lm = litellm()
     try:
-        _, provider, _, _ = lm.get_llm_provider(settings.model, api_base=settings.api_base or None)
+        lm.get_llm_provider(settings.model, api_base=settings.api_base or None)
     except Exception as err:
         raise UsageError(
             f"unknown model {settings.model!r}: give provider/model, e.g. openai/gpt-4.1 ({str(err).splitlines()[0]})"
@@ -174,7 +174,10 @@ def main(argv: list[str] | None = None) -> int:
         if outcome.text and outcome.status != pb.RUN_STATUS_CANCELLED:
             print(outcome.text)
         if outcome.status not in (pb.RUN_STATUS_FINISHED, pb.RUN_STATUS_TERMINATED):
-            print(f"workbench: {pb.RunStatus.Name(outcome.status)[11:].lower()}: {outcome.reason}", file=sys.stderr)
+            print(
+                f"workbench: {pb.RunStatus.Name(outcome.status)[11:].lower()}: {outcome.reason}",
+                file=sys.stderr,
+            )
     return EXIT_CODES.get(outcome.status, 1)
 
 

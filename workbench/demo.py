@@ -112,7 +112,12 @@ class DemoModel(CustomLLM):
         words = re.findall(r"\S+\s*", text)
         for i in range(0, len(words), 4):
             yield GenericStreamingChunk(
-                text="".join(words[i : i + 4]), tool_use=None, is_finished=False, finish_reason="", usage=None, index=0
+                text="".join(words[i : i + 4]),
+                tool_use=None,
+                is_finished=False,
+                finish_reason="",
+                usage=None,
+                index=0,
             )
         if call is not None:
             yield GenericStreamingChunk(
@@ -134,6 +139,10 @@ class DemoModel(CustomLLM):
             tool_use=None,
             is_finished=True,
             finish_reason="tool_calls" if call else "stop",
-            usage={"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4 + 8, "total_tokens": 0},
+            usage={
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": len(text) // 4 + 8,
+                "total_tokens": 0,
+            },
             index=0,
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from workbench.pb import workbench_pb2 as pb
 
 
-class Feedback(Exception):  # noqa: N818  (it is not an error of the program, it is advice)
+class Feedback(Exception):
     """A tool failure explained for the model: what went wrong and what to do next."""
 
     def __init__(self, message: str = "", *, output: str = "", metadata: dict[str, object] | None = None):
@@ -28,9 +28,7 @@ def cause_text(err: BaseException, tool_name: str) -> str:
         inner = err.__cause__
         message = str(inner) or type(inner).__name__
     if not message.strip():
-        message = (
-            f"{tool_name} failed" if isinstance(err, Feedback) else f"{type(err).__name__} in {tool_name}"
-        )
+        message = f"{tool_name} failed" if isinstance(err, Feedback) else f"{type(err).__name__} in {tool_name}"
     return message.strip()
 
 

@@ -22,7 +22,7 @@ STATUS_WORD = {
 
 
 class Inbox:
-    def __init__(self, limit: int = 100, on_put: Callable[[pb.InboxItem], None] | None = None):
+    def __init__(self, limit: int = 100, on_put: Callable[[pb.InboxItem], object] | None = None):
         self.limit = limit
         self.on_put = on_put
         self.pending: set[str] = set()

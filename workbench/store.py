@@ -121,7 +121,7 @@ class Store:
             )
         return session_id
 
-    def set_session_status(self, session_id: str, status: pb.RunStatus.ValueType) -> None:
+    def set_session_status(self, session_id: str, status: pb.RunStatus) -> None:
         with self.transaction():
             self.db.execute("UPDATE sessions SET status = ? WHERE id = ?", (int(status), session_id))
 
@@ -191,7 +191,13 @@ class Store:
             event.time.GetCurrentTime()
         self.db.execute(
             "INSERT INTO events (session_id, seq, agent_id, kind, data) VALUES (?, ?, ?, ?, ?)",
-            (event.session_id, event.seq, event.agent_id, event.WhichOneof("kind"), event.SerializeToString()),
+            (
+                event.session_id,
+                event.seq,
+                event.agent_id,
+                event.WhichOneof("kind"),
+                event.SerializeToString(),
+            ),
         )
         self.on_commit(lambda: self._publish(event))
 
@@ -200,7 +206,9 @@ class Store:
             if session_id is None or session_id == event.session_id:
                 subscriber(event)
 
-    def subscribe(self, subscriber: Subscriber, session_id: str | None = None, after: int | None = None) -> Callable[[], None]:
+    def subscribe(
+        self, subscriber: Subscriber, session_id: str | None = None, after: int | None = None
+    ) -> Callable[[], None]:
         """Call `subscriber` for each committed event; with `after`, replay stored ones first."""
         if after is not None and session_id is not None:
             for event in self.events(session_id, after=after):

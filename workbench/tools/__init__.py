@@ -28,7 +28,7 @@ from workbench.pb import workbench_pb2 as pb
 log = logging.getLogger("workbench")
 
 # Modules whose tools register themselves on import; imported by `builtin_tools()`.
-BUILTIN_MODULES = ("files", "web")
+BUILTIN_MODULES = ("files", "web", "skills")
 
 ToolFn = Callable[..., Awaitable["str | pb.ToolResult"]]
 
@@ -45,7 +45,7 @@ class ToolContext:
     # streamed output: (call_id, text) to the event log; `emit` also keeps it as partial output
     on_output: Callable[[str, str], None] = lambda call_id, text: None
     # publish an event of this agent: publish("terminal_ready", pb.TerminalReady(...))
-    publish: Callable[[str, Any], None] = lambda kind, message: None
+    publish: Callable[[str, Any], object] = lambda kind, message: None
     state: dict[str, Any] = field(default_factory=dict)  # per-agent bookkeeping of tools
     terminal: Any = None  # the session's terminal host (workbench.tools.shell)
     agents: Any = None  # the agent tree's handle for the subagent tool (workbench.agents)
@@ -140,7 +140,7 @@ def _docs(fn: ToolFn) -> tuple[str, dict[str, str]]:
 
 
 def _schema_of(fn: ToolFn) -> tuple[str, dict[str, Any]]:
-    hints = typing.get_type_hints(fn)
+    hints = typing.get_type_hints(fn, localns={"ToolContext": ToolContext})
     description, param_docs = _docs(fn)
     properties: dict[str, Any] = {}
     required = []
@@ -184,8 +184,9 @@ def _check(value: Any, spec: dict[str, Any], where: str) -> tuple[Any, list[str]
     if "enum" in spec and value not in spec["enum"]:
         return value, [f"{where} must be one of {', '.join(map(str, spec['enum']))}, got {value!r}"]
     if kind == "array":
-        checked, problems = [], []
-        for i, item in enumerate(value):
+        checked: list[Any] = []
+        problems: list[str] = []
+        for i, item in enumerate(typing.cast(list[Any], value)):
             item, errs = _check(item, spec.get("items", {}), f"{where}[{i}]")
             checked.append(item)
             problems += errs
@@ -220,9 +221,7 @@ def record_defect(ctx: ToolContext, where: str, err: BaseException) -> None:
     tb = "".join(traceback.format_exception(err))
     ctx.publish(
         "defect",
-        pb.Defect(
-            where=where, call_id=ctx.call_id, error_type=type(err).__name__, message=str(err), traceback=tb
-        ),
+        pb.Defect(where=where, call_id=ctx.call_id, error_type=type(err).__name__, message=str(err), traceback=tb),
     )
     log.error("defect in %s (call %s, agent %s):\n%s", where, ctx.call_id, ctx.agent_id, tb)
 
@@ -235,9 +234,7 @@ class Toolbox:
         wanted = list(available) if names is None else list(names)
         unknown = [n for n in wanted if n not in available]
         if unknown:
-            raise ValueError(
-                f"unknown tool(s) {', '.join(unknown)}; available: {', '.join(sorted(available))}"
-            )
+            raise ValueError(f"unknown tool(s) {', '.join(unknown)}; available: {', '.join(sorted(available))}")
         self.tools = {n: available[n] for n in wanted}
 
     def definitions(self) -> list[pb.ToolDefinition]:
@@ -250,9 +247,7 @@ class Toolbox:
         """Run one call; every outcome, bad arguments included, is a ToolResult."""
         found = self.tools.get(call.name)
         if found is None:
-            return _error(
-                call, f"unknown tool {call.name!r}; available tools: {', '.join(self.tools) or '(none)'}"
-            )
+            return _error(call, f"unknown tool {call.name!r}; available tools: {', '.join(self.tools) or '(none)'}")
         try:
             args = json.loads(call.arguments) if call.arguments.strip() else {}
         except json.JSONDecodeError as err:
@@ -262,9 +257,7 @@ class Toolbox:
                 f"{self.schema_text(call.name)}",
             )
         if not isinstance(args, dict):
-            return _error(
-                call, f"arguments must be a JSON object matching the schema {self.schema_text(call.name)}"
-            )
+            return _error(call, f"arguments must be a JSON object matching the schema {self.schema_text(call.name)}")
         args, problems = validate(args, found.schema)
         if problems:
             return _error(
@@ -280,9 +273,7 @@ class Toolbox:
             outcome = err
             if not isinstance(err, Feedback):
                 record_defect(call_ctx, call.name, err)
-        result = to_result(
-            call, outcome, streamed="".join(call_ctx.streamed), duration=time.monotonic() - started
-        )
+        result = to_result(call, outcome, streamed="".join(call_ctx.streamed), duration=time.monotonic() - started)
         limit_output(result, ctx.settings.output_limit, ctx.outputs_dir)
         return result
 

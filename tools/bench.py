@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Benchmarks, by hand (not in CI). Each figure is printed with a baseline measured in the same run.
+
+    .venv/bin/python tools/bench.py            # everything
+    .venv/bin/python tools/bench.py loop cli   # some sections
+
+Sections: loop (in-process overhead per tool call), turn (per-turn time of the loop against a
+bare litellm call to the same instant scripted server), start (start to first model request
+of `workbench run` against `import litellm`), and the sections in tools/benchmarks/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from tests.scripted_server import ScriptedModel, call, reply  # noqa: E402
+from workbench.config import Settings  # noqa: E402
+from workbench.pb import workbench_pb2 as pb  # noqa: E402
+
+
+def line(name: str, value: float, baseline_name: str, baseline: float, unit: str = "ms") -> None:
+    ratio = value / baseline if baseline else float("inf")
+    print(f"  {name:<44} {value:9.3f} {unit}   vs {baseline_name:<34} {baseline:9.3f} {unit}   ratio {ratio:6.2f}x")
+
+
+async def timed(fn: Callable[[], Awaitable[object]], n: int) -> float:
+    """Median milliseconds of n awaited calls."""
+    samples = []
+    for _ in range(n):
+        start = time.perf_counter()
+        await fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def bench_loop() -> None:
+    """Loop overhead per tool call in-process: a trivial tool through the loop vs called directly."""
+    from workbench.loop import AgentLoop
+    from workbench.model import ModelClient, ModelSpec
+    from workbench.store import Recorder, Store
+    from workbench.tools import Toolbox, ToolContext, tool
+
+    @tool(name="bench_noop")
+    async def noop(ctx: ToolContext, value: str = "x") -> str:
+        """Return at once.
+
+        Args:
+            value: echoed
+        """
+        return value
+
+    async def main() -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            settings = Settings(workspace=root, data_dir=root / "data")
+            store = Store(settings.db_path)
+            session = store.create_session(root, "bench", "bench")
+            recorder = Recorder(store, session, "main")
+            box = Toolbox(["bench_noop"])
+            ctx = ToolContext(workspace=root, settings=settings, session_dir=root / "s", on_output=recorder.output)
+            loop = AgentLoop(
+                client=ModelClient(ModelSpec("demo")),
+                toolbox=box,
+                ctx=ctx,
+                recorder=recorder,
+                settings=settings,
+            )
+            direct_ctx = ctx.for_call("c")
+            direct = await timed(lambda: noop(ctx=direct_ctx, value="x"), 2000)
+            tool_call = pb.ToolCall(id="c", name="bench_noop", arguments='{"value": "x"}')
+            via_loop = await timed(lambda: loop._run_tools([tool_call]), 2000)
+            print("loop: one tool call through the loop (validate, invoke, feedback, 2 events committed)")
+            line("through the loop", via_loop, "the tool called directly", direct)
+            print(f"  overhead per tool call: {via_loop - direct:.3f} ms (target < 1 ms)")
+            store.close()
+
+    asyncio.run(main())
+
+
+def bench_turn(turns: int = 40) -> None:
+    """Per-turn time of the loop against a bare litellm streamed call to the same instant server."""
+    from tests.conftest import run_agent
+    from workbench.model import litellm
+
+    lm = litellm()
+    server = ScriptedModel()
+    try:
+
+        async def bare() -> None:
+            server.add(reply("ok"))
+            response = await lm.acompletion(
+                model="openai/scripted",
+                api_base=server.url,
+                api_key="k",
+                messages=[{"role": "user", "content": "hi"}],
+                stream=True,
+                num_retries=0,
+                max_retries=0,
+            )
+            async for _ in response:
+                pass
+
+        async def main() -> tuple[float, float, str]:
+            for _ in range(5):
+                await bare()
+            bare_ms = await timed(bare, turns)
+            tool_name = (
+                "bash" if "bash" in __import__("workbench.tools", fromlist=["x"]).builtin_tools() else "read_file"
+            )
+            args = {"command": "true"} if tool_name == "bash" else {"path": "f.txt"}
+            with tempfile.TemporaryDirectory() as tmp:
+                ws = Path(tmp) / "ws"
+                ws.mkdir()
+                (ws / "f.txt").write_text("x\n")
+                settings = Settings(
+                    model="openai/scripted",
+                    api_base=server.url,
+                    api_key="k",
+                    workspace=ws,
+                    data_dir=Path(tmp) / "d",
+                )
+                server.requests.clear()
+                server.request_times.clear()
+                server.add(*[reply("", call(tool_name, args)) for _ in range(turns)], reply("done"))
+                await run_agent(settings, "bench", [tool_name])
+            gaps = [(b - a) * 1000 for a, b in zip(server.request_times, server.request_times[1:], strict=False)]
+            return statistics.median(gaps[2:]), bare_ms, tool_name
+
+        per_turn, bare_ms, tool_name = asyncio.run(main())
+        print(f"turn: per-turn time (between model requests), tool {tool_name}, instant scripted server")
+        line("workbench loop per turn (median)", per_turn, "bare litellm streamed call", bare_ms)
+        if tool_name == "bash":
+            samples = []
+            for _ in range(20):
+                start = time.perf_counter()
+                subprocess.run(["bash", "-c", "true"], check=True)
+                samples.append((time.perf_counter() - start) * 1000)
+            bash_ms = statistics.median(samples)
+            print(
+                f"  harness's own part (per turn - litellm call - bash -c true): {per_turn - bare_ms - bash_ms:.2f} ms"
+            )
+        else:
+            print(f"  harness's own part (per turn - litellm call): {per_turn - bare_ms:.2f} ms")
+    finally:
+        server.close()
+
+
+def bench_start(runs: int = 3) -> None:
+    """Start to first model request of `workbench run`, against `import litellm` alone."""
+    server = ScriptedModel()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {**os.environ, "HOME": tmp, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+            firsts, imports = [], []
+            for _ in range(runs):
+                start = time.perf_counter()
+                subprocess.run([sys.executable, "-c", "import litellm"], env=env, check=True)
+                imports.append((time.perf_counter() - start) * 1000)
+                server.requests.clear()
+                server.request_times.clear()
+                server.add(reply("ok"))
+                t0 = time.monotonic()
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "workbench.cli",
+                        "run",
+                        "hi",
+                        "--model",
+                        "openai/scripted",
+                        "--api-base",
+                        server.url,
+                        "--workspace",
+                        tmp,
+                        "--data-dir",
+                        f"{tmp}/d",
+                    ],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                )
+                firsts.append((server.request_times[0] - t0) * 1000)
+        print("start: process start to first model request")
+        line(
+            "workbench run",
+            statistics.median(firsts),
+            "python -c 'import litellm'",
+            statistics.median(imports),
+        )
+        beyond = statistics.median(firsts) - statistics.median(imports)
+        print(f"  beyond litellm's import: {beyond:.0f} ms (target <= 300 ms)")
+    finally:
+        server.close()
+
+
+SECTIONS: dict[str, Callable[[], None]] = {"loop": bench_loop, "turn": bench_turn, "start": bench_start}
+
+
+def main() -> None:
+    for path in sorted((ROOT / "tools" / "benchmarks").glob("*.py")):
+        if path.stem != "__init__":
+            SECTIONS.setdefault(path.stem, importlib.import_module(f"tools.benchmarks.{path.stem}").main)
+    wanted = sys.argv[1:] or list(SECTIONS)
+    unknown = [w for w in wanted if w not in SECTIONS]
+    if unknown:
+        raise SystemExit(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
+    for name in wanted:
+        SECTIONS[name]()
+        print()
+
+
+if __name__ == "__main__":
+    main()
