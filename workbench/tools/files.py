@@ -471,7 +471,7 @@ async def write_file(path: str, content: str, ctx: ToolContext) -> pb.ToolResult
         what = f"replaced {len(old):,} bytes"
     else:
         created = [p for p in target.parents if not p.exists() and _inside(p, ctx.workspace.resolve())]
-        what = "new file" + (f", created folder {shown(ctx, created[-1])}" if created else "")
+        what = "new file" + (f", created folder {shown(ctx, created[0])}" if created else "")
     data = content.encode("utf-8")
     _write(ctx, target, path, data)
     _remember(ctx, target, data)
