@@ -69,7 +69,7 @@ async def test_validation_messages(tmp_path: Path) -> None:
     assert "argument 'tags'[1] must be string" in await run('{"name": "a", "tags": ["x", 1]}')
     assert "missing required argument 'name'" in await run("{}")
     assert "arguments must be a JSON object" in await run("[1]")
-    assert await run("").startswith("Error: invalid arguments: missing required argument 'name'")
+    assert (await run("")).startswith("Error: invalid arguments: missing required argument 'name'")
 
 
 async def test_unknown_tool_lists_the_available_ones(tmp_path: Path) -> None:
