@@ -170,6 +170,13 @@ def main(argv: list[str] | None = None) -> int:
         outcome = asyncio.run(run_headless(settings, args.prompt, args.jsonl))
     except KeyboardInterrupt:
         return 130
+    except Exception as err:  # a bug: one line here, the traceback in the log file
+        logging.getLogger("workbench").exception("internal error")
+        print(
+            f"workbench: internal error: {type(err).__name__}: {err} (traceback in {settings.log_path})",
+            file=sys.stderr,
+        )
+        return 1
     if not args.jsonl:
         if outcome.text and outcome.status != pb.RUN_STATUS_CANCELLED:
             print(outcome.text)
