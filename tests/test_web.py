@@ -66,9 +66,7 @@ class Handler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = _handle
 
-    def reply(
-        self, status: int, content_type: str, body: bytes, headers: dict[str, str] | None = None
-    ) -> None:
+    def reply(self, status: int, content_type: str, body: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -150,9 +148,7 @@ SEARX_RESULTS = [
 SEARX_HITS = {"query": "python asyncio", "results": SEARX_RESULTS, "unresponsive_engines": []}
 
 
-async def test_searxng_sends_the_query_and_lists_the_urls(
-    tmp_path: Path, serve: Callable[..., Server]
-) -> None:
+async def test_searxng_sends_the_query_and_lists_the_urls(tmp_path: Path, serve: Callable[..., Server]) -> None:
     searx = serve({"/search": lambda h: h.json(SEARX_HITS)})
     ctx = make_ctx(tmp_path, searxng_url=searx.url)
     result = await call("web_search", ctx, query="python asyncio & co", max_results=2)
@@ -180,9 +176,7 @@ async def test_searxng_403_says_json_is_switched_off(tmp_path: Path, serve: Call
     assert result.error.endswith("; no results were produced")
     assert "403" in result.error and "JSON output switched off" in result.error
     assert result.output == ""
-    assert (
-        meta(result)["backend"] == "searxng" and meta(result)["hits"] == 0 and meta(result)["status"] == 403
-    )
+    assert meta(result)["backend"] == "searxng" and meta(result)["hits"] == 0 and meta(result)["status"] == 403
 
 
 @pytest.mark.parametrize(
@@ -201,18 +195,14 @@ async def test_searxng_failures_are_clear_errors(
     searx = serve({"/search": route})
     result = await call("web_search", make_ctx(tmp_path, searxng_url=searx.url), query="x")
     assert result.is_error
-    assert result.error.startswith("web search failed: ") and result.error.endswith(
-        "; no results were produced"
-    )
+    assert result.error.startswith("web search failed: ") and result.error.endswith("; no results were produced")
     assert expected in result.error
     assert result.output == ""  # nothing made up beside the error
     assert meta(result)["backend"] == "searxng" and meta(result)["hits"] == 0
 
 
 async def test_searxng_empty_names_unresponsive_engines(tmp_path: Path, serve: Callable[..., Server]) -> None:
-    searx = serve(
-        {"/search": lambda h: h.json({"results": [], "unresponsive_engines": [["google", "timeout"]]})}
-    )
+    searx = serve({"/search": lambda h: h.json({"results": [], "unresponsive_engines": [["google", "timeout"]]})})
     result = await call("web_search", make_ctx(tmp_path, searxng_url=searx.url), query="x")
     assert result.is_error and "google: timeout" in result.error
 
@@ -220,9 +210,7 @@ async def test_searxng_empty_names_unresponsive_engines(tmp_path: Path, serve: C
 async def test_unreachable_backend_is_an_error_and_nothing_else_answers(
     tmp_path: Path, serve: Callable[..., Server]
 ) -> None:
-    brave = serve(
-        {"/res/v1/web/search": lambda h: h.json({"web": {"results": [{"title": "t", "url": "u"}]}})}
-    )
+    brave = serve({"/res/v1/web/search": lambda h: h.json({"web": {"results": [{"title": "t", "url": "u"}]}})})
     ctx = make_ctx(
         tmp_path,
         searxng_url=f"http://127.0.0.1:{closed_port()}",
@@ -277,9 +265,7 @@ async def test_brave_refused_key(tmp_path: Path, serve: Callable[..., Server]) -
 async def test_tavily_backend(tmp_path: Path, serve: Callable[..., Server]) -> None:
     answer = {"query": "q", "results": [{"title": "Tav", "url": "https://tav.example/", "content": "snip"}]}
     tavily = serve({"/search": lambda h: h.json(answer)})
-    ctx = make_ctx(
-        tmp_path, search_backend="tavily", tavily_api_key="tvly-key", tavily_url=f"{tavily.url}/search"
-    )
+    ctx = make_ctx(tmp_path, search_backend="tavily", tavily_api_key="tvly-key", tavily_url=f"{tavily.url}/search")
     result = await call("web_search", ctx, query="tavily query", max_results=3)
 
     assert not result.is_error, feedback.model_text(result)
@@ -309,9 +295,7 @@ def test_backend_choice(tmp_path: Path) -> None:
     assert choose(search_backend="ddgs", searxng_url="http://s") == "ddgs"
 
 
-async def test_ddgs_failure_is_an_error_not_an_answer(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_ddgs_failure_is_an_error_not_an_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # ddgs needs the internet; this checks only how its failure is reported.
     from ddgs import DDGS
     from ddgs.exceptions import DDGSException
@@ -363,9 +347,7 @@ async def test_fetch_refuses_loopback_unless_allowed(tmp_path: Path, serve: Call
     assert site.seen == []  # no connection was made
 
 
-async def test_fetch_refuses_private_redirect_from_allowed_host(
-    tmp_path: Path, serve: Callable[..., Server]
-) -> None:
+async def test_fetch_refuses_private_redirect_from_allowed_host(tmp_path: Path, serve: Callable[..., Server]) -> None:
     inner = serve({"/secret": lambda h: h.reply(200, "text/plain", b"secret")}, host="127.0.0.2")
     outer = serve({"/go": lambda h: h.redirect(f"{inner.url}/secret")})
     result = await call("web_fetch", allowed(tmp_path), url=f"{outer.url}/go")
@@ -417,9 +399,7 @@ async def test_fetch_too_many_redirects(tmp_path: Path, serve: Callable[..., Ser
 
 
 async def test_fetch_follows_a_redirect(tmp_path: Path, serve: Callable[..., Server]) -> None:
-    site = serve(
-        {"/old": lambda h: h.redirect("/new", 301), "/new": lambda h: h.reply(200, "text/plain", b"moved")}
-    )
+    site = serve({"/old": lambda h: h.redirect("/new", 301), "/new": lambda h: h.reply(200, "text/plain", b"moved")})
     result = await call("web_fetch", allowed(tmp_path), url=f"{site.url}/old")
     assert not result.is_error and result.output.endswith("moved")
     assert f"redirected from {site.url}/old" in result.output
@@ -451,9 +431,7 @@ def endless(h: Handler) -> None:
 async def test_fetch_caps_a_50mb_body(tmp_path: Path, serve: Callable[..., Server]) -> None:
     site = serve({"/big": endless})
     cap = 1_000_000
-    result = await call(
-        "web_fetch", allowed(tmp_path, web_max_bytes=cap), url=f"{site.url}/big", max_chars=500
-    )
+    result = await call("web_fetch", allowed(tmp_path, web_max_bytes=cap), url=f"{site.url}/big", max_chars=500)
     assert result.is_error
     assert "larger than the size cap of 1,000,000 bytes" in result.error and f"{site.url}/big" in result.error
     assert "Content-Length 52,428,800" in result.error
@@ -486,19 +464,19 @@ async def test_fetch_http_error_has_status_and_url(tmp_path: Path, serve: Callab
     site = serve({})
     result = await call("web_fetch", allowed(tmp_path), url=f"{site.url}/missing")
     assert result.is_error
-    assert (
-        result.error.startswith(f"HTTP 404 Not Found from {site.url}/missing")
-        and "no such page" in result.error
-    )
+    assert result.error.startswith(f"HTTP 404 Not Found from {site.url}/missing") and "no such page" in result.error
     assert meta(result)["status"] == 404
 
 
-@pytest.mark.parametrize(
-    "url", ["file:///etc/passwd", "ftp://example.com/x", "javascript:alert(1)", "example.com"]
-)
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.com/x", "javascript:alert(1)"])
 async def test_fetch_refuses_other_schemes(tmp_path: Path, url: str) -> None:
     result = await call("web_fetch", allowed(tmp_path), url=url)
     assert result.is_error and "only fetches http:// and https://" in result.error
+
+
+async def test_fetch_url_without_scheme(tmp_path: Path) -> None:
+    result = await call("web_fetch", allowed(tmp_path), url="example.com/page")
+    assert result.is_error and "such as https://example.com/page" in result.error
 
 
 async def test_fetch_refuses_redirect_to_file_scheme(tmp_path: Path, serve: Callable[..., Server]) -> None:
@@ -537,9 +515,7 @@ async def test_fetch_connection_refused(tmp_path: Path) -> None:
     assert result.is_error and result.error.startswith(f"could not fetch {url}: ConnectError")
 
 
-async def test_fetch_binary_without_length_is_counted_not_kept(
-    tmp_path: Path, serve: Callable[..., Server]
-) -> None:
+async def test_fetch_binary_without_length_is_counted_not_kept(tmp_path: Path, serve: Callable[..., Server]) -> None:
     def image(h: Handler) -> None:
         h.send_response(200)
         h.send_header("Content-Type", "image/png")
@@ -554,9 +530,7 @@ async def test_fetch_binary_without_length_is_counted_not_kept(
     assert meta(result)["size"] == 5004 and meta(result)["bytes"] == 0
 
 
-async def test_fetch_records_the_checked_address_it_connected_to(
-    tmp_path: Path, serve: Callable[..., Server]
-) -> None:
+async def test_fetch_records_the_checked_address_it_connected_to(tmp_path: Path, serve: Callable[..., Server]) -> None:
     site = serve({"/": lambda h: h.reply(200, "text/plain", b"hi")})
     ctx = make_ctx(tmp_path, web_allow_hosts=["localhost", "::1"])
     result = await call("web_fetch", ctx, url=f"http://localhost:{site.port}/")
@@ -583,6 +557,4 @@ async def test_fetch_whole_deadline_stops_a_slow_drip(tmp_path: Path, serve: Cal
         result = await call("web_fetch", allowed(tmp_path, web_timeout=0.3), url=f"{site.url}/drip")
     finally:
         stop.set()
-    assert result.is_error and result.error.startswith(
-        f"fetching {site.url}/drip did not finish within 0.9 s"
-    )
+    assert result.is_error and result.error.startswith(f"fetching {site.url}/drip did not finish within 0.9 s")

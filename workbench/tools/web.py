@@ -148,15 +148,12 @@ async def _search_json(
     if status >= 400:
         detail = explain_status(status) or _clean(body[:200].decode("utf-8", "replace"))
         raise SearchFailed(
-            f"{name} at {shown} answered HTTP {status} {response.reason_phrase}"
-            + (f": {detail}" if detail else ""),
+            f"{name} at {shown} answered HTTP {status} {response.reason_phrase}" + (f": {detail}" if detail else ""),
             shown,
             status,
         )
     if more:
-        raise SearchFailed(
-            f"{name} at {shown} sent more than {settings.web_max_bytes:,} bytes", shown, status
-        )
+        raise SearchFailed(f"{name} at {shown} sent more than {settings.web_max_bytes:,} bytes", shown, status)
     try:
         return json.loads(body)
     except ValueError as err:
@@ -204,14 +201,11 @@ async def _searxng(query: str, count: int, settings: Settings) -> tuple[list[Hit
         items = _results(data, "results")
     except ValueError as err:
         raise SearchFailed(f"SearXNG at {shown} answered JSON without a result list ({err})", shown) from err
-    hits = [Hit(_clean(i.get("title")), str(i.get("url") or ""), _clean(i.get("content"))) for i in items][
-        :count
-    ]
+    hits = [Hit(_clean(i.get("title")), str(i.get("url") or ""), _clean(i.get("content"))) for i in items][:count]
     note = ""
     if not hits and isinstance(data, dict) and data.get("unresponsive_engines"):
         engines = ", ".join(
-            ": ".join(str(part) for part in e) if isinstance(e, list) else str(e)
-            for e in data["unresponsive_engines"]
+            ": ".join(str(part) for part in e) if isinstance(e, list) else str(e) for e in data["unresponsive_engines"]
         )
         note = f"unresponsive engines: {engines}"
     return hits, shown, note
@@ -407,9 +401,7 @@ class CheckedBackend(httpcore.AsyncNetworkBackend):
     async def resolve(self, host: str, port: int) -> list[str]:
         loop = asyncio.get_running_loop()
         try:
-            infos = await asyncio.wait_for(
-                loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout=self.timeout
-            )
+            infos = await asyncio.wait_for(loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout=self.timeout)
         except (OSError, TimeoutError) as err:
             raise ResolveFailed(host, err) from err
         addresses: list[str] = []
@@ -423,7 +415,7 @@ class CheckedBackend(httpcore.AsyncNetworkBackend):
         self,
         host: str,
         port: int,
-        timeout: float | None = None,  # noqa: ASYNC109  (httpcore's interface)
+        timeout: float | None = None,
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
@@ -447,7 +439,7 @@ class CheckedBackend(httpcore.AsyncNetworkBackend):
     async def connect_unix_socket(
         self,
         path: str,
-        timeout: float | None = None,  # noqa: ASYNC109
+        timeout: float | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         raise httpcore.ConnectError("web_fetch does not use unix sockets")
@@ -500,11 +492,7 @@ def _declared_kind(content_type: str) -> str:
     """'html', 'text' or 'binary' from the Content-Type; '' when it says nothing useful."""
     if content_type in _HTML_TYPES:
         return "html"
-    if (
-        content_type.startswith("text/")
-        or content_type in _TEXT_TYPES
-        or content_type.endswith(("+json", "+xml"))
-    ):
+    if content_type.startswith("text/") or content_type in _TEXT_TYPES or content_type.endswith(("+json", "+xml")):
         return "text"
     if content_type and content_type != "application/octet-stream":
         return "binary"
@@ -620,13 +608,13 @@ async def _fetch(client: httpx.AsyncClient, url: str, settings: Settings, hops: 
             )
         finally:
             await response.aclose()
-    raise Feedback(
-        f"too many redirects fetching {url}: more than {MAX_REDIRECTS} ({' -> '.join(hops)} -> {current})"
-    )
+    raise Feedback(f"too many redirects fetching {url}: more than {MAX_REDIRECTS} ({' -> '.join(hops)} -> {current})")
 
 
 def _check_scheme(url: str, what: str) -> None:
     parts = urlsplit(url)
+    if not parts.scheme and not url.startswith("//"):
+        raise Feedback(f"{what} has no scheme; web_fetch takes a full URL such as https://{url}")
     if parts.scheme not in ("http", "https"):
         scheme = parts.scheme or "(none)"
         raise Feedback(
@@ -674,9 +662,7 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
     except ResolveFailed as err:
         raise failed(f"DNS lookup failed for {err.host} fetching {hops[-1]}: {err}") from err
     except httpx.TimeoutException as err:
-        raise failed(
-            f"timed out after {settings.web_timeout:g} s fetching {hops[-1] if hops else url}"
-        ) from err
+        raise failed(f"timed out after {settings.web_timeout:g} s fetching {hops[-1] if hops else url}") from err
     except TimeoutError as err:
         raise failed(
             f"fetching {hops[-1] if hops else url} did not finish within {deadline:g} s "
@@ -741,10 +727,7 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
         header += f"\n# {title}"
     cut = ""
     if max_chars is not None and len(text) > max_chars:
-        cut = (
-            f"\n[... cut at max_chars={max_chars:,} of {len(text):,} characters; "
-            "fetch again with a larger max_chars]"
-        )
+        cut = f"\n[... cut at max_chars={max_chars:,} of {len(text):,} characters; fetch again with a larger max_chars]"
         text = text[:max_chars]
     output = f"{header}\n\n{text}{cut}"
     if page.more:
