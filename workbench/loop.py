@@ -13,11 +13,12 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from workbench.compaction import Compactor, NothingToCompact
 from workbench.config import Settings
 from workbench.inbox import Inbox
 from workbench.model import ModelClient, add_usage
 from workbench.pb import workbench_pb2 as pb
-from workbench.retry import ModelCallFailed, RetryPolicy, call_with_retry
+from workbench.retry import ContextOverflow, ModelCallFailed, RetryPolicy, call_with_retry
 from workbench.store import Recorder
 from workbench.tools import ToolContext, Toolbox
 
@@ -147,22 +148,54 @@ class AgentLoop:
     # --- model ----------------------------------------------------------------------------
 
     async def _call_model(self) -> pb.Message:
-        def on_delta(text: str) -> None:
-            self.recorder.emit("text_delta", pb.TextDelta(text=text))
+        """One model call with retries; compacts the conversation above the threshold or on overflow."""
+        emit = self.recorder.emit
+        tools = self.toolbox.definitions()
 
-        try:
-            reply = await call_with_retry(
-                lambda: self.client.complete(self.messages, self.toolbox.definitions(), on_delta),
+        def count(usage: pb.Usage) -> None:
+            add_usage(self.usage, usage)
+            add_usage(self.budget.used, usage)
+            emit("usage_update", pb.UsageUpdate(call=usage, agent_total=self.usage, session_total=self.budget.used))
+
+        async def call(messages: list[pb.Message], tools: list[pb.ToolDefinition], stream: bool) -> pb.Message:
+            def on_delta(text: str) -> None:
+                emit("text_delta", pb.TextDelta(text=text))
+
+            return await call_with_retry(
+                lambda: self.client.complete(messages, tools, on_delta if stream else lambda text: None),
                 self.policy,
-                on_wait=lambda wait: self.recorder.emit("retry_wait", wait),
+                on_wait=lambda wait: emit("retry_wait", wait),
+                on_discard=lambda discarded: emit("stream_discarded", discarded),
             )
+
+        async def summarize(request: list[pb.Message]) -> pb.Message:
+            try:
+                reply = await call(request, [], stream=False)
+            except ContextOverflow as err:
+                raise ModelCallFailed(f"the older turns are too long even to summarize: {err.reason}") from err
+            count(reply.usage)
+            return reply
+
+        compactor = Compactor(self.client.spec.wire_model, summarize, emit, self.settings.compact_threshold)
+        try:
+            if reason := compactor.due(self.messages, tools):
+                await compactor.compact(self.messages, reason, tools)
+            try:
+                reply = await call(self.messages, tools, stream=True)
+            except ContextOverflow as overflow:
+                try:
+                    await compactor.compact(self.messages, overflow.reason, tools)
+                except NothingToCompact as err:
+                    raise ModelCallFailed(f"{overflow.reason} ({err})") from overflow
+                try:
+                    reply = await call(self.messages, tools, stream=True)
+                except ContextOverflow as again:
+                    raise ModelCallFailed(
+                        f"the conversation is still too long for the model after compaction: {again.reason}"
+                    ) from again
         except ModelCallFailed as err:
             raise RunEnded(pb.RUN_STATUS_FAILED, f"model call failed: {err.reason}") from err
-        add_usage(self.usage, reply.usage)
-        add_usage(self.budget.used, reply.usage)
-        self.recorder.emit(
-            "usage_update", pb.UsageUpdate(call=reply.usage, agent_total=self.usage, session_total=self.budget.used)
-        )
+        count(reply.usage)
         return reply
 
     # --- tools ----------------------------------------------------------------------------

@@ -8,8 +8,8 @@ lives in `workbench.retry` only.
 from __future__ import annotations
 
 import os
-import uuid
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +34,9 @@ def litellm() -> Any:
 
             module.suppress_debug_info = True
             module.num_retries = 0
-            module.drop_params = True
+            # Off: with drop_params on, litellm re-sends a request that got a 422 (its own hidden
+            # retry). An unsupported parameter is an error a person should see, not a retry.
+            module.drop_params = False
             from workbench.demo import DemoModel
 
             module.custom_provider_map = [
@@ -104,11 +106,22 @@ def tools_to_wire(definitions: list[pb.ToolDefinition]) -> list[dict[str, Any]]:
 
 
 class StreamIncomplete(Exception):
-    """The stream ended before the message was complete (no finish reason)."""
+    """The stream broke or ended before the message was complete; its partial text is discarded.
 
-    def __init__(self, partial_chars: int):
-        super().__init__(f"the model's stream ended before the message was complete ({partial_chars} chars)")
+    `cause` is the error that broke it (None when the stream just ended without a finish
+    reason); `partial_chars` is how much text had been streamed (and shown) before.
+    """
+
+    def __init__(self, partial_chars: int, cause: BaseException | None = None):
+        how = f"broke ({_first_line(cause)})" if cause else "ended without a finish reason"
+        super().__init__(f"the model's stream {how} after {partial_chars} chars")
         self.partial_chars = partial_chars
+        self.cause = cause
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0][:160]}" if text else type(err).__name__
 
 
 def usage_from_wire(usage: Any, model: str) -> pb.Usage:
@@ -127,6 +140,24 @@ def usage_from_wire(usage: Any, model: str) -> pb.Usage:
     except Exception:  # unknown model: the cost stays unset (unknown is not 0)
         pass
     return result
+
+
+def context_window(wire_model: str) -> int:
+    """The model's input window in tokens from litellm's local model table; 0 when unknown."""
+    try:
+        info = litellm().get_model_info(wire_model)
+    except Exception:  # a model litellm has not mapped: the window is unknown
+        return 0
+    return int(info.get("max_input_tokens") or info.get("max_tokens") or 0)
+
+
+def count_tokens(wire_model: str, messages: list[pb.Message], tools: list[pb.ToolDefinition]) -> int:
+    """The prompt tokens `messages` and `tools` would take, as litellm's tokenizer counts them."""
+    wire = [message_to_wire(m) for m in messages]
+    try:
+        return int(litellm().token_counter(model=wire_model, messages=wire, tools=tools_to_wire(tools) or None))
+    except Exception:  # no tokenizer for this model: about four characters a token
+        return sum(len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or "")) for m in wire) // 4
 
 
 def add_usage(total: pb.Usage, more: pb.Usage) -> None:
@@ -174,26 +205,16 @@ class ModelClient:
         calls: dict[int, pb.ToolCall] = {}
         finished = False
         usage = None
-        async for chunk in response:
+        chunks = aiter(response)
+        while True:
+            try:
+                chunk = await anext(chunks)
+            except StopAsyncIteration:
+                break
+            except Exception as err:  # the stream broke mid-message (cancellation passes through)
+                raise StreamIncomplete(sum(map(len, text)), err) from err
             usage = getattr(chunk, "usage", None) or usage
-            for choice in chunk.choices:
-                delta = choice.delta
-                if delta is not None and delta.content:
-                    text.append(delta.content)
-                    on_delta(delta.content)
-                for tc in (getattr(delta, "tool_calls", None) or []) if delta is not None else []:
-                    index = tc.index if getattr(tc, "index", None) is not None else len(calls)
-                    call = calls.setdefault(index, pb.ToolCall())
-                    if tc.id:
-                        call.id = tc.id
-                    function = tc.function
-                    if function is not None:
-                        if function.name and not call.name:
-                            call.name = function.name
-                        if function.arguments:
-                            call.arguments += function.arguments
-                if choice.finish_reason:
-                    finished = True
+            finished = self._take(chunk, text, calls, on_delta) or finished
         if not finished:
             raise StreamIncomplete(sum(map(len, text)))
         reply = pb.Message(role=pb.ROLE_ASSISTANT, text="".join(text), model=self.spec.model)
@@ -203,3 +224,27 @@ class ModelClient:
             reply.tool_calls.append(call)
         reply.usage.CopyFrom(usage_from_wire(usage, self.spec.wire_model))
         return reply
+
+    @staticmethod
+    def _take(chunk: Any, text: list[str], calls: dict[int, pb.ToolCall], on_delta: Callable[[str], None]) -> bool:
+        """Add one streamed chunk's text and tool-call pieces; True when it carries a finish reason."""
+        finished = False
+        for choice in chunk.choices:
+            delta = choice.delta
+            if delta is not None and delta.content:
+                text.append(delta.content)
+                on_delta(delta.content)
+            for tc in (getattr(delta, "tool_calls", None) or []) if delta is not None else []:
+                index = tc.index if getattr(tc, "index", None) is not None else len(calls)
+                call = calls.setdefault(index, pb.ToolCall())
+                if tc.id:
+                    call.id = tc.id
+                function = tc.function
+                if function is not None:
+                    if function.name and not call.name:
+                        call.name = function.name
+                    if function.arguments:
+                        call.arguments += function.arguments
+            if choice.finish_reason:
+                finished = True
+        return finished
