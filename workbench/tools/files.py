@@ -109,10 +109,7 @@ def resolve(ctx: ToolContext, path: str, *, read: bool = False) -> Path:
         also = f"saved tool outputs ({ctx.outputs_dir}), skill folders"
         if ctx.settings.read_roots:
             also += ", " + ", ".join(str(p) for p in ctx.settings.read_roots)
-        hint = (
-            "Use a path inside the workspace (relative paths start there); "
-            f"reading is also allowed in {also}."
-        )
+        hint = f"Use a path inside the workspace (relative paths start there); reading is also allowed in {also}."
     else:
         writable_elsewhere = any(_inside(target, r) for r in read_roots(ctx))
         hint = (
@@ -197,8 +194,7 @@ def _missing_message(ctx: ToolContext, target: Path, given: str) -> str:
         parent = parent.parent
     if parent != target.parent:
         message += (
-            f" (nor does its folder {shown(ctx, target.parent)}; "
-            f"the nearest existing folder is {shown(ctx, parent)})"
+            f" (nor does its folder {shown(ctx, target.parent)}; the nearest existing folder is {shown(ctx, parent)})"
         )
     candidates = suggest(ctx, target)
     if len(candidates) == 1:
@@ -206,7 +202,7 @@ def _missing_message(ctx: ToolContext, target: Path, given: str) -> str:
     elif candidates:
         message += f"; did you mean one of: {', '.join(candidates)}?"
     else:
-        message += "; nothing with a similar name exists"
+        message += "; nothing with a similar name exists."
     return message + " Use glob or ls to find the right path."
 
 
@@ -358,8 +354,7 @@ async def read_file(path: str, ctx: ToolContext, offset: int = 1, limit: int = P
     start = offset if offset > 0 else max(total + offset + 1, 1)
     if start > total:
         raise Feedback(
-            f"offset {offset} is past the end of {name}, which has {total:,} lines; "
-            f"use an offset from 1 to {total}"
+            f"offset {offset} is past the end of {name}, which has {total:,} lines; use an offset from 1 to {total}"
         )
     budget = min(PAGE_BYTES, max(ctx.settings.output_limit - 400, 1000))
     page: list[str] = []
@@ -375,8 +370,7 @@ async def read_file(path: str, ctx: ToolContext, offset: int = 1, limit: int = P
     if end < total:
         why = "" if len(page) == limit else f"; the page stopped at about {budget:,} characters"
         body += (
-            f"\n[lines {start}-{end} of {total:,} shown{why}; "
-            f"read on with read_file(path={name!r}, offset={end + 1})]"
+            f"\n[lines {start}-{end} of {total:,} shown{why}; read on with read_file(path={name!r}, offset={end + 1})]"
         )
     return body
 
@@ -414,14 +408,12 @@ def _check_writable(ctx: ToolContext, target: Path, given: str) -> None:
     name = shown(ctx, target)
     if target.is_dir():
         raise Feedback(
-            f"{name} is a directory; give the path of a file (for example {name}/file.txt), "
-            f"or ls(path={name!r})"
+            f"{name} is a directory; give the path of a file (for example {name}/file.txt), or ls(path={name!r})"
         )
     blocker = _first_file_component(target)
     if blocker is not None:
         raise Feedback(
-            f"{shown(ctx, blocker)} is a file, not a directory, so {name} cannot be created "
-            "inside it; check the path"
+            f"{shown(ctx, blocker)} is a file, not a directory, so {name} cannot be created inside it; check the path"
         )
     if target.exists() and not os.access(target, os.W_OK):
         raise Feedback(
@@ -441,6 +433,16 @@ def _unified_diff(before: str, after: str, name: str) -> str:
     return "".join(
         difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{name}", f"b/{name}", n=3)
     ).replace("\\ No newline", "\n\\ No newline")
+
+
+def _encode(text: str, what: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise Feedback(
+            f"{what} holds a character that is not valid Unicode text at position {err.start} "
+            f"({text[err.start]!r}, a lone surrogate); nothing was written. Send valid text"
+        ) from err
 
 
 def _line_count(text: str) -> int:
@@ -472,12 +474,10 @@ async def write_file(path: str, content: str, ctx: ToolContext) -> pb.ToolResult
     else:
         created = [p for p in target.parents if not p.exists() and _inside(p, ctx.workspace.resolve())]
         what = "new file" + (f", created folder {shown(ctx, created[0])}" if created else "")
-    data = content.encode("utf-8")
+    data = _encode(content, "content")
     _write(ctx, target, path, data)
     _remember(ctx, target, data)
-    result = pb.ToolResult(
-        output=f"wrote {len(data):,} bytes, {_line_count(content):,} lines to {name} ({what})"
-    )
+    result = pb.ToolResult(output=f"wrote {len(data):,} bytes, {_line_count(content):,} lines to {name} ({what})")
     result.metadata.update({"path": name, "diff": _unified_diff(before or "", content, name)})
     return result
 
@@ -578,8 +578,7 @@ def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feed
     return Feedback(
         f"old_text not found in {name}. The closest region is lines {region.first}-{region.last} "
         f"({region.similarity:.0%} similar), shown above{detail}. {reread}",
-        output=f"{name}, lines {region.first}-{region.last} as they are now:\n"
-        + _numbered(found, region.first),
+        output=f"{name}, lines {region.first}-{region.last} as they are now:\n" + _numbered(found, region.first),
         metadata={"closest_first_line": region.first, "closest_last_line": region.last},
     )
 
@@ -636,6 +635,7 @@ async def edit_file(
             f"replace_all=true to replace all {count}"
         )
     new = text.replace(old_text, new_text) if replace_all else text.replace(old_text, new_text, 1)
+    _encode(new_text, "new_text")
     encoded = new.encode("utf-8")
     _write(ctx, target, path, encoded)
     _remember(ctx, target, encoded)
@@ -880,6 +880,17 @@ async def _in_thread(fn: Callable[[threading.Event], T]) -> T:
         raise
 
 
+def _fit(lines: list[str], cap: int, ctx: ToolContext) -> list[str]:
+    """The first lines that stay within `cap` lines and the output limit (leaving room for a note)."""
+    budget = max(ctx.settings.output_limit - 400, 1000)
+    used = 0
+    for i, line in enumerate(lines[:cap]):
+        used += len(line) + 1
+        if used > budget and i > 0:
+            return lines[:i]
+    return lines[:cap]
+
+
 def _count(n: int, one: str, many: str = "") -> str:
     return f"{n:,} {one if n == 1 else many or one + 's'}"
 
@@ -976,9 +987,9 @@ def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
     listing = sorted(folders, key=str.lower) + sorted(files, key=str.lower)
     if not listing and not stats.ignored:
         return f"{name} is an empty folder"
-    out = listing[:LS_CAP]
-    if len(listing) > LS_CAP:
-        out.append(f"[{len(listing) - LS_CAP:,} more entries not shown; use glob to narrow down]")
+    out = _fit(listing, LS_CAP, ctx)
+    if len(listing) > len(out):
+        out.append(f"[{len(listing) - len(out):,} more entries not shown; use glob to narrow down]")
     if stats.ignored:
         shown_names = ", ".join(stats.ignored_names) + (", …" if stats.ignored > 5 else "")
         out.append(
@@ -1007,9 +1018,7 @@ async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str:
         stats = WalkStats()
         found = [
             search.prefix + rel
-            for rel, _ in walk(
-                search.base, search.rel_dir, search.ignore, stats, allowed=_allowed(ctx), stop=stop
-            )
+            for rel, _ in walk(search.base, search.rel_dir, search.ignore, stats, allowed=_allowed(ctx), stop=stop)
             if search.matches(rel)
         ]
         return sorted(found), stats
@@ -1027,9 +1036,9 @@ async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str:
         if "/" in pattern:
             message += "; a pattern without / matches file names at any depth, with / ** spans folders"
         return message
-    out = found[:GLOB_CAP]
-    if len(found) > GLOB_CAP:
-        out.append(f"[{len(found) - GLOB_CAP:,} more files match; narrow the pattern or the path]")
+    out = _fit(found, GLOB_CAP, ctx)
+    if len(found) > len(out):
+        out.append(f"[{len(found) - len(out):,} more files match; narrow the pattern or the path]")
     return "\n".join(out)
 
 
@@ -1097,16 +1106,14 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
             raise explain(ctx, err, target, path, "reading") from err
         if lines is None:
             raise Feedback(f"{name} is a binary file; grep searches text files only")
-        return _grep_report({name: lines}, 1, WalkStats(), pattern, name)
+        return _grep_report(ctx, {name: lines}, 1, WalkStats(), pattern, name)
     search, start = _search(ctx, path, glob)
 
     def run(stop: threading.Event) -> tuple[dict[str, list[tuple[int, str]]], int, WalkStats]:
         stats = WalkStats()
         results: dict[str, list[tuple[int, str]]] = {}
         searched = 0
-        for rel, entry in walk(
-            search.base, search.rel_dir, search.ignore, stats, allowed=_allowed(ctx), stop=stop
-        ):
+        for rel, entry in walk(search.base, search.rel_dir, search.ignore, stats, allowed=_allowed(ctx), stop=stop):
             if not search.matches(rel):
                 continue
             try:
@@ -1122,10 +1129,11 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
         return results, searched, stats
 
     results, searched, stats = await _in_thread(run)
-    return _grep_report(results, searched, stats, pattern, shown(ctx, start), glob)
+    return _grep_report(ctx, results, searched, stats, pattern, shown(ctx, start), glob)
 
 
 def _grep_report(
+    ctx: ToolContext,
     results: dict[str, list[tuple[int, str]]],
     searched: int,
     stats: WalkStats,
@@ -1136,9 +1144,7 @@ def _grep_report(
     total = sum(len(v) for v in results.values())
     if total == 0:
         within = f" (files matching {glob!r})" if glob else ""
-        message = (
-            f"no matches for {pattern!r} in {_place(where)}{within}; {_count(searched, 'file')} searched"
-        )
+        message = f"no matches for {pattern!r} in {_place(where)}{within}; {_count(searched, 'file')} searched"
         if re.search(r"[A-Za-z]", pattern) and not pattern.startswith("(?i)"):
             message += "; the search is case-sensitive (start the pattern with (?i) to ignore case)"
         skipped = _skipped_note(stats)
@@ -1151,14 +1157,12 @@ def _grep_report(
             if len(line) > GREP_LINE_CHARS:
                 line = line[:GREP_LINE_CHARS] + "…"
             out.append(f"{name}:{line_no}:{line}")
-    if total > GREP_CAP:
+    out = _fit(out, GREP_CAP, ctx)
+    if total > len(out):
         out.append(
-            f"[{total - GREP_CAP:,} more matching lines not shown ({total:,} in {len(results):,} files); "
-            "narrow the search with path, glob or a more specific pattern]"
+            f"[{total - len(out):,} more matching lines not shown ({total:,} in "
+            f"{_count(len(results), 'file')}); narrow the search with path, glob or a more specific pattern]"
         )
-    skipped = _skipped_note(stats)
-    if skipped and total <= GREP_CAP:
-        out.append(skipped)
     return "\n".join(out)
 
 
