@@ -57,9 +57,7 @@ def parse_skill_md(text: str) -> tuple[dict[str, object], str]:
     text = text.removeprefix("\ufeff")
     lines = text.splitlines()
     if not lines or lines[0].strip() != "---":
-        raise ValueError(
-            "it does not start with YAML front matter (a line '---', name and description, '---')"
-        )
+        raise ValueError("it does not start with YAML front matter (a line '---', name and description, '---')")
     end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() in ("---", "...")), None)
     if end is None:
         raise ValueError("its front matter is not closed by a line '---'")
@@ -99,9 +97,7 @@ def discover(settings: Settings) -> tuple[list[Skill], list[SkillProblem]]:
                     continue
             real = skill_md.resolve()
             if in_workspace and not real.is_relative_to(workspace):
-                problems.append(
-                    SkillProblem(skill_md, f"it leads outside the workspace (to {real}); not loaded")
-                )
+                problems.append(SkillProblem(skill_md, f"it leads outside the workspace (to {real}); not loaded"))
                 continue
             try:
                 meta, body = parse_skill_md(real.read_text(encoding="utf-8"))
