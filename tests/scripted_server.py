@@ -48,6 +48,11 @@ def cut(text: str) -> dict[str, Any]:
     return {"kind": "cut", "text": text}
 
 
+def drop() -> dict[str, Any]:
+    """A connection closed before any response (a dropped connection)."""
+    return {"kind": "drop"}
+
+
 class ScriptedModel:
     def __init__(self) -> None:
         self.script: deque[Reply] = deque()
@@ -98,6 +103,9 @@ class ScriptedModel:
                     self._json(spec["status"], spec["body"], spec["headers"])
                 elif spec["kind"] == "cut":
                     self._stream_cut(spec["text"])
+                elif spec["kind"] == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
                 else:
                     time.sleep(spec.get("delay", 0))
                     if body.get("stream"):
