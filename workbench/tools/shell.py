@@ -346,6 +346,7 @@ class TerminalHost:
         self.attach_command = f"tmux -L {socket_name} attach"
         self.server: libtmux.Server | None = None
         self.server_pid = 0
+        self.socket_path = ""
         self.control: _ControlClient | None = None
         self.dir: Path | None = None
         self.agents: dict[str, _Agent] = {}
@@ -409,7 +410,8 @@ class TerminalHost:
         await asyncio.to_thread(self._new_session, server)
         argv = ["tmux", "-L", self.socket_name, "-f", conf, "-C", "attach-session", "-t", SESSION]
         self.control = await _ControlClient.start([*argv, "-f", "ignore-size,no-output"], env)
-        (pid,) = await self.control.command("display-message -p '#{pid}'")
+        (info,) = await self.control.command("display-message -p '#{pid} #{socket_path}'")
+        pid, self.socket_path = info.split(" ", 1)
         self.server_pid = int(pid)
         self.publish(
             "terminal_ready",
@@ -437,6 +439,10 @@ class TerminalHost:
             with contextlib.suppress(Exception):
                 if await asyncio.to_thread(server.is_alive):
                     await asyncio.to_thread(server.kill)
+        if self.socket_path:  # tmux leaves its socket file behind
+            with contextlib.suppress(OSError):
+                Path(self.socket_path).unlink()
+            self.socket_path = ""
         waiting: list[asyncio.Future[Any]] = [*self._ready.values(), *self._runs.values()]
         for fut in waiting:
             if not fut.done():
@@ -609,6 +615,17 @@ class TerminalHost:
                     shell = await self._shell(agent_id, cwd)
                     notes.append(f"the shell's window had been closed; started a fresh shell in {cwd}")
                     await self._type_run(shell, run_id)
+                except ServerGone:  # the server died before it took the line: start afresh
+                    await self.ensure_started()
+                    shell = await self._shell(agent_id, cwd)
+                    notes += state.notes
+                    state.notes = []
+                    done = asyncio.get_running_loop().create_future()
+                    self._runs[run_id] = done
+                    assert self.control is not None
+                    gone = self.control.gone
+                    watch = {done, gone}
+                    await self._type_run(shell, run_id)
                 deadline = time.monotonic() + timeout
                 tick = TICK
                 while not done.done():
@@ -658,7 +675,7 @@ class TerminalHost:
                     emit(rest)
                 if end.cwd:
                     state.cwd = end.cwd
-                if not _alive(self.server_pid) and status > 128:
+                if end.shell_exited and not await self._server_answers():
                     raise Feedback(
                         "the tmux server stopped while the command ran (killed from outside?); its output "
                         "so far is above. The next call starts a fresh tmux server and shell."
@@ -688,6 +705,14 @@ class TerminalHost:
                     self._runs.pop(run_id, None)
                 with contextlib.suppress(OSError):
                     script.unlink()
+
+    async def _server_answers(self) -> bool:
+        """A round trip through the control client: is the server still alive (not shutting down)?"""
+        try:
+            await asyncio.wait_for(self._ctrl("display-message -p ok"), 2)
+        except (ServerGone, TmuxError, TimeoutError):
+            return False
+        return _alive(self.server_pid)
 
     async def _type_run(self, shell: _Shell, run_id: str) -> None:
         """The hot path: one line to the control client types the run's line into the pane."""
@@ -850,14 +875,19 @@ def _tail(text: str, lines: int) -> str:
     return "\n".join(rows[-lines:])
 
 
-async def _screen(host: TerminalHost, w: _Window, lines: int | None) -> str:
+async def _screen(host: TerminalHost, w: _Window, lines: int | None, strip: bool = True) -> str:
+    """The pane's text (wrapped lines joined); trailing spaces kept for matching when not `strip`."""
     args = ["capture-pane", "-p", "-J", "-t", w.window_id]
     if lines:
         args += ["-S", f"-{lines}"]
-    rows = [row.rstrip() for row in await host.tmux(*args)]
-    while rows and not rows[-1]:
+    rows = [row.rstrip() if strip else row for row in await host.tmux(*args)]
+    while rows and not rows[-1].strip():
         rows.pop()
     return "\n".join(rows[-lines:] if lines else rows)
+
+
+def _rstrip_lines(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.split("\n"))
 
 
 def _bash_output(w: _Window) -> str:
@@ -903,23 +933,23 @@ async def _wait(host: TerminalHost, w: _Window, pattern: str | None, limit: floa
             finished = w.run is not None and w.run.done()
             status = w.run.result().status if finished and w.run is not None and not w.run.exception() else 0
         else:
-            text = await _screen(host, w, 2000)
+            text = await _screen(host, w, 2000, strip=False)
             dead, status, _ = (await host.window_info()).get(w.window_id, (True, 0, ""))
             finished = dead
         if regex is not None:
             found = regex.search(text)
             if found:
-                return f"{found.group(0)!r} appeared in {w.name!r}:\n{_tail(text, 20)}"
+                return f"{found.group(0)!r} appeared in {w.name!r}:\n{_tail(_rstrip_lines(text), 20)}"
         if finished:
             message = f"the program in {w.name!r} exited with code {status}"
             if regex is not None:
-                raise Feedback(f"{message} before {pattern!r} appeared", output=_tail(text, 40))
-            return f"{message}:\n{_tail(text, 40)}"
+                raise Feedback(f"{message} before {pattern!r} appeared", output=_tail(_rstrip_lines(text), 40))
+            return f"{message}:\n{_tail(_rstrip_lines(text), 40)}"
         if time.monotonic() >= deadline:
             what = f"{pattern!r} did not appear" if regex else "the program did not exit"
             raise Feedback(
                 f"{what} in {w.name!r} within {limit:g} s; it still runs. The last lines are above.",
-                output=_tail(text, 40),
+                output=_tail(_rstrip_lines(text), 40),
             )
         if w.run is not None and not w.run.done():
             await asyncio.wait({w.run}, timeout=WAIT_POLL)

@@ -1,0 +1,377 @@
+"""bash and tmux on a real private tmux server (no mocks)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import subprocess
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workbench.config import Settings
+from workbench.feedback import model_text
+from workbench.pb import workbench_pb2 as pb
+from workbench.tools import Toolbox, ToolContext
+from workbench.tools.shell import TerminalHost, _alive
+
+
+def _server_running(socket: str) -> bool:
+    return subprocess.run(["tmux", "-L", socket, "has-session"], capture_output=True).returncode == 0
+
+
+async def _run(*argv: str) -> str:
+    proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE)
+    out, _ = await proc.communicate()
+    return out.decode()
+
+
+class Term:
+    """Calls bash and tmux the way the loop does, for one or more agents of one session."""
+
+    def __init__(self, host: TerminalHost, workspace: Path, tmp: Path):
+        self.host = host
+        self.workspace = workspace
+        self.settings = Settings(workspace=workspace, data_dir=tmp / "data")
+        self.session_dir = tmp / "session"
+        self.toolbox = Toolbox(["bash", "tmux"])
+        self.chunks: dict[str, list[str]] = defaultdict(list)
+        self.first_chunk: dict[str, asyncio.Event] = defaultdict(asyncio.Event)
+        self.ids = itertools.count(1)
+
+    def ctx(self, agent: str) -> ToolContext:
+        def on_output(call_id: str, text: str) -> None:
+            self.chunks[call_id].append(text)
+            self.first_chunk[call_id].set()
+
+        return ToolContext(
+            workspace=self.workspace,
+            settings=self.settings,
+            session_dir=self.session_dir,
+            agent_id=agent,
+            terminal=self.host,
+            on_output=on_output,
+        )
+
+    def next_id(self) -> str:
+        return f"call{next(self.ids)}"
+
+    async def call(self, tool: str, agent: str = "a1", call_id: str = "", **args: Any) -> pb.ToolResult:
+        call = pb.ToolCall(id=call_id or self.next_id(), name=tool, arguments=json.dumps(args))
+        return await self.toolbox.invoke(call, self.ctx(agent))
+
+    async def ok(self, tool: str, agent: str = "a1", **args: Any) -> str:
+        result = await self.call(tool, agent, **args)
+        assert not result.is_error, model_text(result)
+        return result.output
+
+
+@pytest.fixture
+async def host() -> AsyncIterator[TerminalHost]:
+    events: list[tuple[str, Any]] = []
+    term_host = TerminalHost(f"wbtest-{uuid.uuid4().hex[:10]}", publish=lambda k, m: events.append((k, m)))
+    term_host.events = events  # type: ignore[attr-defined]
+    yield term_host
+    await term_host.close()
+    assert not _server_running(term_host.socket_name)
+
+
+@pytest.fixture
+def term(host: TerminalHost, workspace: Path, tmp_path: Path) -> Term:
+    return Term(host, workspace, tmp_path)
+
+
+# --- bash --------------------------------------------------------------------------------
+
+
+async def test_host_starts_lazily_and_announces_itself(host: TerminalHost, term: Term) -> None:
+    assert not host.started and not _server_running(host.socket_name)
+    assert await term.ok("bash", command="echo hi") == "hi\n"
+    assert _server_running(host.socket_name)
+    ((kind, ready),) = host.events  # type: ignore[attr-defined]
+    assert kind == "terminal_ready"
+    assert ready.socket_name == host.socket_name
+    assert ready.attach_command == f"tmux -L {host.socket_name} attach"
+
+
+async def test_close_is_safe_twice_and_when_never_started(tmp_path: Path) -> None:
+    never = TerminalHost(f"wbtest-{uuid.uuid4().hex[:10]}")
+    await never.close()
+    await never.close()
+    started = TerminalHost(f"wbtest-{uuid.uuid4().hex[:10]}")
+    await started.ensure_started()
+    assert _server_running(started.socket_name)
+    await started.close()
+    await started.close()
+    assert not _server_running(started.socket_name)
+
+
+@pytest.mark.parametrize(
+    ("command", "status", "hint"),
+    [
+        ("true", 0, ""),
+        ("false", 1, "exit code 1"),
+        ("no_such_command_xyz", 127, "command not found"),
+        ("bash -c 'kill -INT $$'", 130, "interrupted"),
+        ("f=$(mktemp); chmod -x $f; $f", 126, "not executable"),
+    ],
+)
+async def test_exit_status(term: Term, command: str, status: int, hint: str) -> None:
+    result = await term.call("bash", command=command)
+    assert result.metadata["exit_code"] == status
+    assert result.is_error == (status != 0)
+    if hint:
+        assert result.error.startswith(f"exit code {status}")
+        assert hint in result.error
+
+
+async def test_stdout_and_stderr_interleave_in_order(term: Term) -> None:
+    result = await term.call("bash", command="echo a; echo b >&2; echo c; echo d >&2; exit_code=3; (exit 3)")
+    assert result.output == "a\nb\nc\nd\n"
+    assert model_text(result) == "a\nb\nc\nd\nError: exit code 3"
+
+
+async def test_a_megabyte_of_output_comes_back_whole(term: Term) -> None:
+    call_id = term.next_id()
+    result = await term.call(
+        "bash", call_id=call_id, command="yes 0123456789abcdefghijklmnopqrstuvwxyzABCDEFG | head -c 1000000"
+    )
+    streamed = "".join(term.chunks[call_id])
+    assert len(streamed) == 1_000_000 and streamed.startswith("0123456789")
+    # the registry cuts it for the model and saves the whole text
+    assert result.metadata["original_chars"] == 1_000_000
+    saved = Path(result.metadata["saved_output"])
+    assert saved.read_text() == streamed
+
+
+async def test_cd_and_exports_persist(term: Term, workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    assert await term.ok("bash", command="pwd") == f"{workspace}\n"
+    await term.ok("bash", command="cd sub && export GREETING=hello && counter=41")
+    assert await term.ok("bash", command="pwd; echo $GREETING $((counter + 1))") == f"{workspace}/sub\nhello 42\n"
+
+
+async def test_user_dotfiles_are_not_read(term: Term, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    for rc in (".bashrc", ".bash_profile", ".profile"):
+        (home / rc).write_text("echo DOTFILE-RAN; alias ls='echo broken'\n")
+    (home / ".tmux.conf").write_text("set -g history-limit 10\n")
+    monkeypatch.setenv("HOME", str(home))
+    assert await term.ok("bash", command="type ls | grep -c broken || true") == "0\n"
+    assert await term.ok("bash", command="echo $PAGER") == "cat\n"
+    limit = await term.host.tmux("show-options", "-gv", "history-limit")
+    assert limit == ["50000"]
+
+
+async def test_sentinel_text_in_commands_and_output_is_plain_output(term: Term) -> None:
+    """The echo race: text shaped like the typed run line or the completion message is just output."""
+    command = "echo ' __wb_run=r1; __wb'; printf 'done x r1 0 /\\n'; echo __wb_run=$__wb_run; sleep 0.2; echo after"
+    out = await term.ok("bash", command=command)
+    assert out.splitlines()[0] == " __wb_run=r1; __wb"
+    assert out.splitlines()[1] == "done x r1 0 /"
+    assert out.endswith("after\n")
+    # the typed line never reaches the output, however long the command
+    assert await term.ok("bash", command="x=1\n" * 200 + "echo only") == "only\n"
+
+
+async def test_output_streams_while_the_command_runs(term: Term) -> None:
+    call_id = term.next_id()
+    task = asyncio.create_task(term.call("bash", call_id=call_id, command="echo first; sleep 0.5; echo second"))
+    await asyncio.wait_for(term.first_chunk[call_id].wait(), 5)
+    assert not task.done()
+    assert "".join(term.chunks[call_id]) == "first\n"
+    result = await task
+    assert result.output == "first\nsecond\n"
+
+
+async def test_exit_ends_the_shell_and_the_next_call_gets_a_fresh_one(term: Term, workspace: Path) -> None:
+    await term.ok("bash", command="cd /tmp")
+    result = await term.call("bash", command="echo bye; exit 4")
+    assert result.output == "bye\n"
+    assert "exit code 4" in result.error and "fresh shell in /tmp" in result.error
+    assert await term.ok("bash", command="pwd") == "/tmp\n"
+
+
+async def test_timeout_leaves_the_command_running_and_the_next_call_works(
+    term: Term, tmp_path: Path, workspace: Path
+) -> None:
+    pid_file = tmp_path / "pid"
+    await term.ok("bash", command="cd /tmp")
+    result = await term.call("bash", command=f"echo started; sh -c 'echo $$ > {pid_file}; exec sleep 60'", timeout=0.5)
+    assert result.is_error
+    assert result.output == "started\n"
+    assert "timed out after 0.5 s" in result.error
+    assert "tmux window 'bash-1'" in result.error and "tmux(action='capture'" in result.error
+    assert "tmux(action='new'" in result.error  # long-running servers belong in the tmux tool
+    pid = int(pid_file.read_text())
+    assert _alive(pid)
+    # the next call: a fresh shell in the last known directory, and it says so
+    result = await term.call("bash", command="pwd")
+    assert result.output == "/tmp\n" and not result.is_error
+    assert any("fresh shell in /tmp" in note and "bash-1" in note for note in result.notes)
+    # the timed-out command is a tmux window: list, capture, stop it
+    assert "bash-1\ttimed-out bash command, still running" in await term.ok("tmux", action="list")
+    assert "started" in await term.ok("tmux", action="capture", window="bash-1")
+    await term.ok("tmux", action="send", window="bash-1", keys="C-c")
+    assert "exited with code 130" in await term.ok("tmux", action="wait", window="bash-1", timeout=5)
+    assert not _alive(pid)
+    await term.ok("tmux", action="kill", window="bash-1")
+
+
+async def test_a_program_waiting_for_input_times_out_with_a_tmux_hint(term: Term) -> None:
+    result = await term.call("bash", command="read -p 'name? ' answer; echo got $answer", timeout=0.3)
+    assert "timed out" in result.error and "waits for input" in result.error
+    await term.ok("tmux", action="send", window="bash-1", text="bob\n")
+    assert "got bob" in await term.ok("tmux", action="wait", window="bash-1", pattern="got", timeout=5)
+
+
+async def test_cancel_stops_the_command_within_two_seconds(term: Term) -> None:
+    await term.ok("bash", command="cd /tmp && export KEPT=yes")
+    call_id = term.next_id()
+    task = asyncio.create_task(term.call("bash", call_id=call_id, command="echo go; sleep 100"))
+    await asyncio.wait_for(term.first_chunk[call_id].wait(), 5)
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 2
+    # the same shell is still usable, with its state
+    assert await term.ok("bash", command="pwd; echo $KEPT") == "/tmp\nyes\n"
+    shell = term.host.agents["a1"].shell
+    assert shell is not None
+    assert "sleep" not in await _run("ps", "-o", "comm=", "--ppid", str(shell.window.pid))
+
+
+async def test_cancel_kills_a_command_that_ignores_ctrl_c(term: Term, tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    call_id = term.next_id()
+    command = f"echo go; bash -c 'trap \"\" INT; echo $$ > {pid_file}; sleep 100 & wait'"
+    task = asyncio.create_task(term.call("bash", call_id=call_id, command=command))
+    await asyncio.wait_for(term.first_chunk[call_id].wait(), 5)
+    while not pid_file.exists() or not pid_file.read_text().strip():
+        await asyncio.sleep(0.01)
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 3
+    assert not _alive(int(pid_file.read_text()))
+    assert await term.ok("bash", command="echo still here") == "still here\n"
+
+
+async def test_a_killed_tmux_server_recovers_on_the_next_call(term: Term) -> None:
+    await term.ok("bash", command="cd /tmp")
+    await _run("tmux", "-L", term.host.socket_name, "kill-server")
+    result = await term.call("bash", command="pwd")
+    assert result.output == "/tmp\n" and not result.is_error
+    assert any("fresh server" in note for note in result.notes)
+    assert await term.ok("bash", command="echo again") == "again\n"
+
+
+async def test_a_server_killed_during_a_command_is_a_clear_error(term: Term) -> None:
+    call_id = term.next_id()
+    task = asyncio.create_task(term.call("bash", call_id=call_id, command="echo go; sleep 100"))
+    await asyncio.wait_for(term.first_chunk[call_id].wait(), 5)
+    await _run("tmux", "-L", term.host.socket_name, "kill-server")
+    result = await asyncio.wait_for(task, 5)
+    assert result.is_error and "tmux server stopped" in result.error
+    assert result.output == "go\n"
+    assert await term.ok("bash", command="echo back") == "back\n"
+
+
+async def test_two_agents_run_at_the_same_time_without_mixing_output(term: Term) -> None:
+    loop = "for i in $(seq 300); do echo {tag}$i; done; sleep 0.3; echo {tag}-end"
+    started = time.monotonic()
+    a, b = await asyncio.gather(
+        term.call("bash", agent="a1", command=loop.format(tag="A")),
+        term.call("bash", agent="a2", command=loop.format(tag="B")),
+    )
+    assert time.monotonic() - started < 0.6 + 0.3  # they overlapped
+    assert a.output == "".join(f"A{i}\n" for i in range(1, 301)) + "A-end\n"
+    assert b.output == "".join(f"B{i}\n" for i in range(1, 301)) + "B-end\n"
+    agents = term.host.agents
+    assert agents["a1"].shell is not None and agents["a2"].shell is not None
+    assert agents["a1"].shell.window.window_id != agents["a2"].shell.window.window_id
+    names = await term.host.tmux("list-windows", "-F", "#{window_name}")
+    assert {"a1/bash", "a2/bash"} <= set(names)
+
+
+async def test_bad_arguments_are_feedback(term: Term) -> None:
+    assert "command is empty" in (await term.call("bash", command="  ")).error
+    assert "timeout must be a positive" in (await term.call("bash", command="true", timeout=0)).error
+
+
+# --- tmux ----------------------------------------------------------------------------------
+
+
+async def test_tmux_drives_a_python_repl(term: Term) -> None:
+    out = await term.ok("tmux", action="new", window="py", command="python3 -q")
+    assert "'py'" in out
+    assert ">>>" in await term.ok("tmux", action="wait", window="py", pattern=r"^>>> ", timeout=10)
+    await term.ok("tmux", action="send", window="py", text="print(6 * 7)\n")
+    assert "42" in await term.ok("tmux", action="wait", window="py", pattern=r"^42$", timeout=10)
+    screen = await term.ok("tmux", action="capture", window="py")
+    assert ">>> print(6 * 7)\n42" in screen
+    assert (await term.ok("tmux", action="capture", window="py", lines=1)).startswith(">>>")
+    assert "py\trunning" in await term.ok("tmux", action="list")
+    # keys: Ctrl-D ends the REPL; wait without a pattern waits for the exit
+    await term.ok("tmux", action="send", window="py", keys="C-d")
+    assert "exited with code 0" in await term.ok("tmux", action="wait", window="py", timeout=10)
+    assert "py\texited with code 0" in await term.ok("tmux", action="list")
+    assert "killed window 'py'" in await term.ok("tmux", action="kill", window="py")
+    assert "no windows" in await term.ok("tmux", action="list")
+
+
+async def test_tmux_windows_are_per_agent_and_unknown_ones_are_listed(term: Term) -> None:
+    await term.ok("tmux", agent="a1", action="new", window="srv", command="sleep 60")
+    await term.ok("tmux", agent="a2", action="new", window="srv", command="sleep 60")
+    result = await term.call("tmux", agent="a1", action="capture", window="nope")
+    assert result.is_error and "no window 'nope'; your windows: srv" in result.error
+    again = await term.call("tmux", agent="a1", action="new", window="srv", command="true")
+    assert again.is_error and "already exists" in again.error
+    reserved = await term.call("tmux", agent="a1", action="new", window="bash", command="true")
+    assert reserved.is_error and "reserved" in reserved.error
+    names = await term.host.tmux("list-windows", "-F", "#{window_name}")
+    assert {"a1/srv", "a2/srv"} <= set(names)
+    await term.ok("tmux", agent="a1", action="kill", window="srv")
+    assert "srv\trunning" in await term.ok("tmux", agent="a2", action="list")
+
+
+async def test_tmux_wait_times_out_with_the_screen(term: Term) -> None:
+    await term.ok("tmux", action="new", window="w", command="echo hello; sleep 60")
+    result = await term.call("tmux", action="wait", window="w", pattern="never", timeout=0.3)
+    assert result.is_error and "'never' did not appear" in result.error
+    assert "hello" in result.output
+
+
+async def test_stop_agent_stops_its_commands_and_closes_its_windows(term: Term, tmp_path: Path) -> None:
+    await term.ok("tmux", agent="a2", action="new", window="srv", command="sleep 60")
+    await term.ok("bash", agent="a1", command="echo other agent")
+    call_id = term.next_id()
+    task = asyncio.create_task(term.call("bash", agent="a2", call_id=call_id, command="echo go; sleep 100"))
+    await asyncio.wait_for(term.first_chunk[call_id].wait(), 5)
+    started = time.monotonic()
+    await term.host.stop_agent("a2")
+    result = await asyncio.wait_for(task, 5)
+    assert result.is_error
+    assert time.monotonic() - started < 2
+    names = await term.host.tmux("list-windows", "-F", "#{window_name}")
+    assert not [n for n in names if n.startswith("a2/")]
+    assert "a1/bash" in names
+    assert await term.ok("bash", agent="a1", command="echo fine") == "fine\n"
+    await term.host.stop_agent("never-seen")
+
+
+async def test_bash_needs_a_terminal_host(workspace: Path, tmp_path: Path) -> None:
+    ctx = ToolContext(
+        workspace=workspace, settings=Settings(workspace=workspace, data_dir=tmp_path), session_dir=tmp_path
+    )
+    result = await Toolbox(["bash"]).invoke(pb.ToolCall(id="c", name="bash", arguments='{"command": "true"}'), ctx)
+    assert result.is_error and "TerminalHost" in result.error
