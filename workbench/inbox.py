@@ -1,8 +1,9 @@
 """The Inbox of one agent: completions of its async children and messages from other agents.
 
 Completion items are never dropped; message items are dropped oldest first when the bound is
-reached, with a note. `pending` holds the children whose completion has not arrived yet, so
-the loop knows whether to wait before it finishes.
+reached, with a note. `pending` holds the children whose completion has not been read yet
+(not arrived, or arrived but not drained), so the loop knows it must take another turn, or
+wait, before it finishes.
 """
 
 from __future__ import annotations
@@ -35,9 +36,7 @@ class Inbox:
         self.pending.add(child_id)
 
     def put(self, item: pb.InboxItem) -> None:
-        if item.kind == pb.INBOX_KIND_COMPLETION:
-            self.pending.discard(item.child_id)
-        else:
+        if item.kind == pb.INBOX_KIND_MESSAGE:
             messages = [i for i in self._items if i.kind == pb.INBOX_KIND_MESSAGE]
             if len(messages) >= self.limit:
                 self._items.remove(messages[0])
@@ -53,6 +52,9 @@ class Inbox:
     def drain(self) -> list[pb.InboxItem]:
         items, self._items = self._items, []
         self._changed.clear()
+        for item in items:
+            if item.kind == pb.INBOX_KIND_COMPLETION:
+                self.pending.discard(item.child_id)
         return items
 
     def drain_text(self) -> str:

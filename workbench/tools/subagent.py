@@ -1,0 +1,156 @@
+"""subagent: start a child agent (sync, async or fork), list them, cancel one, message one.
+
+The tool reaches the agent tree only through `ctx.agents` (a `SubagentHost`), so it imports
+neither the loop nor the tree.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal, Protocol
+
+from workbench.feedback import Feedback
+from workbench.pb import workbench_pb2 as pb
+from workbench.tools import ToolContext, tool
+
+STATUS = {
+    pb.AGENT_STATUS_QUEUED: "queued",
+    pb.AGENT_STATUS_RUNNING: "running",
+    pb.AGENT_STATUS_WAITING: "waiting",
+    pb.AGENT_STATUS_COMPLETED: "completed",
+    pb.AGENT_STATUS_FAILED: "failed",
+    pb.AGENT_STATUS_TIMED_OUT: "timed out",
+    pb.AGENT_STATUS_CANCELLED: "cancelled",
+    pb.AGENT_STATUS_INTERRUPTED: "interrupted",
+}
+MODE = {pb.SPAWN_MODE_SYNC: "sync", pb.SPAWN_MODE_ASYNC: "async", pb.SPAWN_MODE_FORK: "fork"}
+
+
+class ChildState(Protocol):
+    """One subagent as `list` shows it."""
+
+    info: pb.AgentInfo
+    activity: str
+    activity_at: float  # time.monotonic() of the last activity
+
+    @property
+    def elapsed(self) -> float: ...
+
+
+class SubagentHost(Protocol):
+    """What the subagent tool needs from the agent tree, bound to the calling agent."""
+
+    def create(
+        self,
+        prompt: str,
+        mode: str = "async",
+        *,
+        name: str = "",
+        tools: list[str] | None = None,
+        model: str = "",
+        timeout: float = 0.0,
+    ) -> pb.AgentInfo: ...
+
+    def running_children(self) -> tuple[int, int]: ...
+
+    async def result(self, agent_id: str) -> pb.AgentFinished: ...
+
+    def children(self) -> list[ChildState]: ...
+
+    async def cancel(self, agent_id: str) -> pb.AgentFinished: ...
+
+    def message(self, agent_id: str, text: str) -> pb.AgentInfo: ...
+
+
+@tool
+async def subagent(
+    action: Literal["create", "list", "cancel", "message"],
+    ctx: ToolContext,
+    prompt: str = "",
+    mode: Literal["sync", "async", "fork"] = "async",
+    name: str = "",
+    tools: list[str] | None = None,
+    model: str = "",
+    timeout: float = 0,
+    id: str = "",
+    text: str = "",
+) -> str | pb.ToolResult:
+    """Delegate work to subagents: create one, list yours, cancel one, or message one.
+
+    create starts a child agent on `prompt`. mode sync waits and returns its final answer;
+    async (the default) returns its id at once and its result arrives later in your Inbox
+    (end your turn without tool calls to wait for it); fork is async but the child starts
+    from a copy of this conversation. A child's failure comes back with its cause.
+
+    Args:
+        action: create, list, cancel or message
+        prompt: create: the task, self-contained (an async or sync child does not see this conversation)
+        mode: create: sync (wait for the answer), async (result in your Inbox) or fork (async, with
+            a copy of this conversation)
+        name: create: a short name shown in lists and the Inbox
+        tools: create: the subset of your tools the child may use (default: all of yours)
+        model: create: another model for the child (default: yours)
+        timeout: create: seconds the child may run before it is stopped (0: no limit)
+        id: cancel, message: the subagent's id
+        text: message: the text to put in that agent's Inbox; it reads it at its next turn
+    """
+    host: SubagentHost | None = ctx.agents
+    if host is None:
+        raise Feedback("subagents are not available here")
+    if action == "create":
+        return await _create(host, prompt, mode, name, tools, model, float(timeout))
+    if action == "list":
+        return _list(host)
+    if not id:
+        raise Feedback(f"{action} needs the subagent's id; call subagent(action='list') to see them")
+    if action == "cancel":
+        finished = await host.cancel(id)
+        return f"Cancelled subagent {id}: it is {STATUS.get(finished.status, 'ended')}."
+    if not text:
+        raise Feedback("message needs text: what to tell the agent")
+    info = host.message(id, text)
+    return f"Message put in the Inbox of {info.name} ({info.id}); it reads it at its next turn."
+
+
+async def _create(
+    host: SubagentHost, prompt: str, mode: str, name: str, tools: list[str] | None, model: str, timeout: float
+) -> str | pb.ToolResult:
+    info = host.create(prompt, mode, name=name, tools=tools, model=model, timeout=timeout)
+    who = f"subagent {info.name} ({info.id})"
+    if mode != "sync":
+        running, queued = host.running_children()
+        state = (
+            "running"
+            if info.status == pb.AGENT_STATUS_RUNNING
+            else "queued (you run as many subagents as allowed; it starts when one of them ends)"
+        )
+        return (
+            f"Started {who} in {mode} mode: {state}. Its result will arrive in your Inbox; keep working, "
+            f"or end your turn without tool calls to wait for it. ({running} running, {queued} queued)"
+        )
+    finished = await host.result(info.id)
+    if finished.status == pb.AGENT_STATUS_COMPLETED:
+        return finished.result or f"{who} completed without an answer."
+    cause = finished.cause or "it ended without a result or a cause"
+    return pb.ToolResult(
+        output=f"The last text of {who}:\n{finished.result}" if finished.result else "",
+        error=f"{who} {STATUS.get(finished.status, 'failed')}: {cause}",
+        is_error=True,
+    )
+
+
+def _list(host: SubagentHost) -> str:
+    children = host.children()
+    if not children:
+        return "You have started no subagents."
+    now, top = time.monotonic(), min(c.info.depth for c in children)
+    lines = ["id\tname\tmode\tstatus\telapsed\tlast activity"]
+    for child in children:
+        info = child.info
+        indent = "  " * (info.depth - top)
+        ago = now - child.activity_at
+        lines.append(
+            f"{indent}{info.id}\t{info.name}\t{MODE.get(info.mode, '?')}\t{STATUS.get(info.status, '?')}\t"
+            f"{child.elapsed:.1f}s\t{child.activity} ({ago:.0f}s ago)"
+        )
+    return "\n".join(lines)
