@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import errno
+import functools
 import hashlib
 import os
 import re
@@ -42,7 +43,7 @@ GLOB_CAP = 200
 GREP_CAP = 200  # matching lines shown
 GREP_LINE_CHARS = 300
 SUGGEST_SCAN = 20_000  # entries walked to find "did you mean" candidates
-STATE_KEY = "files.seen"  # ctx.state: resolved path -> Seen (what the agent last saw of a file)
+STATE_KEY = "files.seen"  # ctx.state: resolved path -> digest of the content the agent last saw
 
 T = TypeVar("T")
 
@@ -50,18 +51,29 @@ T = TypeVar("T")
 # --- paths and confinement ------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=64)
+def _real(folder: Path) -> Path:
+    return folder.resolve()
+
+
+def workspace_root(ctx: ToolContext) -> Path:
+    """The workspace with its symlinks resolved (cached: it does not move during a session)."""
+    return _real(ctx.workspace)
+
+
 def shown(ctx: ToolContext, path: Path) -> str:
     """How to name a path to the model: workspace-relative when inside, else absolute."""
-    root = ctx.workspace.resolve()
-    if path == root:
+    root, text = str(workspace_root(ctx)), str(path)
+    if text == root:
         return "."
-    if path.is_relative_to(root):
-        return path.relative_to(root).as_posix()
-    return str(path)
+    if text.startswith(root + os.sep):
+        return text[len(root) + 1 :]
+    return text
 
 
 def _inside(path: Path, root: Path) -> bool:
-    return path == root or path.is_relative_to(root)
+    text, base = str(path), str(root)
+    return text == base or text.startswith(base.rstrip(os.sep) + os.sep)
 
 
 def read_roots(ctx: ToolContext) -> list[Path]:
@@ -88,10 +100,10 @@ def resolve(ctx: ToolContext, path: str, *, read: bool = False) -> Path:
     Without `read`, the path must lead inside the workspace (for writing); with `read`, also
     inside the saved-output folder, the skill folders or the user's `read_roots`.
     """
-    root = ctx.workspace.resolve()
+    root = workspace_root(ctx)
     text = path.strip()
     raw = Path(os.path.expanduser(text)) if text else Path(".")
-    target = (raw if raw.is_absolute() else root / raw).resolve()
+    target = Path(os.path.realpath(os.path.join(root, raw)))
     if _inside(target, root):
         return target
     extra = read_roots(ctx) if read else []
@@ -208,7 +220,7 @@ def _missing_message(ctx: ToolContext, target: Path, given: str) -> str:
 
 def suggest(ctx: ToolContext, target: Path, limit: int = 5) -> list[str]:
     """Paths of the real tree close to a missing one: same name elsewhere, then similar paths."""
-    root = ctx.workspace.resolve()
+    root = workspace_root(ctx)
     base = root if _inside(target, root) else next((r for r in read_roots(ctx) if _inside(target, r)), None)
     if base is None:
         return []
@@ -238,26 +250,22 @@ def suggest(ctx: ToolContext, target: Path, limit: int = 5) -> list[str]:
 # --- what the agent has seen ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Seen:
-    size: int
-    mtime_ns: int
-    digest: str
-
-
 def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def _remember(ctx: ToolContext, target: Path, data: bytes) -> None:
-    st = target.stat()
-    ctx.state.setdefault(STATE_KEY, {})[str(target)] = Seen(st.st_size, st.st_mtime_ns, _digest(data))
+    """Note the content the agent has seen (read or written) of a file."""
+    ctx.state.setdefault(STATE_KEY, {})[str(target)] = _digest(data)
 
 
 def _check_fresh(ctx: ToolContext, target: Path, data: bytes) -> None:
-    """Refuse to change a file that changed on disk since the agent last read or wrote it."""
-    seen: Seen | None = ctx.state.get(STATE_KEY, {}).get(str(target))
-    if seen is None or seen.digest == _digest(data):
+    """Refuse to change a file whose content differs from what the agent last read or wrote.
+
+    The content is compared, not the time stamp: a file only touched is still fresh.
+    """
+    seen: str | None = ctx.state.get(STATE_KEY, {}).get(str(target))
+    if seen is None or seen == _digest(data):
         return
     name = shown(ctx, target)
     raise Feedback(
@@ -290,8 +298,8 @@ def _binary_kind(head: bytes) -> str | None:
 
 def _decode(ctx: ToolContext, target: Path, data: bytes) -> str:
     """The text of a file, or Feedback that says plainly why it is not shown."""
-    name = shown(ctx, target)
     kind = _binary_kind(data[:BINARY_SNIFF])
+    name = shown(ctx, target) if kind else ""
     if kind is not None:
         raise Feedback(
             f"{name} is {kind}, {len(data):,} bytes; read_file shows text only and does not dump binary "
@@ -300,6 +308,7 @@ def _decode(ctx: ToolContext, target: Path, data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
+        name = shown(ctx, target)
         line = data.count(b"\n", 0, err.start) + 1
         column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
         raise Feedback(
@@ -310,9 +319,6 @@ def _decode(ctx: ToolContext, target: Path, data: bytes) -> str:
 
 
 def _read_bytes(ctx: ToolContext, target: Path, given: str, doing: str = "reading") -> bytes:
-    if target.is_dir():
-        name = shown(ctx, target)
-        raise Feedback(f"{name} is a directory, not a file; list it with ls(path={name!r})")
     try:
         return target.read_bytes()
     except OSError as err:
@@ -357,14 +363,15 @@ async def read_file(path: str, ctx: ToolContext, offset: int = 1, limit: int = P
             f"offset {offset} is past the end of {name}, which has {total:,} lines; use an offset from 1 to {total}"
         )
     budget = min(PAGE_BYTES, max(ctx.settings.output_limit - 400, 1000))
-    page: list[str] = []
-    used = 0
-    for line in lines[start - 1 : start - 1 + limit]:
-        cost = min(len(line), LINE_CHARS + 40) + 8
-        if page and used + cost > budget:
-            break
-        page.append(line)
-        used += cost
+    page = lines[start - 1 : start - 1 + limit]
+    if len(text) + 8 * len(page) > budget:  # the page may not fit: count line by line
+        used, fits = 0, 0
+        for line in page:
+            used += min(len(line), LINE_CHARS + 40) + 8
+            if fits and used > budget:
+                break
+            fits += 1
+        page = page[:fits]
     body = _numbered(page, start)
     end = start + len(page) - 1
     if end < total:
@@ -472,7 +479,7 @@ async def write_file(path: str, content: str, ctx: ToolContext) -> pb.ToolResult
             before = None
         what = f"replaced {len(old):,} bytes"
     else:
-        created = [p for p in target.parents if not p.exists() and _inside(p, ctx.workspace.resolve())]
+        created = [p for p in target.parents if not p.exists() and _inside(p, workspace_root(ctx))]
         what = "new file" + (f", created folder {shown(ctx, created[0])}" if created else "")
     data = _encode(content, "content")
     _write(ctx, target, path, data)
@@ -849,7 +856,7 @@ def _search(ctx: ToolContext, path: str, pattern: str | None) -> tuple[Search, P
     if not start.is_dir():
         name = shown(ctx, start)
         raise Feedback(f"{name} is a file, not a folder; use read_file(path={name!r}) or give its folder")
-    root = ctx.workspace.resolve()
+    root = workspace_root(ctx)
     base = root if _inside(start, root) else next(r for r in read_roots(ctx) if _inside(start, r))
     rel_dir = "" if start == base else start.relative_to(base).as_posix()
     ignore: Ignore | None = _ignore_for(base, rel_dir)
@@ -866,7 +873,7 @@ def _search(ctx: ToolContext, path: str, pattern: str | None) -> tuple[Search, P
 
 
 def _allowed(ctx: ToolContext) -> Callable[[Path], bool]:
-    roots = [ctx.workspace.resolve(), *read_roots(ctx)]
+    roots = [workspace_root(ctx), *read_roots(ctx)]
     return lambda p: any(_inside(p, r) for r in roots)
 
 
@@ -945,7 +952,7 @@ def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
         raise Feedback(_missing_message(ctx, target, path))
     if not target.is_dir():
         return f"{name} is a file ({_human(target.stat().st_size)}); read it with read_file(path={name!r})"
-    root = ctx.workspace.resolve()
+    root = workspace_root(ctx)
     base = root if _inside(target, root) else next(r for r in read_roots(ctx) if _inside(target, r))
     rel = "" if target == base else target.relative_to(base).as_posix()
     ignore = _ignore_for(base, rel)
