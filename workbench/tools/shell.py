@@ -849,9 +849,9 @@ async def bash(
     status, output, notes = await host.run(ctx.agent_id, command, workspace=ctx.workspace, timeout=limit, emit=ctx.emit)
     if status != 0:
         raise Feedback("; ".join([_status_text(status), *notes]), metadata={"exit_code": status, "window": "bash"})
-    result = pb.ToolResult(output=output, notes=notes)
-    result.metadata.update({"exit_code": 0})
-    return result
+    if not notes:
+        return output  # the common case: no copy through a ToolResult
+    return pb.ToolResult(output=output, notes=notes)
 
 
 # --- tmux ------------------------------------------------------------------------------------
