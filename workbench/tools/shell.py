@@ -81,9 +81,17 @@ __wb_done() {
   printf '%%s %%s %%s %%s %%s\n' "$1" "$__wb_token" "$__wb_run" "$2" "$PWD" > "$__wb_fifo"
   __wb_run=
 }
+__wb_echo() {  # for a person watching the pane: the output's start and a failing status
+  local out=
+  IFS= read -r -N 3000 out < "$__wb_dir/$__wb_run.out" 2>/dev/null
+  [[ -n $out ]] && printf '%%s' "$out" && [[ $out != *$'\n' ]] && printf '\n'
+  (( ${#out} >= 3000 )) && printf '\e[2m[... the agent gets the whole output]\e[m\n'
+  (( $1 )) && printf '\e[2m[exit %%s]\e[m\n' "$1"
+}
 __wb_prompt() {
   local s=$?
   if [[ -n $__wb_run ]]; then
+    __wb_echo "$s"
     __wb_done done "$s"
   elif [[ -z $__wb_up ]]; then
     __wb_up=1
@@ -1009,7 +1017,8 @@ async def tmux(
             shell_cmd = f"exec bash --noprofile --norc -c {shlex.quote(command)}"
         else:
             shell_cmd = f"exec bash --noprofile --rcfile {rc} -i"
-        w = await host.new_window(ctx.agent_id, window, shell_cmd, cwd, {"__WB_TOKEN": "tmux"})
+        env = {} if command and command.strip() else {"__WB_TOKEN": "tmux"}
+        w = await host.new_window(ctx.agent_id, window, shell_cmd, cwd, env)
         w.command = command or "bash"
         state.windows[window] = w
         return f"started {w.command!r} in window {window!r} (cwd {cwd}); attach: {host.attach_command}"
