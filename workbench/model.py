@@ -120,8 +120,10 @@ class StreamIncomplete(Exception):
 
 
 def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {text[0][:160]}" if text else type(err).__name__
+    """The error's own words, without litellm's nested class-name prefixes and suffixes."""
+    text = str(err).rsplit("Exception - ", 1)[-1].split(" Original exception", 1)[0].strip()
+    lines = text.splitlines()
+    return lines[0][:160] if lines else type(err).__name__
 
 
 def usage_from_wire(usage: Any, model: str) -> pb.Usage:
