@@ -48,7 +48,12 @@ def make_tree(root: Path) -> list[Path]:
             n = d * PER_FOLDER + f
             body = [f'"""Module {n}."""', "", "import os", ""]
             for k in range(12):
-                body += [f"def handle_{k}(value: int) -> int:", f"    total = value * {k} + {n}", "    return total", ""]
+                body += [
+                    f"def handle_{k}(value: int) -> int:",
+                    f"    total = value * {k} + {n}",
+                    "    return total",
+                    "",
+                ]
             if n % 100 == 7:
                 body.append(f"# NEEDLE_{n} marks this file")
             path = folder / f"mod{f:03}.py"
