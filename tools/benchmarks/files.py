@@ -39,7 +39,7 @@ COMMON = r"return"  # on many lines of every file
 
 
 def make_tree(root: Path) -> list[Path]:
-    """10,000 Python-like files of about 2.4 KB each, in 100 folders."""
+    """10,000 Python-like files of about 1 KB each, in 100 folders."""
     files = []
     for d in range(FOLDERS):
         folder = root / f"pkg{d:02}"
