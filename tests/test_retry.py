@@ -408,3 +408,9 @@ async def test_overflow_is_not_retried_but_handed_to_compaction() -> None:
             fake.sleep,
         )
     assert fake.slept == []
+
+
+def test_unsupported_parameters_fail_without_retry() -> None:
+    lm = litellm()
+    verdict = classify(lm.UnsupportedParamsError("tools is not supported by this model", "openai", "m"))
+    assert verdict.action == "fail" and "unsupported parameter" in verdict.reason
