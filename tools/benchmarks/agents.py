@@ -1,0 +1,169 @@
+"""100 async subagents, each one scripted turn: wall time against 1 child, and events per second.
+
+    .venv/bin/python -m tools.benchmarks.agents      # or: .venv/bin/python tools/bench.py agents
+
+A root agent creates N async children in one turn (N = 1, then 100), each child answers in one
+instant scripted turn, and the root waits until every completion has reached its Inbox. Same
+process, same scripted server on 127.0.0.1, same SQLite store folder; one untimed warm-up run
+first (litellm's import and its first connection). Median of three runs each. For a floor, N
+bare streamed litellm calls to the same server, all at once, are timed in the same run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from tests.scripted_server import ScriptedModel, call, reply  # noqa: E402
+from workbench.config import Settings  # noqa: E402
+from workbench.pb import workbench_pb2 as pb  # noqa: E402
+
+RUNS = 3
+MANY = 100
+
+
+def _script(children: int) -> Any:
+    """The model: the root creates `children` async children, each child answers at once."""
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        messages = body["messages"]
+        task = next(m["content"] for m in messages if m["role"] == "user")
+        if task.startswith("CHILD"):
+            return reply(f"report of {task}")
+        if not any(m["role"] == "assistant" for m in messages):
+            creates = [call("subagent", {"action": "create", "prompt": f"CHILD {i}"}) for i in range(children)]
+            return reply("", *creates)
+        return reply("all reported" if messages[-1]["content"].startswith("[Inbox") else "waiting")
+
+    return answer
+
+
+async def _run_tree(model: ScriptedModel, data: Path, children: int) -> dict[str, float]:
+    from workbench.agents import AgentTree
+    from workbench.store import Store
+
+    settings = Settings(
+        model="openai/scripted",
+        api_base=model.url,
+        api_key="sk-bench",
+        workspace=data,
+        data_dir=data / "data",
+        max_running_children=children,
+        max_total_children=children,
+        max_turns=10 * children + 10,
+    )
+    model.script.clear()
+    model.add(*[_script(children)] * (3 * children + 20))
+    store = Store(settings.db_path)
+    session = store.create_session(settings.workspace, settings.model, "bench")
+    events: list[pb.Event] = []
+    store.subscribe(events.append, session)
+    tree = AgentTree(settings, store, session)
+    start = time.perf_counter()
+    outcome = await tree.run_root("ROOT: start the children", ["subagent"])
+    wall = time.perf_counter() - start
+    await tree.close()
+    store.close()
+    items = [e.inbox_item for e in events if e.WhichOneof("kind") == "inbox_item" and e.agent_id == "main"]
+    lost_or_twice = len(items) != children or len({i.child_id for i in items}) != children
+    if outcome.status != pb.RUN_STATUS_FINISHED or lost_or_twice:
+        raise SystemExit(f"bench run went wrong: {outcome.status} {outcome.reason!r}, {len(items)} Inbox items")
+    spawned = [
+        e.time.ToNanoseconds() for e in events if e.WhichOneof("kind") == "agent_spawned" and e.agent_id != "main"
+    ]
+    ended = [
+        e.time.ToNanoseconds() for e in events if e.WhichOneof("kind") == "agent_finished" and e.agent_id != "main"
+    ]
+    return {
+        "wall": wall,
+        "events": len(events),
+        "children_span": (max(ended) - min(spawned)) / 1e9,
+    }
+
+
+async def _bare_calls(model: ScriptedModel, n: int) -> float:
+    """n streamed litellm calls to the same server at once: the floor for n one-turn children."""
+    from workbench.model import litellm
+
+    lm = litellm()
+    model.script.clear()
+    model.add(*[reply("report")] * n)
+
+    async def one() -> None:
+        response = await lm.acompletion(
+            model="openai/scripted",
+            api_base=model.url,
+            api_key="sk-bench",
+            messages=[{"role": "user", "content": "CHILD"}],
+            stream=True,
+            max_retries=0,
+        )
+        async for _ in response:
+            pass
+
+    start = time.perf_counter()
+    await asyncio.gather(*[one() for _ in range(n)])
+    return time.perf_counter() - start
+
+
+async def _main(tmp: Path) -> dict[str, float]:
+    model = ScriptedModel()
+    # socketserver listens with a backlog of 5: a burst of 100 connections would then wait on
+    # SYN retries (1 s, 3 s, ...) and time the kernel instead of the workbench.
+    model.server.socket.listen(1024)
+    try:
+        await _run_tree(model, tmp / "warm", 1)  # litellm's import and first connection
+        one = [await _run_tree(model, tmp / f"one{i}", 1) for i in range(RUNS)]
+        many = [await _run_tree(model, tmp / f"many{i}", MANY) for i in range(RUNS)]
+        bare_one = statistics.median([await _bare_calls(model, 1) for _ in range(RUNS)])
+        bare_many = statistics.median([await _bare_calls(model, MANY) for _ in range(RUNS)])
+    finally:
+        model.close()
+
+    def med(runs: list[dict[str, float]], key: str) -> float:
+        return statistics.median(r[key] for r in runs)
+
+    wall_one, wall_many = med(one, "wall"), med(many, "wall")
+    events_many = med(many, "events")
+    eps = statistics.median(r["events"] / r["wall"] for r in many)
+    per_child = (wall_many - wall_one) / (MANY - 1)
+    print(f"  {'1 async child, whole run':<44} {wall_one * 1000:9.1f} ms")
+    print(
+        f"  {f'{MANY} async children, whole run':<44} {wall_many * 1000:9.1f} ms   "
+        f"ratio {wall_many / wall_one:5.2f}x   (+{per_child * 1000:.2f} ms per extra child)"
+    )
+    print(
+        f"  {f'{MANY} children, first spawn to last finish':<44} {med(many, 'children_span') * 1000:9.1f} ms   "
+        f"vs {MANY} bare streamed litellm calls at once {bare_many * 1000:9.1f} ms"
+    )
+    print(f"  {'1 bare streamed litellm call':<44} {bare_one * 1000:9.1f} ms")
+    print(f"  {f'events, {MANY} children':<44} {events_many:9.0f}      {eps:,.0f} events/s committed")
+    return {
+        "one_child_s": wall_one,
+        "many_children_s": wall_many,
+        "ratio": wall_many / wall_one,
+        "events_per_s": eps,
+        "bare_many_s": bare_many,
+    }
+
+
+def main() -> dict[str, float]:
+    """Print 100 async one-turn children against 1, and events per second."""
+    print(f"agents: {MANY} async children (one scripted turn each) vs 1 child, same run")
+    with tempfile.TemporaryDirectory(prefix="wbbench-agents-") as tmp:
+        return asyncio.run(_main(Path(tmp)))
+
+
+if __name__ == "__main__":
+    main()
