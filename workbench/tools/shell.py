@@ -455,6 +455,7 @@ class TerminalHost:
         for fut in waiting:
             if not fut.done():
                 fut.set_exception(ServerGone("the tmux server went away"))
+                fut.exception()  # seen: a detached run's future may have no one awaiting it
         self._ready.clear()
         self._runs.clear()
         for state in self.agents.values():
@@ -565,7 +566,14 @@ class TerminalHost:
         command = f"exec bash --noprofile --rcfile {rc} -i"
         try:
             window = await self.new_window(agent_id, "bash", command, cwd, {"__WB_TOKEN": token})
-            window.pid = await asyncio.wait_for(ready, READY_TIMEOUT)
+            try:
+                window.pid = await asyncio.wait_for(ready, READY_TIMEOUT)
+            except TimeoutError as err:
+                await self._kill_window(window)
+                raise Feedback(
+                    f"a new bash shell in tmux did not come up within {READY_TIMEOUT:g} s; "
+                    f"look at it with `{self.attach_command}`"
+                ) from err
         finally:
             self._ready.pop(token, None)
         state.shell = _Shell(window, token)
@@ -981,7 +989,8 @@ async def tmux(
 
     new: start `command` (or a shell) in a new window; send: type `text` (a newline presses
     Enter) and/or press `keys`; capture: the visible screen, or the last `lines` lines; wait:
-    until `pattern` (a regex) appears on the screen or the program exits; list: your windows;
+    until `pattern` (a regex) shows in the window (screen and scrollback, so text already there
+    counts) or the program exits; list: your windows;
     kill: close a window and stop what runs in it.
 
     Args:
