@@ -584,6 +584,7 @@ async def test_100_async_children_each_reach_the_inbox_once(settings: Settings, 
     settings.max_running_children = 100
     settings.max_total_children = 100
     settings.max_turns = 300
+    scripted_model.server.socket.listen(1024)  # socketserver's backlog of 5 would stall the burst on SYN retries
     route(
         scripted_model,
         {
@@ -604,3 +605,27 @@ async def test_100_async_children_each_reach_the_inbox_once(settings: Settings, 
     drained = "\n".join(m.text for m in run.of("message") if m.role == pb.ROLE_USER and m.text.startswith("[Inbox"))
     for n in range(1, 101):
         assert drained.count(f"(a{n}) completed") == 1
+
+
+async def test_a_child_may_name_another_model(settings: Settings, scripted_model: ScriptedModel) -> None:
+    route(
+        scripted_model,
+        {
+            "ROOT": [reply("", create("CHILD: think", mode="sync", model="openai/bigger")), reply("ok")],
+            "CHILD": [reply("thought")],
+        },
+    )
+    run = await run_agent(settings, "ROOT task", tools=["subagent"])
+    (child_request,) = requests_of(scripted_model, "CHILD")
+    assert child_request["model"] == "bigger"  # same provider: same endpoint and key as its parent
+    assert {e.agent.id: e.agent.model for e in run.of("agent_spawned")} == {
+        "main": "openai/scripted",
+        "a1": "openai/bigger",
+    }
+    tree = AgentTree(settings, Store(settings.db_path), "s")
+    other = tree.spec("anthropic/claude-x", "openai/scripted")
+    assert (other.model, other.api_base, other.api_key) == ("anthropic/claude-x", "", "")
+    inherited = tree.spec("", "openai/scripted")
+    assert (inherited.model, inherited.api_base) == ("openai/scripted", settings.api_base)
+    await tree.close()
+    tree.store.close()
