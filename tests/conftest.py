@@ -73,13 +73,14 @@ class Run:
 async def run_agent(settings: Settings, prompt: str, tools: list[str] | None = None) -> Run:
     """Run the root agent of a new session in a real SQLite store; collect committed events."""
     from workbench.agents import AgentTree
+    from workbench.cli import terminal_host
     from workbench.store import Store
 
     store = Store(settings.db_path)
     session_id = store.create_session(settings.workspace, settings.model, prompt)
     events: list[pb.Event] = []
     store.subscribe(events.append, session_id)
-    tree = AgentTree(settings, store, session_id)
+    tree = AgentTree(settings, store, session_id, terminal=terminal_host(store, session_id))
     try:
         outcome = await tree.run_root(prompt, tools)
     finally:

@@ -108,6 +108,14 @@ def _setup_logging(settings: Settings) -> None:
     log.setLevel(logging.INFO)
 
 
+def terminal_host(store: Any, session_id: str) -> Any:
+    """The session's private tmux server; it starts on the first bash or tmux call."""
+    from workbench.store import Recorder
+    from workbench.tools.shell import TerminalHost
+
+    return TerminalHost(f"workbench-{session_id}", Recorder(store, session_id, "main").emit)
+
+
 async def run_headless(settings: Settings, prompt: str, jsonl: bool) -> pb.RunFinished:
     from workbench.agents import AgentTree
     from workbench.store import Store, to_json
@@ -118,7 +126,7 @@ async def run_headless(settings: Settings, prompt: str, jsonl: bool) -> pb.RunFi
         store.subscribe(lambda e: print(to_json(e), flush=True), session_id)
     else:
         store.subscribe(_progress, session_id)
-    tree = AgentTree(settings, store, session_id)
+    tree = AgentTree(settings, store, session_id, terminal=terminal_host(store, session_id))
     task = asyncio.current_task()
     assert task is not None
     loop = asyncio.get_running_loop()

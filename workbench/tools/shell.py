@@ -348,7 +348,7 @@ class TerminalHost:
     too (tmux name `AGENT/NAME`, the model sees NAME).
     """
 
-    def __init__(self, socket_name: str, publish: Callable[[str, Any], None] | None = None):
+    def __init__(self, socket_name: str, publish: Callable[[str, Any], object] | None = None):
         self.socket_name = socket_name
         self.publish = publish or (lambda kind, message: None)
         self.attach_command = f"tmux -L {socket_name} attach"
