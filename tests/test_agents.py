@@ -513,11 +513,13 @@ async def test_cancelling_one_child_cancels_its_subtree_and_the_parent_goes_on(
     )
     session = Session(settings)
     task = asyncio.create_task(session.tree.run_root("ROOT task", ["subagent", "agents_test_sleep"]))
-    await session.until(
-        lambda evs: any(e.agent_id == "a2" and e.WhichOneof("kind") == "tool_call_started" for e in evs)
-    )
-    statuses = {e.agent_id: e.agent_status.status for e in session.of("agent_status")}
-    assert statuses.get("a1") == pb.AGENT_STATUS_WAITING
+
+    def grandchild_busy_child_waiting(events: list[pb.Event]) -> bool:
+        statuses = {e.agent_id: e.agent_status.status for e in events if e.WhichOneof("kind") == "agent_status"}
+        busy = any(e.agent_id == "a2" and e.WhichOneof("kind") == "tool_call_started" for e in events)
+        return busy and statuses.get("a1") == pb.AGENT_STATUS_WAITING
+
+    await session.until(grandchild_busy_child_waiting)
     ended = await session.tree.cancel("a1", "cancelled by the person")
     assert ended.status == pb.AGENT_STATUS_CANCELLED
     outcome = await asyncio.wait_for(task, 10)
@@ -553,9 +555,13 @@ async def test_run_cancel_with_5_children_running_leaves_no_task_or_tmux_window(
         return len(started) == 5
 
     await session.until(all_sleeping, timeout=30)
-    await asyncio.sleep(0.3)  # let the five commands start in their windows
-    child_windows = {s.shell.window.window_id for s in host.agents.values() if s.shell is not None}
-    assert len(child_windows) == 5 and child_windows <= set(await host.window_info())
+    child_windows: set[str] = set()
+    async with asyncio.timeout(10):  # until the five commands run in their windows
+        while len(child_windows) < 5:
+            await asyncio.sleep(0.02)
+            info = await host.window_info()
+            shells = {s.shell.window.window_id for s in host.agents.values() if s.shell is not None}
+            child_windows = {w for w in shells if w in info and info[w][2] == "sleep"}
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

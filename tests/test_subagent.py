@@ -161,7 +161,7 @@ async def test_list_over_the_real_tree(settings: Settings, scripted_model: Scrip
         task = next(m["content"] for m in body["messages"] if m["role"] == "user")
         turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
         if task.startswith("CHILD"):
-            return reply("", call("subagent_test_sleep", seconds=0.3)) if turn == 0 else reply("rested")
+            return reply("", call("subagent_test_sleep", seconds=1.0)) if turn == 0 else reply("rested")
         script = [
             reply(
                 "",
