@@ -53,6 +53,11 @@ def drop() -> dict[str, Any]:
     return {"kind": "drop"}
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # a burst of 100 concurrent children must not stall on SYN retries
+    daemon_threads = True
+
+
 class ScriptedModel:
     def __init__(self) -> None:
         self.script: deque[Reply] = deque()
@@ -60,8 +65,7 @@ class ScriptedModel:
         self.request_times: list[float] = []
         self.lock = threading.Lock()
         handler = self._handler()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", 0), handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 

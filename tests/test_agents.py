@@ -590,7 +590,6 @@ async def test_100_async_children_each_reach_the_inbox_once(settings: Settings, 
     settings.max_running_children = 100
     settings.max_total_children = 100
     settings.max_turns = 300
-    scripted_model.server.socket.listen(1024)  # socketserver's backlog of 5 would stall the burst on SYN retries
     route(
         scripted_model,
         {

@@ -20,7 +20,7 @@ from workbench.model import ModelClient, add_usage
 from workbench.pb import workbench_pb2 as pb
 from workbench.retry import ContextOverflow, ModelCallFailed, RetryPolicy, call_with_retry
 from workbench.store import Recorder
-from workbench.tools import ToolContext, Toolbox
+from workbench.tools import Toolbox, ToolContext
 
 REMIND_AFTER = 3  # the third identical failing call gets a reminder
 REMINDER = (
@@ -50,7 +50,7 @@ class Budget:
 class RunEnded(Exception):
     """Control flow: the run ends with `status` (never fed back to the model)."""
 
-    def __init__(self, status: pb.RunStatus.ValueType, reason: str = "", text: str = ""):
+    def __init__(self, status: pb.RunStatus, reason: str = "", text: str = ""):
         super().__init__(reason)
         self.status, self.reason, self.text = status, reason, text
 
@@ -67,7 +67,7 @@ class AgentLoop:
         budget: Budget | None = None,
         messages: list[pb.Message] | None = None,
         inbox: Inbox | None = None,
-        on_status: Callable[[pb.AgentStatus.ValueType], None] = lambda status: None,
+        on_status: Callable[[pb.AgentStatus], None] = lambda status: None,
     ):
         self.client, self.toolbox, self.ctx, self.recorder = client, toolbox, ctx, recorder
         self.settings = settings
@@ -128,7 +128,10 @@ class AgentLoop:
         while True:
             self._drain_inbox()
             if self.turns >= self.settings.max_turns:
-                raise RunEnded(pb.RUN_STATUS_BUDGET_EXHAUSTED, f"turn limit reached ({self.settings.max_turns} model calls)")
+                raise RunEnded(
+                    pb.RUN_STATUS_BUDGET_EXHAUSTED,
+                    f"turn limit reached ({self.settings.max_turns} model calls)",
+                )
             if reason := self.budget.exhausted():
                 raise RunEnded(pb.RUN_STATUS_BUDGET_EXHAUSTED, reason)
             reply = await self._call_model()
@@ -211,8 +214,10 @@ class AgentLoop:
             results = []
             for call, task in zip(calls, tasks, strict=True):
                 done = task.done() and not task.cancelled() and task.exception() is None
-                result = task.result() if done else pb.ToolResult(
-                    call_id=call.id, name=call.name, is_error=True, error=INTERRUPTED
+                result = (
+                    task.result()
+                    if done
+                    else pb.ToolResult(call_id=call.id, name=call.name, is_error=True, error=INTERRUPTED)
                 )
                 if not done:
                     self.recorder.emit("tool_call_finished", pb.ToolCallFinished(result=result))
@@ -240,6 +245,8 @@ class AgentLoop:
 
     async def _wait_for_children(self) -> None:
         assert self.inbox is not None
+        if len(self.inbox):
+            return  # a completion already arrived: take the next turn without waiting
         self.on_status(pb.AGENT_STATUS_WAITING)
         arrived = await self.inbox.wait(self.settings.wait_cap)
         self.on_status(pb.AGENT_STATUS_RUNNING)

@@ -121,7 +121,6 @@ async def _main(tmp: Path) -> dict[str, float]:
     model = ScriptedModel()
     # socketserver listens with a backlog of 5: a burst of 100 connections would then wait on
     # SYN retries (1 s, 3 s, ...) and time the kernel instead of the workbench.
-    model.server.socket.listen(1024)
     try:
         await _run_tree(model, tmp / "warm", 1)  # litellm's import and first connection
         one = [await _run_tree(model, tmp / f"one{i}", 1) for i in range(RUNS)]
