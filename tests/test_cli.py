@@ -120,3 +120,11 @@ def test_sigint_cancels_with_130(scripted_model: ScriptedModel, workspace: Path,
     assert proc.returncode == 130, err
     last = json.loads(out.splitlines()[-1])
     assert last["agent_finished"]["status"] == "AGENT_STATUS_CANCELLED"
+
+
+def test_cost_budget_needs_a_known_price(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys
+) -> None:
+    assert main(args(scripted_model, workspace, tmp_path, "--max-cost", "0.5", "go")) == 2
+    assert "use --max-tokens" in capsys.readouterr().err
+    assert scripted_model.requests == []

@@ -53,12 +53,20 @@ def parser() -> argparse.ArgumentParser:
 
 
 def check_model(settings: Settings) -> None:
-    """Fail early, in one line, on an unknown model or a missing key."""
-    if settings.model == "demo":
-        return
-    from workbench.model import litellm
+    """Fail early, in one line, on an unknown model, a missing key or a cost budget without a price."""
+    from workbench.model import ModelSpec, litellm
 
     lm = litellm()
+    if settings.max_cost:
+        try:
+            lm.cost_per_token(model=ModelSpec(settings.model).wire_model, prompt_tokens=1, completion_tokens=1)
+        except Exception as err:
+            raise UsageError(
+                f"--max-cost needs the model's price and litellm has none for {settings.model!r}; "
+                "use --max-tokens instead"
+            ) from err
+    if settings.model == "demo":
+        return
     try:
         lm.get_llm_provider(settings.model, api_base=settings.api_base or None)
     except Exception as err:
