@@ -15,26 +15,16 @@ import pytest
 from tests.conftest import run_agent
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config import Settings
+from workbench.demo import SAMPLE, WRONG_NEW, WRONG_OLD
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools import Toolbox, ToolContext
 from workbench.tools.files import GLOB_CAP, GREP_CAP, LS_CAP, closest_region, glob_regex
 
 FILE_TOOLS = ["read_file", "write_file", "edit_file", "ls", "glob", "grep"]
-AUTH_GO = (
-    "package auth\n"
-    "\n"
-    "// CheckLogin reports whether the user may log in.\n"
-    "func CheckLogin(user string, password string) bool {\n"
-    '\tif password == "" {\n'
-    "\t\treturn true\n"
-    "\t}\n"
-    "\treturn verify(user, password)\n"
-    "}\n"
-)
+AUTH_GO = SAMPLE
 AUTH_GO_FIXED = AUTH_GO.replace("return true", "return false")
-SPACES_OLD = '    // reject empty passwords\n    if password == "" {\n        return true\n    }'
-SPACES_NEW = '    // reject empty passwords\n    if password == "" {\n        return false\n    }'
+SPACES_OLD, SPACES_NEW = WRONG_OLD, WRONG_NEW
 
 
 @pytest.fixture(autouse=True)

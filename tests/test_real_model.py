@@ -17,6 +17,7 @@ import pytest
 
 from tests.conftest import run_agent
 from workbench.config import Settings
+from workbench.demo import SAMPLE
 from workbench.pb import workbench_pb2 as pb
 
 MODEL = os.environ.get("WORKBENCH_TEST_MODEL", "")
@@ -30,17 +31,7 @@ pytestmark = [
     pytest.mark.skipif(not MODEL, reason="set WORKBENCH_TEST_MODEL (and the provider's key) to run"),
 ]
 
-AUTH_GO = (
-    "package auth\n"
-    "\n"
-    "// CheckLogin reports whether the user may log in.\n"
-    "func CheckLogin(user string, password string) bool {\n"
-    '\tif password == "" {\n'
-    "\t\treturn true\n"
-    "\t}\n"
-    "\treturn verify(user, password)\n"
-    "}\n"
-)
+AUTH_GO = SAMPLE
 
 
 def real_settings(workspace: Path, tmp_path: Path) -> Settings:
