@@ -128,3 +128,27 @@ def test_cost_budget_needs_a_known_price(
     assert main(args(scripted_model, workspace, tmp_path, "--max-cost", "0.5", "go")) == 2
     assert "use --max-tokens" in capsys.readouterr().err
     assert scripted_model.requests == []
+
+
+def test_progress_names_the_tmux_server_and_subagents(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys
+) -> None:
+    def route(body: dict) -> dict:
+        first = body["messages"][1]["content"]
+        if first == "child task":
+            return reply("child done")
+        done = [m for m in body["messages"] if m["role"] == "tool"]
+        if not done:
+            return reply(
+                "",
+                call("bash", command="echo hi"),
+                call("subagent", {"action": "create", "prompt": "child task", "mode": "sync", "name": "helper"}),
+            )
+        return reply("all done")
+
+    scripted_model.add(route, route, route)
+    assert main(args(scripted_model, workspace, tmp_path, "go")) == 0
+    err = capsys.readouterr().err
+    assert "watch the shell: tmux -L workbench-" in err
+    assert "started subagent helper (sync): child task" in err
+    assert "subagent completed" in err

@@ -105,6 +105,21 @@ def _progress(event: pb.Event) -> None:
     elif kind == "message" and event.message.role == pb.ROLE_ASSISTANT and event.message.text:
         if event.message.tool_calls:
             print(f"{who}{event.message.text}", file=sys.stderr)
+    elif kind == "terminal_ready":
+        print(f"watch the shell: {event.terminal_ready.attach_command}", file=sys.stderr)
+    elif kind == "agent_spawned" and event.agent_spawned.agent.parent_id:
+        agent = event.agent_spawned.agent
+        mode = pb.SpawnMode.Name(agent.mode).removeprefix("SPAWN_MODE_").lower()
+        print(f"{who}started subagent {agent.name} ({mode}): {agent.prompt[:100]}", file=sys.stderr)
+    elif kind == "agent_finished" and event.agent_id != "main":
+        done = event.agent_finished
+        status = pb.AgentStatus.Name(done.status).removeprefix("AGENT_STATUS_").lower()
+        print(f"{who}subagent {status}{': ' + done.cause if done.cause else ''}", file=sys.stderr)
+    elif kind == "stream_discarded":
+        print(f"{who}the model's reply broke off; asking again", file=sys.stderr)
+    elif kind == "compaction":
+        c = event.compaction
+        print(f"{who}compacted the conversation: {c.messages_before} -> {c.messages_after} messages", file=sys.stderr)
 
 
 def _setup_logging(settings: Settings) -> None:
