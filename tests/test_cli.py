@@ -152,3 +152,38 @@ def test_progress_names_the_tmux_server_and_subagents(
     assert "watch the shell: tmux -L workbench-" in err
     assert "started subagent helper (sync): child task" in err
     assert "subagent completed" in err
+
+
+def test_unusable_data_dir_is_one_line(tmp_path: Path, workspace: Path, capsys) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    code = main(["run", "go", "--model", "demo", "--workspace", str(workspace), "--data-dir", str(blocker / "data")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "cannot use the data folder" in err and "Traceback" not in err
+
+
+def test_a_full_event_log_is_one_line_and_keeps_what_was_committed(
+    tmp_path: Path, workspace: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real SQLITE_FULL: the database may not grow past its current pages (max_page_count)."""
+    import workbench.store as store_module
+
+    real_create = store_module.Store.create_session
+
+    def create_then_fill(self: store_module.Store, *a: object) -> str:
+        session = real_create(self, *a)
+        pages = self.db.execute("PRAGMA page_count").fetchone()[0]
+        self.db.execute(f"PRAGMA max_page_count = {pages}")
+        return session
+
+    monkeypatch.setattr(store_module.Store, "create_session", create_then_fill)
+    data = tmp_path / "data"
+    code = main(["run", "go", "--model", "demo", "--workspace", str(workspace), "--data-dir", str(data)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "cannot write the event log" in err and "full" in err and "Traceback" not in err
+    import sqlite3
+
+    with sqlite3.connect(data / "workbench.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import signal
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -123,8 +124,14 @@ def _progress(event: pb.Event) -> None:
 
 
 def _setup_logging(settings: Settings) -> None:
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(settings.log_path, encoding="utf-8")
+    try:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(settings.log_path, encoding="utf-8")
+    except OSError as err:
+        raise UsageError(
+            f"cannot use the data folder {settings.data_dir}: {err.strerror or err}; "
+            "choose another with --data-dir or WORKBENCH_DATA_DIR"
+        ) from err
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     log = logging.getLogger("workbench")
     log.addHandler(handler)
@@ -201,6 +208,14 @@ def main(argv: list[str] | None = None) -> int:
         outcome = asyncio.run(run_headless(settings, args.prompt, args.jsonl))
     except KeyboardInterrupt:
         return 130
+    except (sqlite3.Error, OSError) as err:  # the data folder: disk full, removed, read-only
+        logging.getLogger("workbench").exception("cannot write the event log")
+        print(
+            f"workbench: cannot write the event log in {settings.data_dir}: {err}; what was committed before "
+            "is kept there. Free some space or choose another --data-dir.",
+            file=sys.stderr,
+        )
+        return 1
     except Exception as err:  # a bug: one line here, the traceback in the log file
         logging.getLogger("workbench").exception("internal error")
         print(
