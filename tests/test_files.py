@@ -19,7 +19,8 @@ from workbench.demo import SAMPLE, WRONG_NEW, WRONG_OLD
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools import Toolbox, ToolContext
-from workbench.tools.files import GLOB_CAP, GREP_CAP, LS_CAP, closest_region, glob_regex
+from workbench.tools.files import GLOB_CAP, GREP_CAP, LS_CAP, closest_region
+from workbench.tools.walk import glob_regex
 
 FILE_TOOLS = ["read_file", "write_file", "edit_file", "ls", "glob", "grep"]
 AUTH_GO = SAMPLE

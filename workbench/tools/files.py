@@ -8,31 +8,41 @@ Each tool explains its own failures: a missing path gets "did you mean" candidat
 real tree, a failed edit names the closest region of the current file, a file that changed
 since the agent read it is refused with a hint to re-read. `.git` and what `.gitignore`
 ignores are left out of listings and searches unless the path names them.
+
+Confinement and the explaining of path failures live in `paths`, tree walking and globs in `walk`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import difflib
-import errno
-import functools
 import hashlib
 import os
 import re
 import stat
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
-
-import pathspec
 
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools import ToolContext, tool
-from workbench.tools.skills import readable_skill_folders
+from workbench.tools.paths import (
+    allowed,
+    explain,
+    first_file_component,
+    inside,
+    missing_message,
+    mode_text,
+    read_roots,
+    resolve,
+    shown,
+    workspace_root,
+)
+from workbench.tools.walk import Ignore, Search, WalkStats, glob_regex, ignore_for, walk
 
 PAGE_LINES = 2000  # default read_file page
 PAGE_BYTES = 256 * 1024  # a page never holds more (and never more than the output limit)
@@ -42,209 +52,9 @@ LS_CAP = 500
 GLOB_CAP = 200
 GREP_CAP = 200  # matching lines shown
 GREP_LINE_CHARS = 300
-SUGGEST_SCAN = 20_000  # entries walked to find "did you mean" candidates
 STATE_KEY = "files.seen"  # ctx.state: resolved path -> digest of the content the agent last saw
 
 T = TypeVar("T")
-
-
-# --- paths and confinement ------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=64)
-def _real(folder: Path) -> Path:
-    return folder.resolve()
-
-
-def workspace_root(ctx: ToolContext) -> Path:
-    """The workspace with its symlinks resolved (cached: it does not move during a session)."""
-    return _real(ctx.workspace)
-
-
-def shown(ctx: ToolContext, path: Path) -> str:
-    """How to name a path to the model: workspace-relative when inside, else absolute."""
-    root, text = str(workspace_root(ctx)), str(path)
-    if text == root:
-        return "."
-    if text.startswith(root + os.sep):
-        return text[len(root) + 1 :]
-    return text
-
-
-def _inside(path: Path, root: Path) -> bool:
-    text, base = str(path), str(root)
-    return text == base or text.startswith(base.rstrip(os.sep) + os.sep)
-
-
-def read_roots(ctx: ToolContext) -> list[Path]:
-    """Folders outside the workspace that may be read: saved outputs, skills, `read_roots`."""
-    roots = [ctx.outputs_dir.resolve()]
-    roots += [Path(p).expanduser().resolve() for p in ctx.settings.read_roots]
-    roots += readable_skill_folders(ctx.settings)
-    return roots
-
-
-def _symlink_on_the_way(start: Path, raw: Path) -> Path | None:
-    """The first symlink met when walking `raw` (relative to `start`) component by component."""
-    current = Path(raw.anchor) if raw.is_absolute() else start
-    for part in raw.parts[1:] if raw.is_absolute() else raw.parts:
-        current = current / part
-        if os.path.islink(current):
-            return current
-    return None
-
-
-def resolve(ctx: ToolContext, path: str, *, read: bool = False) -> Path:
-    """Resolve a path the model gave (symlinks followed), or refuse it with Feedback.
-
-    Without `read`, the path must lead inside the workspace (for writing); with `read`, also
-    inside the saved-output folder, the skill folders or the user's `read_roots`.
-    """
-    root = workspace_root(ctx)
-    text = path.strip()
-    raw = Path(os.path.expanduser(text)) if text else Path(".")
-    target = Path(os.path.realpath(os.path.join(root, raw)))
-    if _inside(target, root):
-        return target
-    extra = read_roots(ctx) if read else []
-    if any(_inside(target, r) for r in extra):
-        return target
-    link = _symlink_on_the_way(root, raw)
-    if link is not None:
-        why = (
-            f"{path!r} goes through the symlink {shown(ctx, link)} -> {os.readlink(link)}, "
-            f"which leads to {target}, outside the workspace {root}"
-        )
-    else:
-        why = f"{path!r} resolves to {target}, outside the workspace {root}"
-    if read:
-        also = f"saved tool outputs ({ctx.outputs_dir}), skill folders"
-        if ctx.settings.read_roots:
-            also += ", " + ", ".join(str(p) for p in ctx.settings.read_roots)
-        hint = f"Use a path inside the workspace (relative paths start there); reading is also allowed in {also}."
-    else:
-        writable_elsewhere = any(_inside(target, r) for r in read_roots(ctx))
-        hint = (
-            "That folder may be read but not written; only the workspace is writable."
-            if writable_elsewhere
-            else "Use a path inside the workspace (relative paths start there)."
-        )
-    raise Feedback(f"Refused: {why}. {hint}")
-
-
-def _check_readable(ctx: ToolContext, target: Path, given: str) -> None:
-    if not target.exists():
-        raise Feedback(_missing_message(ctx, target, given))
-
-
-# --- explaining failures --------------------------------------------------------------------
-
-
-def _mode_text(path: Path) -> str:
-    try:
-        st = path.stat()
-    except OSError:
-        return ""
-    mode = stat.filemode(st.st_mode)
-    return f" (mode {mode}, owner uid {st.st_uid}; the workbench runs as uid {os.geteuid()})"
-
-
-def _first_file_component(target: Path) -> Path | None:
-    """For a not-a-directory failure: the ancestor of `target` that is a file."""
-    for parent in reversed(target.parents):
-        if parent.exists() and not parent.is_dir():
-            return parent
-    return None
-
-
-def explain(ctx: ToolContext, err: OSError, target: Path, given: str, doing: str) -> Feedback:
-    """Turn an OS error on `target` into Feedback that says what to do next."""
-    name = shown(ctx, target)
-    if isinstance(err, FileNotFoundError):
-        message = _missing_message(ctx, target, given)
-    elif isinstance(err, IsADirectoryError):
-        message = f"{name} is a directory, not a file; list it with ls(path={name!r})"
-    elif isinstance(err, NotADirectoryError) or err.errno == errno.ENOTDIR:
-        blocker = _first_file_component(target)
-        message = (
-            f"{shown(ctx, blocker)} is a file, not a directory, so {name} cannot exist inside it; "
-            f"check the path (read_file({shown(ctx, blocker)!r}) reads that file)"
-            if blocker
-            else f"a part of {name} is not a directory; check the path"
-        )
-    elif isinstance(err, PermissionError):
-        where = target if target.exists() else target.parent
-        message = (
-            f"permission denied {doing} {name}{_mode_text(where)}; the workbench may not do that. "
-            f"Choose another path, or ask the person to change the permissions"
-        )
-    else:
-        message = f"{doing} {name} failed: {err.strerror or err}"
-    return Feedback(message)
-
-
-@dataclass
-class WalkStats:
-    files: int = 0
-    ignored: int = 0
-    ignored_names: list[str] = field(default_factory=list)
-    outside: int = 0  # symlinks leading outside the allowed roots, skipped
-    unreadable: int = 0
-    binary: int = 0
-
-    def note_ignored(self, rel: str) -> None:
-        self.ignored += 1
-        if len(self.ignored_names) < 5:
-            self.ignored_names.append(rel)
-
-
-def _missing_message(ctx: ToolContext, target: Path, given: str) -> str:
-    name = shown(ctx, target)
-    message = f"{name} does not exist"
-    parent = target.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if parent != target.parent:
-        message += (
-            f" (nor does its folder {shown(ctx, target.parent)}; the nearest existing folder is {shown(ctx, parent)})"
-        )
-    candidates = suggest(ctx, target)
-    if len(candidates) == 1:
-        message += f"; did you mean {candidates[0]}?"
-    elif candidates:
-        message += f"; did you mean one of: {', '.join(candidates)}?"
-    else:
-        message += "; nothing with a similar name exists."
-    return message + " Use glob or ls to find the right path."
-
-
-def suggest(ctx: ToolContext, target: Path, limit: int = 5) -> list[str]:
-    """Paths of the real tree close to a missing one: same name elsewhere, then similar paths."""
-    root = workspace_root(ctx)
-    base = root if _inside(target, root) else next((r for r in read_roots(ctx) if _inside(target, r)), None)
-    if base is None:
-        return []
-    rel = target.relative_to(base).as_posix()
-    entries: list[str] = []
-    stats = WalkStats()
-    for entry_rel, _entry in walk(base, "", _ignore_for(base, ""), stats, dirs=True, include_links=True):
-        entries.append(entry_rel)
-        if len(entries) >= SUGGEST_SCAN:
-            break
-    name = target.name.lower()
-    by_name = [e for e in entries if e.rsplit("/", 1)[-1].lower() == name and e != rel]
-    close = difflib.get_close_matches(rel, entries, n=limit, cutoff=0.6)
-    names: dict[str, list[str]] = {}
-    for e in entries:
-        names.setdefault(e.rsplit("/", 1)[-1], []).append(e)
-    close_names = difflib.get_close_matches(target.name, list(names), n=3, cutoff=0.75)
-    by_close_name = [e for n in close_names for e in names[n]]
-    found: list[str] = []
-    for e in [*by_name, *close, *by_close_name]:
-        if e not in found:
-            found.append(e)
-    prefix = "" if base == root else f"{base}/"
-    return [prefix + e for e in found[:limit]]
 
 
 # --- what the agent has seen ----------------------------------------------------------------
@@ -411,20 +221,25 @@ def atomic_write(target: Path, content: str | bytes) -> None:
         raise
 
 
+def _check_readable(ctx: ToolContext, target: Path, given: str) -> None:
+    if not target.exists():
+        raise Feedback(missing_message(ctx, target, given))
+
+
 def _check_writable(ctx: ToolContext, target: Path, given: str) -> None:
     name = shown(ctx, target)
     if target.is_dir():
         raise Feedback(
             f"{name} is a directory; give the path of a file (for example {name}/file.txt), or ls(path={name!r})"
         )
-    blocker = _first_file_component(target)
+    blocker = first_file_component(target)
     if blocker is not None:
         raise Feedback(
             f"{shown(ctx, blocker)} is a file, not a directory, so {name} cannot be created inside it; check the path"
         )
     if target.exists() and not os.access(target, os.W_OK):
         raise Feedback(
-            f"permission denied: {name} is read-only{_mode_text(target)}; "
+            f"permission denied: {name} is read-only{mode_text(target)}; "
             "choose another path, or ask the person to make it writable"
         )
 
@@ -479,7 +294,7 @@ async def write_file(path: str, content: str, ctx: ToolContext) -> pb.ToolResult
             before = None
         what = f"replaced {len(old):,} bytes"
     else:
-        created = [p for p in target.parents if not p.exists() and _inside(p, workspace_root(ctx))]
+        created = [p for p in target.parents if not p.exists() and inside(p, workspace_root(ctx))]
         what = "new file" + (f", created folder {shown(ctx, created[0])}" if created else "")
     data = _encode(content, "content")
     _write(ctx, target, path, data)
@@ -654,187 +469,7 @@ async def edit_file(
     return result
 
 
-# --- walking the tree -----------------------------------------------------------------------
-
-
-class Ignore:
-    """The .gitignore rules in force in one folder, outermost first; the deepest match wins."""
-
-    def __init__(self, layers: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ()):
-        self.layers = layers
-
-    def child(self, folder: Path, rel: str) -> Ignore:
-        """The rules inside `folder` (at `rel`), adding its own .gitignore if it has one."""
-        try:
-            lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            return self
-        return Ignore((*self.layers, (rel, pathspec.GitIgnoreSpec.from_lines(lines))))
-
-    def ignored(self, rel: str, is_dir: bool) -> bool:
-        for base, spec in reversed(self.layers):
-            sub = rel[len(base) + 1 :] if base else rel
-            decision = spec.check_file(f"{sub}/" if is_dir else sub).include
-            if decision is not None:
-                return decision
-        return False
-
-
-def _ignore_for(base: Path, rel_dir: str) -> Ignore:
-    """The rules in force for the folder `rel_dir` below `base`, not counting its own .gitignore."""
-    ignore = Ignore()
-    try:
-        exclude = (base / ".git" / "info" / "exclude").read_text(encoding="utf-8", errors="replace")
-        ignore = Ignore((("", pathspec.GitIgnoreSpec.from_lines(exclude.splitlines())),))
-    except OSError:
-        pass
-    if not rel_dir:
-        return ignore
-    parts = rel_dir.split("/")
-    ignore = ignore.child(base, "")
-    for i in range(1, len(parts)):
-        ignore = ignore.child(base / "/".join(parts[:i]), "/".join(parts[:i]))
-    return ignore
-
-
-def walk(
-    base: Path,
-    rel_dir: str,
-    ignore: Ignore | None,
-    stats: WalkStats,
-    *,
-    dirs: bool = False,
-    include_links: bool = False,
-    allowed: Callable[[Path], bool] | None = None,
-    stop: threading.Event | None = None,
-) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    """Files (and folders with `dirs`) below `base/rel_dir`, as (path relative to base, entry).
-
-    `.git` and ignored entries are skipped (counted in `stats`); symlinked folders are not
-    followed; a symlinked file is given only when `allowed` accepts where it leads.
-    """
-    stack: list[tuple[Path, str, Ignore | None]] = [(base / rel_dir if rel_dir else base, rel_dir, ignore)]
-    while stack:
-        if stop is not None and stop.is_set():
-            return
-        folder, rel, rules = stack.pop()
-        if rules is not None:
-            rules = rules.child(folder, rel)
-        try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name, reverse=True)
-        except OSError:
-            stats.unreadable += 1
-            continue
-        for entry in entries:
-            sub = f"{rel}/{entry.name}" if rel else entry.name
-            if entry.name == ".git":
-                stats.note_ignored(sub)
-                continue
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                is_link = entry.is_symlink()
-            except OSError:
-                stats.unreadable += 1
-                continue
-            if rules is not None and rules.ignored(sub, is_dir):
-                stats.note_ignored(sub + ("/" if is_dir else ""))
-                continue
-            if is_dir:
-                if dirs:
-                    yield sub, entry
-                stack.append((Path(entry.path), sub, rules))
-            elif is_link:
-                if include_links:
-                    yield sub, entry
-                    continue
-                real = Path(entry.path).resolve()
-                if allowed is not None and not allowed(real):
-                    stats.outside += 1
-                elif real.is_file():
-                    yield sub, entry
-            else:
-                yield sub, entry
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as a regex over '/'-separated paths: `*` and `?` stay in one folder, `**` spans
-    folders, `[abc]` and `{a,b}` as in shells."""
-    return re.compile(_glob_part(pattern) + r"\Z", re.DOTALL)
-
-
-def _glob_part(pattern: str) -> str:
-    out, i = [], 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:[^/]*/)*")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[" and (end := pattern.find("]", i + 2)) != -1:
-            inner = pattern[i + 1 : end]
-            inner = "^" + inner[1:] if inner.startswith("!") else inner
-            out.append(f"[{inner.replace(chr(92), chr(92) * 2)}]")
-            i = end + 1
-            continue
-        elif c == "{" and (end := _closing_brace(pattern, i)) != -1:
-            alternatives = _split_top(pattern[i + 1 : end])
-            out.append("(?:" + "|".join(_glob_part(a) for a in alternatives) + ")")
-            i = end + 1
-            continue
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
-def _closing_brace(pattern: str, start: int) -> int:
-    depth = 0
-    for j in range(start, len(pattern)):
-        depth += {"{": 1, "}": -1}.get(pattern[j], 0)
-        if depth == 0:
-            return j
-    return -1
-
-
-def _split_top(inner: str) -> list[str]:
-    parts, depth, current = [], 0, ""
-    for c in inner:
-        if c == "," and depth == 0:
-            parts.append(current)
-            current = ""
-            continue
-        depth += {"{": 1, "}": -1}.get(c, 0)
-        current += c
-    return [*parts, current]
-
-
-@dataclass
-class Search:
-    """Where a glob or grep looks: a start inside one root, how to show paths, what matches."""
-
-    base: Path  # the root the rel paths are relative to (the workspace or another read root)
-    rel_dir: str  # the start folder below base ("" for base itself)
-    prefix: str  # prepended to rel paths to show them ("" in the workspace, "base/" elsewhere)
-    ignore: Ignore | None
-    name_only: bool = True  # the glob has no "/": match file names at any depth
-    matcher: re.Pattern[str] | None = None
-
-    def matches(self, rel: str) -> bool:
-        if self.matcher is None:
-            return True
-        if self.name_only:
-            return self.matcher.match(rel.rsplit("/", 1)[-1]) is not None
-        sub = rel[len(self.rel_dir) + 1 :] if self.rel_dir else rel
-        return self.matcher.match(sub) is not None
+# --- what ls, glob and grep share -----------------------------------------------------------
 
 
 def _search(ctx: ToolContext, path: str, pattern: str | None) -> tuple[Search, Path]:
@@ -852,14 +487,14 @@ def _search(ctx: ToolContext, path: str, pattern: str | None) -> tuple[Search, P
         pattern = pattern[len(path) :].lstrip("/")
     start = resolve(ctx, path or ".", read=True)
     if not start.exists():
-        raise Feedback(_missing_message(ctx, start, path))
+        raise Feedback(missing_message(ctx, start, path))
     if not start.is_dir():
         name = shown(ctx, start)
         raise Feedback(f"{name} is a file, not a folder; use read_file(path={name!r}) or give its folder")
     root = workspace_root(ctx)
-    base = root if _inside(start, root) else next(r for r in read_roots(ctx) if _inside(start, r))
+    base = root if inside(start, root) else next(r for r in read_roots(ctx) if inside(start, r))
     rel_dir = "" if start == base else start.relative_to(base).as_posix()
-    ignore: Ignore | None = _ignore_for(base, rel_dir)
+    ignore: Ignore | None = ignore_for(base, rel_dir)
     if rel_dir and ignore is not None and ignore.ignored(rel_dir, True):
         ignore = None  # the person or the model named an ignored folder: search it all
     search = Search(base, rel_dir, "" if base == root else f"{base}/", ignore)
@@ -870,11 +505,6 @@ def _search(ctx: ToolContext, path: str, pattern: str | None) -> tuple[Search, P
         except re.error as err:
             raise Feedback(f"invalid glob {pattern!r}: {err}") from err
     return search, start
-
-
-def _allowed(ctx: ToolContext) -> Callable[[Path], bool]:
-    roots = [workspace_root(ctx), *read_roots(ctx)]
-    return lambda p: any(_inside(p, r) for r in roots)
 
 
 async def _in_thread(fn: Callable[[threading.Event], T]) -> T:
@@ -949,13 +579,13 @@ async def ls(ctx: ToolContext, path: str = ".") -> str:
 def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
     name = shown(ctx, target)
     if not target.exists():
-        raise Feedback(_missing_message(ctx, target, path))
+        raise Feedback(missing_message(ctx, target, path))
     if not target.is_dir():
         return f"{name} is a file ({_human(target.stat().st_size)}); read it with read_file(path={name!r})"
     root = workspace_root(ctx)
-    base = root if _inside(target, root) else next(r for r in read_roots(ctx) if _inside(target, r))
+    base = root if inside(target, root) else next(r for r in read_roots(ctx) if inside(target, r))
     rel = "" if target == base else target.relative_to(base).as_posix()
-    ignore = _ignore_for(base, rel)
+    ignore = ignore_for(base, rel)
     if rel and ignore.ignored(rel, True):
         ignore = Ignore()
     ignore = ignore.child(target, rel)
@@ -981,7 +611,7 @@ def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
             except OSError:
                 dest = "?"
             real = Path(entry.path).resolve()
-            where = "" if _allowed(ctx)(real) else " (outside the workspace)"
+            where = "" if allowed(ctx)(real) else " (outside the workspace)"
             broken = "" if real.exists() else " (broken)"
             files.append(f"{entry.name} -> {dest}{where}{broken}")
         elif is_dir:
@@ -1025,7 +655,7 @@ async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str:
         stats = WalkStats()
         found = [
             search.prefix + rel
-            for rel, _ in walk(search.base, search.rel_dir, search.ignore, stats, allowed=_allowed(ctx), stop=stop)
+            for rel, _ in walk(search.base, search.rel_dir, search.ignore, stats, allowed=allowed(ctx), stop=stop)
             if search.matches(rel)
         ]
         return sorted(found), stats
@@ -1054,7 +684,7 @@ def _ignored_matches(ctx: ToolContext, search: Search, stop: threading.Event) ->
     everything = [
         search.prefix + rel
         for i, (rel, _) in enumerate(
-            walk(search.base, search.rel_dir, None, WalkStats(), allowed=_allowed(ctx), stop=stop)
+            walk(search.base, search.rel_dir, None, WalkStats(), allowed=allowed(ctx), stop=stop)
         )
         if i < 50_000 and search.matches(rel)
     ]
@@ -1120,7 +750,7 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
         stats = WalkStats()
         results: dict[str, list[tuple[int, str]]] = {}
         searched = 0
-        for rel, entry in walk(search.base, search.rel_dir, search.ignore, stats, allowed=_allowed(ctx), stop=stop):
+        for rel, entry in walk(search.base, search.rel_dir, search.ignore, stats, allowed=allowed(ctx), stop=stop):
             if not search.matches(rel):
                 continue
             try:
@@ -1181,7 +811,5 @@ __all__ = [
     "grep",
     "ls",
     "read_file",
-    "resolve",
-    "suggest",
     "write_file",
 ]

@@ -1,0 +1,216 @@
+"""Walking a folder tree the way the file tools see it: `.git` and .gitignore'd entries left out
+(and counted), symlinked folders not followed; and globs as regexes over '/'-separated paths.
+
+Nothing here knows about the workspace or the model: `paths` confines, `files` decides what to show.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+
+@dataclass
+class WalkStats:
+    """What a walk found and passed over, for the note under a listing or a search."""
+
+    files: int = 0
+    ignored: int = 0
+    ignored_names: list[str] = field(default_factory=list)
+    outside: int = 0  # symlinks leading outside the allowed roots, skipped
+    unreadable: int = 0
+    binary: int = 0
+
+    def note_ignored(self, rel: str) -> None:
+        self.ignored += 1
+        if len(self.ignored_names) < 5:
+            self.ignored_names.append(rel)
+
+
+class Ignore:
+    """The .gitignore rules in force in one folder, outermost first; the deepest match wins."""
+
+    def __init__(self, layers: tuple[tuple[str, pathspec.GitIgnoreSpec], ...] = ()):
+        self.layers = layers
+
+    def child(self, folder: Path, rel: str) -> Ignore:
+        """The rules inside `folder` (at `rel`), adding its own .gitignore if it has one."""
+        try:
+            lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return self
+        return Ignore((*self.layers, (rel, pathspec.GitIgnoreSpec.from_lines(lines))))
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        for base, spec in reversed(self.layers):
+            sub = rel[len(base) + 1 :] if base else rel
+            decision = spec.check_file(f"{sub}/" if is_dir else sub).include
+            if decision is not None:
+                return decision
+        return False
+
+
+def ignore_for(base: Path, rel_dir: str) -> Ignore:
+    """The rules in force for the folder `rel_dir` below `base`, not counting its own .gitignore."""
+    ignore = Ignore()
+    try:
+        exclude = (base / ".git" / "info" / "exclude").read_text(encoding="utf-8", errors="replace")
+        ignore = Ignore((("", pathspec.GitIgnoreSpec.from_lines(exclude.splitlines())),))
+    except OSError:
+        pass
+    if not rel_dir:
+        return ignore
+    parts = rel_dir.split("/")
+    ignore = ignore.child(base, "")
+    for i in range(1, len(parts)):
+        ignore = ignore.child(base / "/".join(parts[:i]), "/".join(parts[:i]))
+    return ignore
+
+
+def walk(
+    base: Path,
+    rel_dir: str,
+    ignore: Ignore | None,
+    stats: WalkStats,
+    *,
+    dirs: bool = False,
+    include_links: bool = False,
+    allowed: Callable[[Path], bool] | None = None,
+    stop: threading.Event | None = None,
+) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Files (and folders with `dirs`) below `base/rel_dir`, as (path relative to base, entry).
+
+    `.git` and ignored entries are skipped (counted in `stats`); symlinked folders are not
+    followed; a symlinked file is given only when `allowed` accepts where it leads.
+    """
+    stack: list[tuple[Path, str, Ignore | None]] = [(base / rel_dir if rel_dir else base, rel_dir, ignore)]
+    while stack:
+        if stop is not None and stop.is_set():
+            return
+        folder, rel, rules = stack.pop()
+        if rules is not None:
+            rules = rules.child(folder, rel)
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name, reverse=True)
+        except OSError:
+            stats.unreadable += 1
+            continue
+        for entry in entries:
+            sub = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.name == ".git":
+                stats.note_ignored(sub)
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_link = entry.is_symlink()
+            except OSError:
+                stats.unreadable += 1
+                continue
+            if rules is not None and rules.ignored(sub, is_dir):
+                stats.note_ignored(sub + ("/" if is_dir else ""))
+                continue
+            if is_dir:
+                if dirs:
+                    yield sub, entry
+                stack.append((Path(entry.path), sub, rules))
+            elif is_link:
+                if include_links:
+                    yield sub, entry
+                    continue
+                real = Path(entry.path).resolve()
+                if allowed is not None and not allowed(real):
+                    stats.outside += 1
+                elif real.is_file():
+                    yield sub, entry
+            else:
+                yield sub, entry
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as a regex over '/'-separated paths: `*` and `?` stay in one folder, `**` spans
+    folders, `[abc]` and `{a,b}` as in shells."""
+    return re.compile(_glob_part(pattern) + r"\Z", re.DOTALL)
+
+
+def _glob_part(pattern: str) -> str:
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:[^/]*/)*")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[" and (end := pattern.find("]", i + 2)) != -1:
+            inner = pattern[i + 1 : end]
+            inner = "^" + inner[1:] if inner.startswith("!") else inner
+            out.append(f"[{inner.replace(chr(92), chr(92) * 2)}]")
+            i = end + 1
+            continue
+        elif c == "{" and (end := _closing_brace(pattern, i)) != -1:
+            alternatives = _split_top(pattern[i + 1 : end])
+            out.append("(?:" + "|".join(_glob_part(a) for a in alternatives) + ")")
+            i = end + 1
+            continue
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _closing_brace(pattern: str, start: int) -> int:
+    depth = 0
+    for j in range(start, len(pattern)):
+        depth += {"{": 1, "}": -1}.get(pattern[j], 0)
+        if depth == 0:
+            return j
+    return -1
+
+
+def _split_top(inner: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for c in inner:
+        if c == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        current += c
+    return [*parts, current]
+
+
+@dataclass
+class Search:
+    """Where a glob or grep looks: a start inside one root, how to show paths, what matches."""
+
+    base: Path  # the root the rel paths are relative to (the workspace or another read root)
+    rel_dir: str  # the start folder below base ("" for base itself)
+    prefix: str  # prepended to rel paths to show them ("" in the workspace, "base/" elsewhere)
+    ignore: Ignore | None
+    name_only: bool = True  # the glob has no "/": match file names at any depth
+    matcher: re.Pattern[str] | None = None
+
+    def matches(self, rel: str) -> bool:
+        if self.matcher is None:
+            return True
+        if self.name_only:
+            return self.matcher.match(rel.rsplit("/", 1)[-1]) is not None
+        sub = rel[len(self.rel_dir) + 1 :] if self.rel_dir else rel
+        return self.matcher.match(sub) is not None
+
+
+__all__ = ["Ignore", "Search", "WalkStats", "glob_regex", "ignore_for", "walk"]
