@@ -536,7 +536,7 @@ async def test_cancelling_one_child_cancels_its_subtree_and_the_parent_goes_on(
 async def test_run_cancel_with_5_children_running_leaves_no_task_or_tmux_window(
     settings: Settings, scripted_model: ScriptedModel
 ) -> None:
-    from workbench.tools.shell import TerminalHost
+    from workbench.tools.terminal import TerminalHost
 
     before = set(asyncio.all_tasks())
     host = TerminalHost(f"wb-test-{uuid.uuid4().hex[:8]}")

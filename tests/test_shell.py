@@ -19,7 +19,8 @@ from workbench.config import Settings
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools import Toolbox, ToolContext
-from workbench.tools.shell import TerminalHost, _alive
+from workbench.tools.processes import pid_alive
+from workbench.tools.terminal import TerminalHost
 
 
 def _server_running(socket: str) -> bool:
@@ -211,7 +212,7 @@ async def test_timeout_leaves_the_command_running_and_the_next_call_works(
     assert "tmux window 'bash-1'" in result.error and "tmux(action='capture'" in result.error
     assert "tmux(action='new'" in result.error  # long-running servers belong in the tmux tool
     pid = int(pid_file.read_text())
-    assert _alive(pid)
+    assert pid_alive(pid)
     # the next call: a fresh shell in the last known directory, and it says so
     result = await term.call("bash", command="pwd")
     assert result.output == "/tmp\n" and not result.is_error
@@ -221,7 +222,7 @@ async def test_timeout_leaves_the_command_running_and_the_next_call_works(
     assert "started" in await term.ok("tmux", action="capture", window="bash-1")
     await term.ok("tmux", action="send", window="bash-1", keys="C-c")
     assert "exited with code 130" in await term.ok("tmux", action="wait", window="bash-1", timeout=5)
-    assert not _alive(pid)
+    assert not pid_alive(pid)
     await term.ok("tmux", action="kill", window="bash-1")
 
 
@@ -262,7 +263,7 @@ async def test_cancel_kills_a_command_that_ignores_ctrl_c(term: Term, tmp_path: 
     with pytest.raises(asyncio.CancelledError):
         await task
     assert time.monotonic() - started < 3
-    assert not _alive(int(pid_file.read_text()))
+    assert not pid_alive(int(pid_file.read_text()))
     assert await term.ok("bash", command="echo still here") == "still here\n"
 
 

@@ -141,7 +141,7 @@ def _setup_logging(settings: Settings) -> None:
 def terminal_host(store: Any, session_id: str) -> Any:
     """The session's private tmux server; it starts on the first bash or tmux call."""
     from workbench.store import Recorder
-    from workbench.tools.shell import TerminalHost
+    from workbench.tools.terminal import TerminalHost
 
     return TerminalHost(f"workbench-{session_id}", Recorder(store, session_id, "main").emit)
 

@@ -29,7 +29,7 @@ if str(ROOT) not in sys.path:
 from workbench.config import Settings  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
 from workbench.tools import Toolbox, ToolContext  # noqa: E402
-from workbench.tools.shell import TerminalHost  # noqa: E402
+from workbench.tools.terminal import TerminalHost  # noqa: E402
 
 ROUNDS = {"true": 300, "seq 100000": 40}
 BLOCKS = 5

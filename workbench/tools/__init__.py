@@ -47,7 +47,7 @@ class ToolContext:
     # publish an event of this agent: publish("terminal_ready", pb.TerminalReady(...))
     publish: Callable[[str, Any], object] = lambda kind, message: None
     state: dict[str, Any] = field(default_factory=dict)  # per-agent bookkeeping of tools
-    terminal: Any = None  # the session's terminal host (workbench.tools.shell)
+    terminal: Any = None  # the session's terminal host (workbench.tools.terminal)
     agents: Any = None  # the agent tree's handle for the subagent tool (workbench.agents)
     streamed: list[str] = field(default_factory=list)
 

@@ -1,0 +1,63 @@
+"""Processes seen through /proc: is a pid alive, a terminal's foreground group, killing a session."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is not alive
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return True
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/PID/stat after the command name: state ppid pgrp session tty_nr tpgid ..."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].decode().split()
+    except (OSError, IndexError):
+        return None
+
+
+def foreground_pgid(shell_pid: int) -> int:
+    """The foreground process group of the shell's terminal (0 when unknown)."""
+    fields = _stat_fields(shell_pid)
+    if fields is not None:
+        return int(fields[5])
+    try:
+        out = subprocess.run(["ps", "-o", "tpgid=", "-p", str(shell_pid)], capture_output=True, text=True)
+        return int(out.stdout.strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _session_pids(sid: int) -> list[int]:
+    """Processes of the terminal session led by `sid` (a pane's first process)."""
+    pids = []
+    with contextlib.suppress(OSError):
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                fields = _stat_fields(int(entry))
+                if fields is not None and int(fields[3]) == sid:
+                    pids.append(int(entry))
+    return pids
+
+
+def kill_session(sid: int) -> None:
+    for pid in _session_pids(sid):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
