@@ -190,3 +190,14 @@ async def test_unknown_window_compacts_only_on_overflow(
     run = await run_agent(settings, "read the three files")
     assert run.outcome.status == pb.RUN_STATUS_FINISHED
     assert not run.of("compaction") and len(scripted_model.requests) == 4
+
+
+def test_prompt_tokens_uses_the_providers_count_and_estimates_the_rest() -> None:
+    from workbench.compaction import prompt_tokens
+
+    user = pb.Message(role=pb.ROLE_USER, text="word " * 1000)
+    assert 1200 < prompt_tokens([user], []) < 1300  # before any reply: about 4 characters a token
+    answered = pb.Message(role=pb.ROLE_ASSISTANT, text="ok")
+    answered.usage.input_tokens, answered.usage.output_tokens = 5000, 20
+    tool = pb.Message(role=pb.ROLE_TOOL, tool_result=pb.ToolResult(call_id="c", output="x" * 400))
+    assert 5020 + 100 <= prompt_tokens([user, answered, tool], []) < 5020 + 130

@@ -17,11 +17,12 @@ the summary, and the last `messages_after - 1 - systems` messages before the Com
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from workbench.feedback import model_text
-from workbench.model import context_window, count_tokens
+from workbench.model import context_window, message_to_wire, tools_to_wire
 from workbench.pb import workbench_pb2 as pb
 
 KEEP_TURNS = 2  # the last assistant turns (with their tool results) kept word for word
@@ -40,6 +41,29 @@ Be specific and concise. Do not address the person; write notes for the agent.""
 
 class NothingToCompact(Exception):
     """The conversation has no older turns to summarize (only the system prompt and the last turn)."""
+
+
+CHARS_PER_TOKEN = 4
+
+
+def prompt_tokens(messages: list[pb.Message], tools: list[pb.ToolDefinition]) -> int:
+    """About how many tokens the next request takes, without running a tokenizer.
+
+    The provider's own count for the last call (its input plus its reply) and about four
+    characters a token for the messages after it. Before the first reply, everything is
+    estimated, tool definitions included. Running the tokenizer over the whole conversation
+    every turn would cost milliseconds per turn (and ~0.3 s to load it), for a threshold.
+    """
+    base, rest = 0, messages
+    for i in range(len(messages) - 1, -1, -1):
+        usage = messages[i].usage
+        if messages[i].role == pb.ROLE_ASSISTANT and usage.input_tokens:
+            base, rest = usage.input_tokens + usage.output_tokens, messages[i + 1 :]
+            break
+    else:
+        base = len(json.dumps(tools_to_wire(tools))) // CHARS_PER_TOKEN if tools else 0
+    chars = sum(len(json.dumps(message_to_wire(m))) for m in rest)
+    return base + chars // CHARS_PER_TOKEN
 
 
 @dataclass
@@ -121,7 +145,7 @@ class Compactor:
         window = context_window(self.wire_model)
         if not window or self.threshold <= 0:
             return ""
-        tokens = count_tokens(self.wire_model, messages, tools)
+        tokens = prompt_tokens(messages, tools)
         if tokens < self.threshold * window:
             return ""
         if not split(messages, self.keep_turns).older:
@@ -140,7 +164,7 @@ class Compactor:
         )
         if parts is None:
             raise NothingToCompact("nothing older to summarize: the last turn alone does not fit")
-        tokens_before = count_tokens(self.wire_model, messages, tools)
+        tokens_before = prompt_tokens(messages, tools)
         request = [
             pb.Message(role=pb.ROLE_SYSTEM, text=SUMMARIZER),
             pb.Message(role=pb.ROLE_USER, text=f"The conversation so far:\n\n{transcript(parts.older)}"),
