@@ -7,6 +7,7 @@ lives in `workbench.retry` only.
 
 from __future__ import annotations
 
+import functools
 import gc
 import importlib
 import os
@@ -155,16 +156,25 @@ def usage_from_wire(usage: Any, model: str) -> pb.Usage:
     result.output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
     details = getattr(usage, "prompt_tokens_details", None)
     result.cache_read_tokens = int(getattr(details, "cached_tokens", 0) or 0) if details else 0
-    try:
+    if has_price(model):
         prompt_cost, completion_cost = litellm().cost_per_token(
             model=model, prompt_tokens=result.input_tokens, completion_tokens=result.output_tokens
         )
         result.cost = float(prompt_cost + completion_cost)
-    except Exception:  # unknown model: the cost stays unset (unknown is not 0)
-        pass
-    return result
+    return result  # an unknown model's cost stays unset (unknown is not 0)
 
 
+@functools.cache
+def has_price(wire_model: str) -> bool:
+    """Whether litellm's local cost table prices this model."""
+    try:
+        litellm().cost_per_token(model=wire_model, prompt_tokens=1, completion_tokens=1)
+    except Exception:
+        return False
+    return True
+
+
+@functools.cache
 def context_window(wire_model: str) -> int:
     """The model's input window in tokens from litellm's local model table; 0 when unknown."""
     try:
@@ -172,15 +182,6 @@ def context_window(wire_model: str) -> int:
     except Exception:  # a model litellm has not mapped: the window is unknown
         return 0
     return int(info.get("max_input_tokens") or info.get("max_tokens") or 0)
-
-
-def count_tokens(wire_model: str, messages: list[pb.Message], tools: list[pb.ToolDefinition]) -> int:
-    """The prompt tokens `messages` and `tools` would take, as litellm's tokenizer counts them."""
-    wire = [message_to_wire(m) for m in messages]
-    try:
-        return int(litellm().token_counter(model=wire_model, messages=wire, tools=tools_to_wire(tools) or None))
-    except Exception:  # no tokenizer for this model: about four characters a token
-        return sum(len(str(m.get("content") or "")) + len(str(m.get("tool_calls") or "")) for m in wire) // 4
 
 
 def add_usage(total: pb.Usage, more: pb.Usage) -> None:
