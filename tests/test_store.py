@@ -116,3 +116,37 @@ def test_jsonl_uses_proto_field_names(store: Store) -> None:
     line = to_json(event)
     assert '"session_id"' in line and '"agent_id": "main"' in line and '"tool_call_started"' in line
     assert '"seq": "1"' in line and '"time"' in line
+
+
+async def test_a_rolled_back_write_keeps_the_batched_deltas_it_flushed(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    seen: list[pb.Event] = []
+    store.subscribe(seen.append, session)
+    rec = Recorder(store, session, "main")
+    rec.emit("text_delta", pb.TextDelta(text="partial answer"))
+    with pytest.raises(RuntimeError), store.transaction():
+        rec.emit("message", message("lost"))  # flushes the batch into this transaction
+        raise RuntimeError("crash")
+    rec.emit("message", message("kept"))
+    stored = [(e.seq, e.WhichOneof("kind")) for e in store.events(session)]
+    assert stored == [(1, "text_delta"), (2, "message")]
+    assert [e.seq for e in seen] == [1, 2] and seen[0].text_delta.text == "partial answer"
+
+
+def test_a_failed_commit_publishes_nothing_later(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    seen: list[pb.Event] = []
+    store.subscribe(seen.append, session)
+    rec = Recorder(store, session, "main")
+    # a deferred constraint fails at COMMIT, not at the INSERT: a real failing COMMIT
+    store.db.execute("PRAGMA foreign_keys=ON")
+    store.db.execute("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+    store.db.execute("CREATE TABLE child (pid INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)")
+    with pytest.raises(sqlite3.IntegrityError), store.transaction():
+        rec.emit("message", message("never committed"))
+        store.db.execute("INSERT INTO child VALUES (42)")
+    assert not store.db.in_transaction
+    assert seen == [] and list(store.events(session)) == []
+    rec.emit("message", message("kept"))
+    assert [(e.seq, e.message.text) for e in seen] == [(1, "kept")]
+    assert [e.message.text for e in store.events(session)] == ["kept"]

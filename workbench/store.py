@@ -10,6 +10,7 @@ merged, and any other event first flushes the batch so order is kept.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import uuid
 from collections.abc import Callable, Iterator
@@ -20,6 +21,8 @@ from typing import Any
 from google.protobuf import json_format
 
 from workbench.pb import workbench_pb2 as pb
+
+log = logging.getLogger("workbench")
 
 Subscriber = Callable[[pb.Event], None]
 BATCHED_KINDS = ("text_delta", "tool_output")
@@ -72,6 +75,7 @@ class Store:
         self._seq: dict[str, int] = {}
         self._subscribers: list[tuple[str | None, Subscriber]] = []
         self._batch: list[pb.Event] = []
+        self._flushed: list[pb.Event] = []  # batched events written in the open transaction
         self._flush_timer: asyncio.TimerHandle | None = None
 
     def close(self) -> None:
@@ -82,7 +86,11 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """A transaction; a nested one joins the outer. Hooks run after the outer COMMIT."""
+        """A transaction; a nested one joins the outer. Hooks run after the outer COMMIT.
+
+        When the write rolls back (an exception, or a COMMIT that fails) its hooks are dropped
+        and the text deltas and output chunks it flushed go back to the batch.
+        """
         outer = self._depth == 0
         if outer:
             self.db.execute("BEGIN IMMEDIATE")
@@ -92,16 +100,29 @@ class Store:
         except BaseException:
             self._depth -= 1
             if outer:
-                self.db.execute("ROLLBACK")
-                self._hooks.clear()
-                self._seq.clear()  # re-read from the file: the rolled-back numbers are free again
+                self._rollback()
             raise
         self._depth -= 1
         if outer:
-            self.db.execute("COMMIT")
+            try:
+                self.db.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+            self._flushed = []
             hooks, self._hooks = self._hooks, []
             for hook in hooks:
                 hook()
+
+    def _rollback(self) -> None:
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+        self._hooks.clear()
+        self._seq.clear()  # re-read from the file: the rolled-back numbers are free again
+        flushed, self._flushed = self._flushed, []
+        if flushed:  # still to be written, before anything batched since
+            self._batch[:0] = flushed
+            self._schedule_flush()
 
     def on_commit(self, hook: Callable[[], None]) -> None:
         """Run `hook` after the current transaction commits (at once outside a transaction)."""
@@ -172,6 +193,14 @@ class Store:
                 return
             self._flush_timer = loop.call_later(BATCH_SECONDS, self.flush)
 
+    def _schedule_flush(self) -> None:
+        """A flush soon (none without a running event loop: the next append or `close` writes it)."""
+        if self._flush_timer is None and self._batch:
+            try:
+                self._flush_timer = asyncio.get_running_loop().call_later(BATCH_SECONDS, self.flush)
+            except RuntimeError:
+                pass
+
     def flush(self) -> None:
         if self._batch:
             with self.transaction():
@@ -182,6 +211,7 @@ class Store:
             self._flush_timer.cancel()
             self._flush_timer = None
         batch, self._batch = self._batch, []
+        self._flushed.extend(batch)
         for event in batch:
             self._write(event)
 
