@@ -150,3 +150,24 @@ def test_a_failed_commit_publishes_nothing_later(store: Store) -> None:
     rec.emit("message", message("kept"))
     assert [(e.seq, e.message.text) for e in seen] == [(1, "kept")]
     assert [e.message.text for e in store.events(session)] == ["kept"]
+
+
+def test_a_raising_subscriber_neither_breaks_the_write_nor_the_others(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    seen: list[str] = []
+
+    def broken(event: pb.Event) -> None:
+        raise ValueError("subscriber bug")
+
+    store.subscribe(broken, session)
+    store.subscribe(lambda e: seen.append(e.message.text), session)
+    rec = Recorder(store, session, "main")
+    with store.transaction():
+        rec.emit("message", message("one"))
+        rec.emit("message", message("two"))
+    rec.emit("message", message("three"))  # the emitter does not see the subscriber's error
+    assert seen == ["one", "two", "three"]
+    assert [e.seq for e in store.events(session)] == [1, 2, 3]
+    assert "subscriber bug" in caplog.text

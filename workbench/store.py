@@ -4,7 +4,8 @@ Writing state and appending its events happen in one transaction. Subscribers ar
 from on_commit hooks, only after COMMIT, never for a rolled-back write. Each event gets a
 per-session sequence number, so a subscriber can resume from `after=seq`. Message-level
 events commit at once; text deltas and output chunks are batched (about every 50 ms) and
-merged, and any other event first flushes the batch so order is kept.
+merged, and any other event first flushes the batch so order is kept. A subscriber or hook
+that raises is logged; the committed write stands, and the other subscribers still see it.
 """
 
 from __future__ import annotations
@@ -112,7 +113,10 @@ class Store:
             self._flushed = []
             hooks, self._hooks = self._hooks, []
             for hook in hooks:
-                hook()
+                try:
+                    hook()
+                except Exception:  # the write is committed; a hook's bug must not undo or stop the rest
+                    log.exception("an on_commit hook failed")
 
     def _rollback(self) -> None:
         if self.db.in_transaction:
@@ -234,7 +238,10 @@ class Store:
     def _publish(self, event: pb.Event) -> None:
         for session_id, subscriber in list(self._subscribers):
             if session_id is None or session_id == event.session_id:
-                subscriber(event)
+                try:
+                    subscriber(event)
+                except Exception:  # logged; the event stays committed and the others still see it
+                    log.exception("a subscriber failed on event %s (seq %d)", event.WhichOneof("kind"), event.seq)
 
     def subscribe(
         self, subscriber: Subscriber, session_id: str | None = None, after: int | None = None
