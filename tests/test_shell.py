@@ -376,3 +376,16 @@ async def test_bash_needs_a_terminal_host(workspace: Path, tmp_path: Path) -> No
     )
     result = await Toolbox(["bash"]).invoke(pb.ToolCall(id="c", name="bash", arguments='{"command": "true"}'), ctx)
     assert result.is_error and "TerminalHost" in result.error
+
+
+# --- hostile commands: each ends with a clear result and leaves the shell usable ------------
+
+
+async def test_set_e_keeps_the_shell_and_reports_the_real_status(term: Term) -> None:
+    """The shell's own prompt hooks must not trip `set -e` (a successful command was exit 1)."""
+    await term.ok("bash", command="cd /tmp && export KEPT=yes")
+    assert await term.ok("bash", command="set -e; echo fine") == "fine\n"
+    assert await term.ok("bash", command="echo $KEPT; pwd") == "yes\n/tmp\n"
+    result = await term.call("bash", command="false; echo not reached")
+    assert result.output == "" and "exit code 1" in result.error and "shell exited" in result.error
+    assert await term.ok("bash", command="pwd") == "/tmp\n"

@@ -72,16 +72,19 @@ __wb_dir=%(dir)s
 __wb_fifo=%(fifo)s
 __wb_run=
 __wb_up=
+# Every helper returns 0 and guards its own tests: the agent may `set -e` in this shell.
 __wb_done() {
   printf '%%s %%s %%s %%s %%s\n' "$1" "$__wb_token" "$__wb_run" "$2" "$PWD" > "$__wb_fifo"
   __wb_run=
+  return 0
 }
 __wb_echo() {  # for a person watching the pane: the output's start and a failing status
   local out=
-  IFS= read -r -N 3000 out < "$__wb_dir/$__wb_run.out" 2>/dev/null
-  [[ -n $out ]] && printf '%%s' "$out" && [[ $out != *$'\n' ]] && printf '\n'
-  (( ${#out} >= 3000 )) && printf '\e[2m[... the agent gets the whole output]\e[m\n'
-  (( $1 )) && printf '\e[2m[exit %%s]\e[m\n' "$1"
+  IFS= read -r -N 3000 out < "$__wb_dir/$__wb_run.out" 2>/dev/null || :
+  if [[ -n $out ]]; then printf '%%s' "$out"; [[ $out == *$'\n' ]] || printf '\n'; fi
+  if (( ${#out} >= 3000 )); then printf '\e[2m[... the agent gets the whole output]\e[m\n'; fi
+  if (( $1 )); then printf '\e[2m[exit %%s]\e[m\n' "$1"; fi
+  return 0
 }
 __wb_prompt() {
   local s=$?
@@ -92,12 +95,13 @@ __wb_prompt() {
     __wb_up=1
     printf 'ready %%s %%s\n' "$__wb_token" "$$" > "$__wb_fifo"
   fi
+  return 0
 }
 PROMPT_COMMAND=__wb_prompt
 trap '__wb_s=$?; [[ -n $__wb_run ]] && __wb_done exit "$__wb_s"' EXIT
 # show the command in the pane in place of the typed line, then run it with output to a file
 __wb_show() { printf '\e[A\e[2K\e[1m$ %%s\e[m\n' "${__wb_cmd:0:2000}"; }
-alias __wb='IFS= read -r -d "" __wb_cmd < "$__wb_dir/$__wb_run.sh"; __wb_show; \
+alias __wb='IFS= read -r -d "" __wb_cmd < "$__wb_dir/$__wb_run.sh" || :; __wb_show; \
 eval "$__wb_cmd" > "$__wb_dir/$__wb_run.out" 2>&1'
 """
 
