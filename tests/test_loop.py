@@ -248,3 +248,108 @@ async def test_oversized_output_is_cut_and_saved(settings: Settings, scripted_mo
     saved = Path(result.metadata["saved_output"])
     assert saved.read_text() == "".join(f"line {i}\n" for i in range(20_000))
     assert str(saved) in model_text(result)
+
+
+class _ToolBug(BaseException):
+    """Not an Exception: a tool that raises it must still get a result."""
+
+
+@tool(name="test_base_exception")
+async def _base_exception(kind: str, ctx: ToolContext) -> str:
+    """Raise a BaseException that is not an Exception.
+
+    Args:
+        kind: "bug" (a BaseException subclass) or "cancelled" (a CancelledError no one asked for)
+    """
+    await asyncio.sleep(0.05)
+    if kind == "cancelled":
+        raise asyncio.CancelledError()
+    raise _ToolBug("tool bug")
+
+
+def _tool_tasks() -> set[asyncio.Task]:
+    """Live tasks running a tool call of the loop."""
+    return {t for t in asyncio.all_tasks() if not t.done() and "_run_tool" in t.get_coro().__qualname__}
+
+
+async def test_a_tool_raising_a_base_exception_is_an_error_result(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.add(
+        reply(
+            "",
+            call("test_base_exception", kind="bug", call_id="bug"),
+            call("test_base_exception", kind="cancelled", call_id="cancelled"),
+            call("test_sleep", seconds=0.3, call_id="slow"),
+        ),
+        reply("carried on"),
+    )
+    run = await run_agent(settings, "go", tools=["test_base_exception", "test_sleep"])
+    assert run.outcome.status == pb.RUN_STATUS_FINISHED and run.outcome.text == "carried on"
+    results = {r.call_id: r for r in run.results()}
+    assert set(results) == {"bug", "cancelled", "slow"}
+    assert results["bug"].is_error and "tool bug" in results["bug"].error
+    assert results["cancelled"].is_error and not results["slow"].is_error
+    assert tool_contents(scripted_model.requests[1])[2] == "slept 0.3"
+    assert len(run.of("tool_call_finished")) == 3
+    assert not _tool_tasks()
+
+
+STUBBORN_SECONDS = 3.0
+
+
+@tool(name="test_stubborn")
+async def _stubborn(ctx: ToolContext) -> str:
+    """Run for a few seconds whatever happens: it swallows every cancel."""
+    deadline = time.monotonic() + STUBBORN_SECONDS
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            await asyncio.sleep(left)
+        except asyncio.CancelledError:
+            pass
+    return "finished anyway"
+
+
+async def test_cancel_with_a_tool_that_ignores_it_ends_in_time_and_twice_is_fine(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    from workbench.agents import AgentTree
+    from workbench.store import Store
+
+    scripted_model.add(reply("", call("test_stubborn", call_id="slow"), call("test_sleep", seconds=0, call_id="fast")))
+    store = Store(settings.db_path)
+    session = store.create_session(settings.workspace, settings.model, "go")
+    events: list[pb.Event] = []
+    store.subscribe(events.append, session)
+    tree = AgentTree(settings, store, session)
+    task = asyncio.create_task(tree.run_root("go", ["test_stubborn", "test_sleep"]))
+    while not any(e.WhichOneof("kind") == "tool_call_finished" for e in events):
+        await asyncio.sleep(0.01)
+    started = time.monotonic()
+    task.cancel()
+    await asyncio.sleep(0.1)
+    task.cancel()  # the person presses the key again while the tools clean up
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    assert time.monotonic() - started < 2
+    results = {
+        e.message.tool_result.call_id: e.message.tool_result
+        for e in events
+        if e.WhichOneof("kind") == "message" and e.message.role == pb.ROLE_TOOL
+    }
+    assert set(results) == {"slow", "fast"} and "interrupted" in results["slow"].error
+    assert [e.run_finished.status for e in events if e.WhichOneof("kind") == "run_finished"] == [
+        pb.RUN_STATUS_CANCELLED
+    ]
+    assert [e.agent_finished.status for e in events if e.WhichOneof("kind") == "agent_finished"] == [
+        pb.AGENT_STATUS_CANCELLED
+    ]
+    async with asyncio.timeout(STUBBORN_SECONDS + 2):  # the stubborn tool ends at last: its result is not recorded
+        while _tool_tasks():
+            await asyncio.sleep(0.05)
+    await asyncio.sleep(0.1)
+    finished = [e.tool_call_finished.result for e in events if e.WhichOneof("kind") == "tool_call_finished"]
+    assert sorted(r.call_id for r in finished) == ["fast", "slow"]
+    store.close()

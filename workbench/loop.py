@@ -9,18 +9,22 @@ budget, a model call that failed after its retries, or cancellation.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workbench.compaction import Compactor, NothingToCompact
 from workbench.config import Settings
+from workbench.feedback import cause_text
 from workbench.inbox import Inbox
 from workbench.model import ModelClient, add_usage
 from workbench.pb import workbench_pb2 as pb
 from workbench.retry import ContextOverflow, ModelCallFailed, RetryPolicy, call_with_retry
 from workbench.store import Recorder
-from workbench.tools import Toolbox, ToolContext
+from workbench.tools import Toolbox, ToolContext, record_defect
+
+log = logging.getLogger("workbench")
 
 REMIND_AFTER = 3  # the third identical failing call gets a reminder
 REMINDER = (
@@ -28,6 +32,7 @@ REMINDER = (
     "error. Do not repeat it; change the arguments or take another approach."
 )
 INTERRUPTED = "interrupted: the run was cancelled before this call finished"
+CANCEL_GRACE = 1.5  # seconds the tools of a cancelled run get to stop their work
 
 
 @dataclass
@@ -79,6 +84,7 @@ class AgentLoop:
         self.turns = 0
         self.outcome: pb.RunFinished | None = None
         self._failures: Counter[tuple[str, str, str]] = Counter()
+        self._abandoned: set[str] = set()  # calls recorded as interrupted while their tool still ran
         self.policy = RetryPolicy(
             max_attempts=settings.retry_max_attempts,
             deadline=settings.retry_deadline,
@@ -204,31 +210,53 @@ class AgentLoop:
     # --- tools ----------------------------------------------------------------------------
 
     async def _run_tools(self, calls: list[pb.ToolCall]) -> list[pb.ToolResult]:
-        tasks = [asyncio.create_task(self._run_tool(call)) for call in calls]
+        tasks = [asyncio.create_task(self._run_tool(call), name=f"tool {call.name} {call.id}") for call in calls]
         try:
-            return list(await asyncio.gather(*tasks))
+            await asyncio.wait(tasks)  # not gather: a cancel must not wait for tools that ignore it
         except asyncio.CancelledError:
-            for task in tasks:
-                task.cancel()
-            await asyncio.wait(tasks, timeout=5)  # let tools stop their work (Ctrl-C, kill)
-            results = []
-            for call, task in zip(calls, tasks, strict=True):
-                done = task.done() and not task.cancelled() and task.exception() is None
-                result = (
-                    task.result()
-                    if done
-                    else pb.ToolResult(call_id=call.id, name=call.name, is_error=True, error=INTERRUPTED)
-                )
-                if not done:
-                    self.recorder.emit("tool_call_finished", pb.ToolCallFinished(result=result))
-                results.append(result)
-            for result in results:
-                self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
+            await self._stop_tools(calls, tasks)
             raise
+        return [task.result() for task in tasks]
+
+    async def _stop_tools(self, calls: list[pb.ToolCall], tasks: list[asyncio.Task[pb.ToolResult]]) -> None:
+        """The run is cancelled: stop the tools, and give every call exactly one result."""
+        for task in tasks:
+            task.cancel()
+        try:  # let tools stop their work (Ctrl-C, kill); a second cancel stops the waiting
+            await asyncio.wait(tasks, timeout=CANCEL_GRACE)
+        except asyncio.CancelledError:
+            pass
+        results = []
+        for call, task in zip(calls, tasks, strict=True):
+            done = task.done() and not task.cancelled() and task.exception() is None
+            if done:
+                results.append(task.result())
+                continue
+            if not task.done():  # it ignores the cancel: its late result is not recorded
+                self._abandoned.add(call.id)
+                log.warning(
+                    "tool %s (call %s) did not stop within %.1f s of the cancel", call.name, call.id, CANCEL_GRACE
+                )
+            result = pb.ToolResult(call_id=call.id, name=call.name, is_error=True, error=INTERRUPTED)
+            self.recorder.emit("tool_call_finished", pb.ToolCallFinished(result=result))
+            results.append(result)
+        for result in results:
+            self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
 
     async def _run_tool(self, call: pb.ToolCall) -> pb.ToolResult:
         self.recorder.emit("tool_call_started", pb.ToolCallStarted(call=call))
-        result = await self.toolbox.invoke(call, self.ctx)
+        try:
+            result = await self.toolbox.invoke(call, self.ctx)
+        except (Exception, KeyboardInterrupt, SystemExit):
+            raise  # a tool's Exception is a result already; this is a bug of the machinery, or an exit
+        except BaseException as err:  # a tool raised a BaseException: still the tool's failure
+            task = asyncio.current_task()
+            if isinstance(err, asyncio.CancelledError) and task is not None and task.cancelling():
+                raise  # the run is cancelled: _stop_tools records the call as interrupted
+            record_defect(self.ctx.for_call(call.id), call.name, err)
+            result = pb.ToolResult(call_id=call.id, name=call.name, is_error=True, error=cause_text(err, call.name))
+        if call.id in self._abandoned:
+            return result  # the run already recorded this call as interrupted
         if result.is_error:
             key = (call.name, call.arguments, result.error)
             self._failures[key] += 1
