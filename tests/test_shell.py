@@ -389,3 +389,25 @@ async def test_set_e_keeps_the_shell_and_reports_the_real_status(term: Term) -> 
     result = await term.call("bash", command="false; echo not reached")
     assert result.output == "" and "exit code 1" in result.error and "shell exited" in result.error
     assert await term.ok("bash", command="pwd") == "/tmp\n"
+
+
+@pytest.mark.parametrize("command", ["unalias -a", "shopt -u expand_aliases"])
+async def test_removing_aliases_does_not_break_the_shell(term: Term, command: str) -> None:
+    await term.ok("bash", command=f"cd /tmp; {command}", timeout=5)
+    assert await term.ok("bash", command="echo still; pwd", timeout=5) == "still\n/tmp\n"
+
+
+@pytest.mark.parametrize("command", ["PROMPT_COMMAND=", "unset PROMPT_COMMAND", "PROMPT_COMMAND='echo hi'"])
+async def test_changing_prompt_command_does_not_break_completion(term: Term, command: str) -> None:
+    started = time.monotonic()
+    assert await term.ok("bash", command=f"{command}; echo set", timeout=5) == "set\n"
+    assert await term.ok("bash", command="echo next", timeout=5) == "next\n"
+    assert time.monotonic() - started < 2
+    # Ctrl-C (cancel) still ends a command in the same shell
+    call_id = term.next_id()
+    task = asyncio.create_task(term.call("bash", call_id=call_id, command="export KEPT=1; echo go; sleep 100"))
+    await asyncio.wait_for(term.first_chunk[call_id].wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await term.ok("bash", command="echo $KEPT", timeout=5) == "1\n"

@@ -6,8 +6,8 @@ are never touched). libtmux starts and kills the server and runs the tmux tool's
 The bash hot path avoids a tmux client process per call. Each agent has a persistent
 `bash --noprofile --rcfile OURS` in its own window. A call writes the command to a file and
 types one fixed line into the pane through a persistent control-mode client (`tmux -C`, one
-pipe write, no fork): ` __wb_run=ID; __wb`, an alias that evals the file with stdout and stderr
-redirected to `ID.out`. The shell's PROMPT_COMMAND (or its EXIT trap) then writes
+pipe write, no fork): it evals the file with stdout and stderr redirected to `ID.out`, then
+calls the hook that writes (or PROMPT_COMMAND after a Ctrl-C, or the EXIT trap)
 `done TOKEN ID STATUS PWD` into a FIFO that the event loop reads. So:
 - the exit status is exact and the output complete, whatever the pane size or scrollback;
 - completion needs no `tmux wait-for` client and no polling;
@@ -95,14 +95,21 @@ __wb_prompt() {
     __wb_up=1
     printf 'ready %%s %%s\n' "$__wb_token" "$$" > "$__wb_fifo"
   fi
+  # a command may have replaced PROMPT_COMMAND; Ctrl-C (cancel) still needs this hook
+  [[ ${PROMPT_COMMAND-} == *__wb_prompt* ]] || PROMPT_COMMAND="__wb_prompt${PROMPT_COMMAND:+; $PROMPT_COMMAND}"
   return 0
 }
 PROMPT_COMMAND=__wb_prompt
 trap '__wb_s=$?; [[ -n $__wb_run ]] && __wb_done exit "$__wb_s"' EXIT
-# show the command in the pane in place of the typed line, then run it with output to a file
-__wb_show() { printf '\e[A\e[2K\e[1m$ %%s\e[m\n' "${__wb_cmd:0:2000}"; }
-alias __wb='IFS= read -r -d "" __wb_cmd < "$__wb_dir/$__wb_run.sh" || :; __wb_show; \
-eval "$__wb_cmd" > "$__wb_dir/$__wb_run.out" 2>&1'
+# The typed line is ` __wb_run=ID; __wb_pre; eval "$__wb_cmd" >"$__wb_out" 2>&1; __wb_prompt`:
+# no alias (a command may `unalias -a`), and completion does not wait for PROMPT_COMMAND (a
+# command may clear it); PROMPT_COMMAND still reports a line that Ctrl-C cut short.
+__wb_pre() {  # read the command, show it in the pane in place of the typed line
+  IFS= read -r -d "" __wb_cmd < "$__wb_dir/$__wb_run.sh" || :
+  __wb_out=$__wb_dir/$__wb_run.out
+  printf '\e[A\e[2K\e[1m$ %%s\e[m\n' "${__wb_cmd:0:2000}"
+  return 0
+}
 """
 
 SHELL_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "SYSTEMD_PAGER": ""}
@@ -151,6 +158,11 @@ class _Agent:
 def start_dir(state: _Agent, workspace: Path) -> str:
     """Where a new shell starts: the agent's last known directory, else the workspace."""
     return state.cwd if state.cwd and Path(state.cwd).is_dir() else str(workspace)
+
+
+def _tmux_quote(text: str) -> str:
+    """One argument of a tmux command line (single quotes; a quote inside as '\\'')."""
+    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def _cmd(server: libtmux.Server, *args: str) -> list[str]:
@@ -576,7 +588,8 @@ class TerminalHost:
 
     async def _type_run(self, shell: _Shell, run_id: str) -> None:
         """The hot path: one line to the control client types the run's line into the pane."""
-        await self._ctrl(f"send-keys -t {shell.window.window_id} C-u ' __wb_run={run_id}; __wb' Enter")
+        line = f' __wb_run={run_id}; __wb_pre; eval "$__wb_cmd" >"$__wb_out" 2>&1; __wb_prompt'
+        await self._ctrl(f"send-keys -t {shell.window.window_id} C-u {_tmux_quote(line)} Enter")
 
     async def _detach(
         self,
