@@ -411,3 +411,17 @@ async def test_changing_prompt_command_does_not_break_completion(term: Term, com
     with pytest.raises(asyncio.CancelledError):
         await task
     assert await term.ok("bash", command="echo $KEPT", timeout=5) == "1\n"
+
+
+@pytest.mark.parametrize("command", ["exec bash", "exec bash --norc -i", "exec sleep 100"])
+async def test_exec_replacing_the_shell_is_reported_at_once(term: Term, command: str) -> None:
+    await term.ok("bash", command="mkdir -p d && cd d")
+    started = time.monotonic()
+    result = await term.call("bash", command=f"echo before; {command}", timeout=20)
+    assert time.monotonic() - started < 3
+    assert result.output.startswith("before\n")  # an interactive bash adds its prompt
+    assert "replaced the shell" in result.error and "bash-1" in result.error
+    out = await term.call("bash", command="pwd", timeout=5)
+    assert out.output.endswith("/d\n") and not out.is_error
+    assert "bash-1" in await term.ok("tmux", action="list")
+    await term.ok("tmux", action="kill", window="bash-1")

@@ -24,6 +24,23 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
+def cmdline(pid: int) -> bytes:
+    """The process's argv as /proc shows it (NUL-separated); b"" when unknown or gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def cwd_of(pid: int) -> str:
+    """The process's working directory; "" when unknown or gone."""
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""
+
+
 def _stat_fields(pid: int) -> list[str] | None:
     """/proc/PID/stat after the command name: state ppid pgrp session tty_nr tpgid ..."""
     try:

@@ -38,7 +38,7 @@ import libtmux
 
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.processes import foreground_pgid, kill_session, pid_alive
+from workbench.tools.processes import cmdline, cwd_of, foreground_pgid, kill_session, pid_alive
 from workbench.tools.tmux_control import ControlClient, ServerGone, TmuxError
 
 SESSION = "workbench"
@@ -143,6 +143,7 @@ class _Shell:
     window: Window
     token: str
     runs: int = 0
+    argv: bytes = b""  # the shell's /proc cmdline: a changed one means `exec` replaced the shell
 
 
 @dataclass
@@ -432,7 +433,7 @@ class TerminalHost:
                 ) from err
         finally:
             self._ready.pop(token, None)
-        state.shell = _Shell(window, token)
+        state.shell = _Shell(window, token, argv=await asyncio.to_thread(cmdline, window.pid))
         return state.shell
 
     async def run(
@@ -520,6 +521,19 @@ class TerminalHost:
                             "the shell died while the command ran; its output so far is above. "
                             f"The next call starts a fresh shell in {state.cwd or cwd}."
                         )
+                    if shell.argv and cmdline(shell.window.pid) != shell.argv:
+                        state.cwd = cwd_of(shell.window.pid) or state.cwd
+                        name = await self._detach(
+                            agent_id, shell, run_id, done, out_path, "(a program that replaced the shell by exec)"
+                        )
+                        raise Feedback(
+                            "the command replaced the shell (exec), so its end cannot be seen; what it "
+                            f"started runs on in tmux window {name!r} (inspect or stop it with the tmux "
+                            f"tool). Your next bash call gets a fresh shell in {state.cwd or cwd}. To change "
+                            "this shell's environment, run export/source in it instead of exec; start "
+                            "long-running programs with tmux(action='new', ...).",
+                            metadata={"window": name},
+                        )
                 if not done.done():
                     name = await self._detach(agent_id, shell, run_id, done, out_path)
                     state.notes.append(
@@ -598,6 +612,7 @@ class TerminalHost:
         run_id: str,
         done: asyncio.Future[Completion],
         out_path: Path,
+        what: str = "(a bash command that timed out)",
     ) -> str:
         """A timed-out command keeps running: its shell becomes the tmux window `bash-N`."""
         state = self.agent(agent_id)
@@ -608,7 +623,7 @@ class TerminalHost:
             name = f"bash-{state.detached}"
         w = shell.window
         w.name, w.output, w.run = name, out_path, done
-        w.command = "(a bash command that timed out)"
+        w.command = what
         state.windows[name] = w
         state.shell = None
         with contextlib.suppress(ServerGone, TmuxError):
