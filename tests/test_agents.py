@@ -634,3 +634,45 @@ async def test_a_child_may_name_another_model(settings: Settings, scripted_model
     assert (inherited.model, inherited.api_base) == ("openai/scripted", settings.api_base)
     await tree.close()
     tree.store.close()
+
+
+async def test_a_second_run_cancel_during_cleanup_still_ends_every_child(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    route(
+        scripted_model,
+        {
+            "ROOT": [reply("", create("CHILD 1: work"), create("CHILD 2: work")), reply("waiting")],
+            "CHILD": [reply("", call("agents_test_stubborn"))],
+        },
+    )
+    session = Session(settings)
+    task = asyncio.create_task(session.tree.run_root("ROOT task", ["subagent", "agents_test_stubborn"]))
+
+    def both_busy(events: list[pb.Event]) -> bool:
+        return len([e for e in events if e.WhichOneof("kind") == "tool_call_started" and e.agent_id != "main"]) == 2
+
+    await session.until(both_busy)
+    started = time.monotonic()
+    task.cancel()
+    await asyncio.sleep(0.2)
+    task.cancel()  # pressed again while the children stop
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 3
+    done = {e.agent_id: e.agent_finished.status for e in session.of("agent_finished")}
+    assert done == {"a1": pb.AGENT_STATUS_CANCELLED, "a2": pb.AGENT_STATUS_CANCELLED, "main": pb.AGENT_STATUS_CANCELLED}
+    assert list(done)[-1] == "main"  # the tree closes bottom up
+    assert not any(name.startswith("agent ") for name in _task_names())
+    await session.close()
+
+
+@tool(name="agents_test_stubborn")
+async def _stubborn(ctx: ToolContext) -> str:
+    """Sleep 1 s after a cancel before giving in."""
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        await asyncio.sleep(1)
+        raise
+    return "never"

@@ -342,9 +342,11 @@ class AgentTree:
         elif not cause and not result:
             cause = f"it ended {STATUS_WORD.get(status, 'badly')} without a result or a cause"
         try:
-            await self._stop_children(agent, f"its parent {agent.id} ended ({STATUS_WORD.get(status, '')})")
-            if status != pb.AGENT_STATUS_COMPLETED:
-                await self._stop_commands(agent)
+            try:
+                await self._stop_children(agent, f"its parent {agent.id} ended ({STATUS_WORD.get(status, '')})")
+            finally:  # also when cancelled again while its children stop
+                if status != pb.AGENT_STATUS_COMPLETED:
+                    await self._stop_commands(agent)
         finally:
             agent.info.status = status
             agent.ended = time.monotonic()
@@ -380,8 +382,17 @@ class AgentTree:
         live = [c for c in agent.children if not c.done.done()]
         for child in live:
             self._request_cancel(child, cause)
-        if live:
-            await asyncio.wait([c.done for c in live], timeout=STOP_WAIT)
+        deadline = asyncio.get_running_loop().time() + STOP_WAIT
+        cancelled = False
+        while (waiting := [c.done for c in live if not c.done.done()]) and (
+            left := deadline - asyncio.get_running_loop().time()
+        ) > 0:
+            try:
+                await asyncio.wait(waiting, timeout=left)
+            except asyncio.CancelledError:  # cancelled again while they stop: they still end first
+                cancelled = True
+        if cancelled:
+            raise asyncio.CancelledError()
 
     def _request_cancel(self, agent: Agent, cause: str) -> None:
         if agent.ending or agent.done.done():
