@@ -573,3 +573,33 @@ async def test_demo_model_plays_the_edit_trap(tmp_path: Path, workspace: Path) -
     assert [e.is_error for e in edits] == [True, False]
     assert "The closest region is lines" in edits[0].error
     assert 'if password == "" {\n\t\treturn false' in (workspace / "auth.go").read_text()
+
+
+# --- special files: a FIFO or a device never hangs a tool -----------------------------------
+
+
+@pytest.mark.timeout(20)
+async def test_fifo_in_the_workspace_is_refused_not_waited_on(tools: Tools, workspace: Path) -> None:
+    put(workspace, "src/a.py", "needle = 1\n")
+    os.mkfifo(workspace / "src" / "pipe")
+    for name, args in [
+        ("read_file", {"path": "src/pipe"}),
+        ("write_file", {"path": "src/pipe", "content": "x"}),
+        ("edit_file", {"path": "src/pipe", "old_text": "a", "new_text": "b"}),
+    ]:
+        text = await tools.fail(name, **args)
+        assert "src/pipe is a FIFO (named pipe), not a regular file" in text, (name, text)
+    assert stat.S_ISFIFO(os.lstat(workspace / "src" / "pipe").st_mode)  # not replaced by write_file
+    text = await tools.ok("grep", pattern="needle")
+    assert "src/a.py:1:needle = 1" in text
+
+
+@pytest.mark.timeout(20)
+async def test_gitignore_symlinked_to_a_device_or_fifo_does_not_hang(tools: Tools, workspace: Path) -> None:
+    put(workspace, "a.txt", "hello\n")
+    os.symlink("/dev/zero", workspace / ".gitignore")
+    put(workspace, "sub/b.txt", "hello\n")
+    os.mkfifo(workspace / "sub" / ".gitignore")
+    assert "a.txt" in await tools.ok("ls")
+    assert await tools.ok("glob", pattern="*.txt") == "a.txt\nsub/b.txt"
+    assert "sub/b.txt:1:hello" in await tools.ok("grep", pattern="hello")

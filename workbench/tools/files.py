@@ -42,7 +42,7 @@ from workbench.tools.paths import (
     shown,
     workspace_root,
 )
-from workbench.tools.walk import Ignore, Search, WalkStats, glob_regex, ignore_for, walk
+from workbench.tools.walk import Ignore, Search, WalkStats, glob_regex, ignore_for, read_regular, walk
 
 PAGE_LINES = 2000  # default read_file page
 PAGE_BYTES = 256 * 1024  # a page never holds more (and never more than the output limit)
@@ -130,7 +130,7 @@ def _decode(ctx: ToolContext, target: Path, data: bytes) -> str:
 
 def _read_bytes(ctx: ToolContext, target: Path, given: str, doing: str = "reading") -> bytes:
     try:
-        return target.read_bytes()
+        return read_regular(target)
     except OSError as err:
         raise explain(ctx, err, target, given, doing) from err
 
@@ -693,8 +693,7 @@ def _ignored_matches(ctx: ToolContext, search: Search, stop: threading.Event) ->
 
 def _grep_file(path: str, regex: re.Pattern[str]) -> list[tuple[int, str]] | None:
     """Matching lines of one file as (line number, line); None for a binary file."""
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = read_regular(path)
     if b"\x00" in data[:BINARY_SNIFF]:
         return None
     text = data.decode("utf-8", errors="replace")

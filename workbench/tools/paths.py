@@ -15,7 +15,7 @@ from pathlib import Path
 from workbench.feedback import Feedback
 from workbench.tools import ToolContext
 from workbench.tools.skills import readable_skill_folders
-from workbench.tools.walk import WalkStats, ignore_for, walk
+from workbench.tools.walk import NotRegularFile, WalkStats, ignore_for, walk
 
 SUGGEST_SCAN = 20_000  # entries walked to find "did you mean" candidates
 
@@ -137,6 +137,11 @@ def explain(ctx: ToolContext, err: OSError, target: Path, given: str, doing: str
     name = shown(ctx, target)
     if isinstance(err, FileNotFoundError):
         message = missing_message(ctx, target, given)
+    elif isinstance(err, NotRegularFile):
+        message = (
+            f"{name} is {err.kind}, not a regular file; the file tools only read and change regular "
+            "files (reading a pipe or a device could block or never end)"
+        )
     elif isinstance(err, IsADirectoryError):
         message = f"{name} is a directory, not a file; list it with ls(path={name!r})"
     elif isinstance(err, NotADirectoryError) or err.errno == errno.ENOTDIR:

@@ -6,14 +6,64 @@ Nothing here knows about the workspace or the model: `paths` confines, `files` d
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
+
+IGNORE_FILE_BYTES = 1024 * 1024  # a .gitignore is read up to this size
+
+
+class NotRegularFile(OSError):
+    """A path that is a FIFO, a device or a socket: opening it for reading could block forever
+    or never end (a FIFO with no writer, /dev/zero), so the file tools refuse it."""
+
+    def __init__(self, path: str | os.PathLike[str], kind: str):
+        super().__init__(errno.EINVAL, f"it is {kind}, not a regular file", str(path))
+        self.kind = kind
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
+
+
+def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
+    """The bytes of a regular file (symlinks followed), at most `limit` of them.
+
+    The file is opened without blocking and checked before any byte is read, so a FIFO, a
+    device or a socket raises NotRegularFile (an OSError) at once instead of hanging the caller
+    or reading without end. A directory raises IsADirectoryError, as `open` would.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path, _kind(mode))
+        os.set_blocking(fd, True)
+        fh = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with fh:
+        return fh.read() if limit is None else fh.read(limit)
 
 
 @dataclass
@@ -42,9 +92,10 @@ class Ignore:
     def child(self, folder: Path, rel: str) -> Ignore:
         """The rules inside `folder` (at `rel`), adding its own .gitignore if it has one."""
         try:
-            lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+            data = read_regular(folder / ".gitignore", IGNORE_FILE_BYTES)
         except OSError:
             return self
+        lines = data.decode("utf-8", errors="replace").splitlines()
         return Ignore((*self.layers, (rel, pathspec.GitIgnoreSpec.from_lines(lines))))
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
@@ -60,7 +111,7 @@ def ignore_for(base: Path, rel_dir: str) -> Ignore:
     """The rules in force for the folder `rel_dir` below `base`, not counting its own .gitignore."""
     ignore = Ignore()
     try:
-        exclude = (base / ".git" / "info" / "exclude").read_text(encoding="utf-8", errors="replace")
+        exclude = read_regular(base / ".git" / "info" / "exclude", IGNORE_FILE_BYTES).decode("utf-8", "replace")
         ignore = Ignore((("", pathspec.GitIgnoreSpec.from_lines(exclude.splitlines())),))
     except OSError:
         pass
@@ -213,4 +264,4 @@ class Search:
         return self.matcher.match(sub) is not None
 
 
-__all__ = ["Ignore", "Search", "WalkStats", "glob_regex", "ignore_for", "walk"]
+__all__ = ["Ignore", "NotRegularFile", "Search", "WalkStats", "glob_regex", "ignore_for", "read_regular", "walk"]
