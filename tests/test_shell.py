@@ -425,3 +425,19 @@ async def test_exec_replacing_the_shell_is_reported_at_once(term: Term, command:
     assert out.output.endswith("/d\n") and not out.is_error
     assert "bash-1" in await term.ok("tmux", action="list")
     await term.ok("tmux", action="kill", window="bash-1")
+
+
+async def test_tmux_send_to_an_exited_program_says_so(term: Term) -> None:
+    await term.ok("tmux", action="new", window="x", command="echo hi; exit 3")
+    assert "exited with code 3" in await term.ok("tmux", action="wait", window="x", timeout=5)
+    result = await term.call("tmux", action="send", window="x", text="hello\n")
+    assert result.is_error and "exited with code 3" in result.error and "nothing was sent" in result.error
+
+
+async def test_tmux_wait_sees_a_detached_shell_end_without_a_completion(term: Term) -> None:
+    result = await term.call("bash", command="echo go; exec sleep 0.5", timeout=10)
+    assert "bash-1" in result.error
+    started = time.monotonic()
+    assert "exited with code 0" in await term.ok("tmux", action="wait", window="bash-1", timeout=10)
+    assert time.monotonic() - started < 3
+    assert "bash-1\ttimed-out bash command, since exited with code 0" in await term.ok("tmux", action="list")

@@ -124,11 +124,20 @@ def _bash_output(w: Window) -> str:
         return ""
 
 
+def _bash_end(w: Window, info: dict[str, tuple[bool, int, str]]) -> int | None:
+    """A detached bash window's exit status: its shell's report, else its dead pane's; None while it runs."""
+    if w.run is not None and w.run.done() and not w.run.exception():
+        return w.run.result().status
+    dead, status, _ = info.get(w.window_id, (True, 0, ""))
+    return status if dead else None  # the shell ended without a report (exec, killed)
+
+
 async def _describe(host: TerminalHost, w: Window, info: dict[str, tuple[bool, int, str]]) -> str:
     dead, status, current = info.get(w.window_id, (True, 0, ""))
     if w.run is not None:
-        if w.run.done() and not w.run.exception():
-            return f"{w.name}\ttimed-out bash command, since exited with code {w.run.result().status}"
+        end = _bash_end(w, info)
+        if end is not None:
+            return f"{w.name}\ttimed-out bash command, since exited with code {end}"
         return f"{w.name}\ttimed-out bash command, still running"
     if dead:
         return f"{w.name}\texited with code {status}: {w.command}"
@@ -156,8 +165,8 @@ async def _wait(host: TerminalHost, w: Window, pattern: str | None, limit: float
     while True:
         if w.output is not None:
             text = _bash_output(w)
-            finished = w.run is not None and w.run.done()
-            status = w.run.result().status if finished and w.run is not None and not w.run.exception() else 0
+            end = _bash_end(w, await host.window_info())
+            finished, status = end is not None, end or 0
         else:
             text = await _screen(host, w, 2000, strip=False)
             dead, status, _ = (await host.window_info()).get(w.window_id, (True, 0, ""))
@@ -247,6 +256,15 @@ async def tmux(
         if action == "send":
             if not text and not keys:
                 raise Feedback("send needs text='...' to type and/or keys='Enter' (or 'C-c', ...)")
+            info = await host.window_info()
+            end = _bash_end(w, info) if w.run is not None else None
+            dead, status, _ = info.get(w.window_id, (False, 0, ""))
+            if dead or end is not None:
+                raise Feedback(
+                    f"the program in {w.name!r} has exited with code {status if end is None else end}; "
+                    f"nothing was sent. See its last output with tmux(action='capture', window={w.name!r}), "
+                    "close it with action='kill', or start it again with action='new'."
+                )
             for args in _send_args(w.window_id, text, keys):
                 await host.tmux(*args)
             return f"sent to {w.name!r}"
