@@ -603,3 +603,14 @@ async def test_gitignore_symlinked_to_a_device_or_fifo_does_not_hang(tools: Tool
     assert "a.txt" in await tools.ok("ls")
     assert await tools.ok("glob", pattern="*.txt") == "a.txt\nsub/b.txt"
     assert "sub/b.txt:1:hello" in await tools.ok("grep", pattern="hello")
+
+
+async def test_symlink_loop_in_the_tree_does_not_break_listing_or_search(tools: Tools, workspace: Path) -> None:
+    put(workspace, "a.txt", "hello\n")
+    os.symlink("loop2", workspace / "loop1")
+    os.symlink("loop1", workspace / "loop2")
+    text = await tools.ok("ls")
+    assert "a.txt" in text and "loop1 -> loop2 (broken)" in text
+    assert await tools.ok("glob", pattern="*.txt") == "a.txt"
+    assert await tools.ok("grep", pattern="hello") == "a.txt:1:hello"
+    assert "Too many levels of symbolic links" in await tools.fail("read_file", path="loop1")

@@ -610,7 +610,7 @@ def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
                 dest = os.readlink(entry.path)
             except OSError:
                 dest = "?"
-            real = Path(entry.path).resolve()
+            real = Path(os.path.realpath(entry.path))  # not Path.resolve: it raises on a symlink loop
             where = "" if allowed(ctx)(real) else " (outside the workspace)"
             broken = "" if real.exists() else " (broken)"
             files.append(f"{entry.name} -> {dest}{where}{broken}")

@@ -117,7 +117,7 @@ def discover(settings: Settings) -> tuple[list[Skill], list[SkillProblem]]:
 def readable_skill_folders(settings: Settings) -> list[Path]:
     """Folders read_file may read in besides the workspace: the home skill roots and every
     skill's own (resolved) folder, which may be a symlink elsewhere."""
-    folders = [root.resolve() for root, in_workspace in skill_roots(settings) if not in_workspace]
+    folders = [Path(os.path.realpath(root)) for root, in_workspace in skill_roots(settings) if not in_workspace]
     folders += [s.folder for s in discover(settings)[0]]
     return folders
 

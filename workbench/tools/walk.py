@@ -175,7 +175,7 @@ def walk(
                 if include_links:
                     yield sub, entry
                     continue
-                real = Path(entry.path).resolve()
+                real = Path(os.path.realpath(entry.path))  # not Path.resolve: it raises on a symlink loop
                 if allowed is not None and not allowed(real):
                     stats.outside += 1
                 elif real.is_file():
