@@ -441,3 +441,12 @@ async def test_tmux_wait_sees_a_detached_shell_end_without_a_completion(term: Te
     assert "exited with code 0" in await term.ok("tmux", action="wait", window="bash-1", timeout=10)
     assert time.monotonic() - started < 3
     assert "bash-1\ttimed-out bash command, since exited with code 0" in await term.ok("tmux", action="list")
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), -1.0, 0.0])
+async def test_a_timeout_that_is_not_a_positive_finite_number_is_feedback(term: Term, timeout: float) -> None:
+    result = await asyncio.wait_for(term.call("bash", command="sleep 100", timeout=timeout), 5)
+    assert result.is_error and "timeout must be a positive" in result.error
+    await term.ok("tmux", action="new", window="w", command="sleep 100")
+    result = await asyncio.wait_for(term.call("tmux", action="wait", window="w", timeout=timeout), 5)
+    assert result.is_error and "timeout must be a positive" in result.error

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import re
 import shlex
 import signal
@@ -26,6 +27,14 @@ def host_of(ctx: ToolContext) -> TerminalHost:
     if not isinstance(host, TerminalHost):
         raise RuntimeError("bash and tmux need the session's TerminalHost in ctx.terminal")
     return host
+
+
+def _seconds(timeout: float | None, default: float) -> float:
+    """A timeout argument: a positive, finite number of seconds (NaN would never time out)."""
+    limit = timeout if timeout is not None else default
+    if not (0 < limit < math.inf):
+        raise Feedback(f"timeout must be a positive number of seconds, got {limit:g}")
+    return limit
 
 
 def _status_text(status: int) -> str:
@@ -68,9 +77,7 @@ async def bash(
         raise Feedback("command is empty; pass the shell command to run")
     if "\x00" in command:
         raise Feedback("command contains a NUL character; remove it")
-    limit = timeout if timeout is not None else ctx.settings.bash_timeout
-    if limit <= 0:
-        raise Feedback(f"timeout must be a positive number of seconds, got {limit:g}")
+    limit = _seconds(timeout, ctx.settings.bash_timeout)
     host = host_of(ctx)
     status, output, notes = await host.run(ctx.agent_id, command, workspace=ctx.workspace, timeout=limit, emit=ctx.emit)
     if status != 0:
@@ -273,7 +280,7 @@ async def tmux(
                 raise Feedback("lines must be a positive number")
             return await _capture(host, w, lines)
         if action == "wait":
-            return await _wait(host, w, pattern, timeout if timeout is not None else 30.0)
+            return await _wait(host, w, pattern, _seconds(timeout, 30.0))
         # kill
         state.windows.pop(w.name, None)
         await host.kill_window(w)
