@@ -614,3 +614,15 @@ async def test_symlink_loop_in_the_tree_does_not_break_listing_or_search(tools: 
     assert await tools.ok("glob", pattern="*.txt") == "a.txt"
     assert await tools.ok("grep", pattern="hello") == "a.txt:1:hello"
     assert "Too many levels of symbolic links" in await tools.fail("read_file", path="loop1")
+
+
+async def test_nul_in_a_path_is_feedback_not_a_defect(tools: Tools) -> None:
+    for name, args in [
+        ("read_file", {"path": "a\x00b"}),
+        ("write_file", {"path": "a\x00b", "content": "x"}),
+        ("ls", {"path": "a\x00b"}),
+        ("glob", {"pattern": "*", "path": "a\x00b"}),
+        ("grep", {"pattern": "x", "path": "a\x00b"}),
+    ]:
+        result = await tools.result(name, **args)
+        assert result.is_error and "contains a NUL character" in model_text(result), name

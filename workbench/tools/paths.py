@@ -81,6 +81,8 @@ def resolve(ctx: ToolContext, path: str, *, read: bool = False) -> Path:
     """
     root = workspace_root(ctx)
     text = path.strip()
+    if "\x00" in text:
+        raise Feedback(f"the path {path!r} contains a NUL character, which no file name can hold; check the path")
     raw = Path(os.path.expanduser(text)) if text else Path(".")
     target = Path(os.path.realpath(os.path.join(root, raw)))
     if inside(target, root):
