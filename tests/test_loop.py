@@ -269,7 +269,7 @@ async def _base_exception(kind: str, ctx: ToolContext) -> str:
 
 def _tool_tasks() -> set[asyncio.Task]:
     """Live tasks running a tool call of the loop."""
-    return {t for t in asyncio.all_tasks() if not t.done() and "_run_tool" in t.get_coro().__qualname__}
+    return {t for t in asyncio.all_tasks() if not t.done() and "_run_tool" in repr(t.get_coro())}
 
 
 async def test_a_tool_raising_a_base_exception_is_an_error_result(
