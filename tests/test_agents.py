@@ -636,6 +636,29 @@ async def test_a_child_may_name_another_model(settings: Settings, scripted_model
     tree.store.close()
 
 
+async def test_a_message_that_lands_during_the_last_model_call_is_still_read(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    route(
+        scripted_model,
+        {
+            "ROOT": [
+                reply("", create("CHILD: plan")),
+                reply("", call("subagent", action="message", id="a1", text="use plan B")),
+                after_inbox("done"),
+                after_inbox("done"),
+            ],
+            # its first answer is on the way while the message arrives
+            "CHILD": [reply("Plan A.", delay=1.0), reply("Using plan B.")],
+        },
+    )
+    run = await run_agent(settings, "ROOT task", tools=["subagent"])
+    assert "Inbox of CHILD: plan (a1)" in results_of(run)[1].output
+    child = requests_of(scripted_model, "CHILD")
+    assert len(child) == 2 and "- message from main (main): use plan B" in user_texts(child[1])[-1]
+    assert finished(run)["a1"].result == "Using plan B."
+
+
 async def test_a_second_run_cancel_during_cleanup_still_ends_every_child(
     settings: Settings, scripted_model: ScriptedModel
 ) -> None:

@@ -144,7 +144,8 @@ class AgentLoop:
             self.turns += 1
             self._append(reply)
             if not reply.tool_calls:
-                if self.inbox is not None and self.inbox.pending:
+                # children still to hear from, or an item that came during this call: another turn
+                if self.inbox is not None and (self.inbox.pending or len(self.inbox)):
                     await self._wait_for_children()
                     continue
                 return reply.text
