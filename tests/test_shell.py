@@ -450,3 +450,16 @@ async def test_a_timeout_that_is_not_a_positive_finite_number_is_feedback(term: 
     await term.ok("tmux", action="new", window="w", command="sleep 100")
     result = await asyncio.wait_for(term.call("tmux", action="wait", window="w", timeout=timeout), 5)
     assert result.is_error and "timeout must be a positive" in result.error
+
+
+async def test_parallel_calls_of_one_agent_keep_their_own_timeouts(term: Term) -> None:
+    """Parallel tool calls of one agent share its shell one at a time; waiting counts toward a timeout."""
+    started = time.monotonic()
+    slow, quick = await asyncio.gather(
+        term.call("bash", command="sleep 2; cd /tmp; echo slow", timeout=10),
+        term.call("bash", command="echo quick", timeout=0.5),
+    )
+    assert quick.is_error and "before it started" in quick.error and quick.output == ""
+    assert slow.output == "slow\n"
+    assert time.monotonic() - started < 3
+    assert await term.ok("bash", command="pwd") == "/tmp\n"

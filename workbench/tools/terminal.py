@@ -451,146 +451,167 @@ class TerminalHost:
         the command (Ctrl-C, then kill) and re-raises.
         """
         state = self.agent(agent_id)
-        async with state.lock:
-            await self.ensure_started()
-            cwd = start_dir(state, workspace)
-            fresh = state.shell is None or not pid_alive(state.shell.window.pid)
-            if state.shell is not None and fresh:
-                state.notes.append(f"the previous shell had exited; started a fresh shell in {cwd}")
-                await self.kill_window(state.shell.window)
-                state.shell = None
-            shell = await self._shell(agent_id, cwd)
-            notes, state.notes = state.notes, []
-            assert self.dir is not None and self.control is not None
-            self._next_run += 1
-            run_id = f"r{self._next_run}"
-            script, out_path = self.dir / f"{run_id}.sh", self.dir / f"{run_id}.out"
-            script.write_text(command)
-            done: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
-            self._runs[run_id] = done
-            output = _Output(out_path)
-            collected: list[str] = []
+        deadline = time.monotonic() + timeout
+        try:  # parallel calls of one agent take turns in its shell; the wait counts toward the timeout
+            await asyncio.wait_for(state.lock.acquire(), timeout)
+        except TimeoutError:
+            raise Feedback(
+                f"timed out after {timeout:g} s before it started: another bash call of yours was still "
+                "running in your shell (parallel bash calls take turns); nothing ran. Run it again, or "
+                "give it a timeout that covers the other command too."
+            ) from None
+        try:
+            return await self._run_locked(state, agent_id, command, workspace, timeout, deadline, emit)
+        finally:
+            state.lock.release()
 
-            def pump(final: bool = False) -> None:
-                text = output.read(final)
-                if text:
-                    collected.append(text)
-                    emit(text)
+    async def _run_locked(
+        self,
+        state: _Agent,
+        agent_id: str,
+        command: str,
+        workspace: Path,
+        timeout: float,
+        deadline: float,
+        emit: Callable[[str], None],
+    ) -> tuple[int, str, list[str]]:
+        await self.ensure_started()
+        cwd = start_dir(state, workspace)
+        fresh = state.shell is None or not pid_alive(state.shell.window.pid)
+        if state.shell is not None and fresh:
+            state.notes.append(f"the previous shell had exited; started a fresh shell in {cwd}")
+            await self.kill_window(state.shell.window)
+            state.shell = None
+        shell = await self._shell(agent_id, cwd)
+        notes, state.notes = state.notes, []
+        assert self.dir is not None and self.control is not None
+        self._next_run += 1
+        run_id = f"r{self._next_run}"
+        script, out_path = self.dir / f"{run_id}.sh", self.dir / f"{run_id}.out"
+        script.write_text(command)
+        done: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
+        self._runs[run_id] = done
+        output = _Output(out_path)
+        collected: list[str] = []
 
-            gone = self.control.gone
-            watch: set[asyncio.Future[Any]] = {done, gone}
+        def pump(final: bool = False) -> None:
+            text = output.read(final)
+            if text:
+                collected.append(text)
+                emit(text)
+
+        gone = self.control.gone
+        watch: set[asyncio.Future[Any]] = {done, gone}
+        try:
             try:
-                try:
-                    await self._type_run(shell, run_id)
-                except TmuxError:  # its window was closed from outside; the command never started
-                    await self.kill_window(shell.window)
+                await self._type_run(shell, run_id)
+            except TmuxError:  # its window was closed from outside; the command never started
+                await self.kill_window(shell.window)
+                state.shell = None
+                shell = await self._shell(agent_id, cwd)
+                notes.append(f"the shell's window had been closed; started a fresh shell in {cwd}")
+                await self._type_run(shell, run_id)
+            except ServerGone:  # the server died before it took the line: start afresh
+                await self.ensure_started()
+                shell = await self._shell(agent_id, cwd)
+                notes += state.notes
+                state.notes = []
+                done = asyncio.get_running_loop().create_future()
+                self._runs[run_id] = done
+                assert self.control is not None
+                gone = self.control.gone
+                watch = {done, gone}
+                await self._type_run(shell, run_id)
+            tick = TICK
+            while not done.done():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                await asyncio.wait(watch, timeout=min(tick, left), return_when=asyncio.FIRST_COMPLETED)
+                if done.done():
+                    break
+                tick = min(tick * 2, TICK_MAX)
+                pump()
+                if gone.done() or not pid_alive(self.server_pid):
+                    raise Feedback(
+                        "the tmux server stopped while the command ran (killed from outside?); its "
+                        "output so far is above. The next call starts a fresh tmux server and shell."
+                    )
+                if not pid_alive(shell.window.pid):
                     state.shell = None
-                    shell = await self._shell(agent_id, cwd)
-                    notes.append(f"the shell's window had been closed; started a fresh shell in {cwd}")
-                    await self._type_run(shell, run_id)
-                except ServerGone:  # the server died before it took the line: start afresh
-                    await self.ensure_started()
-                    shell = await self._shell(agent_id, cwd)
-                    notes += state.notes
-                    state.notes = []
-                    done = asyncio.get_running_loop().create_future()
-                    self._runs[run_id] = done
-                    assert self.control is not None
-                    gone = self.control.gone
-                    watch = {done, gone}
-                    await self._type_run(shell, run_id)
-                deadline = time.monotonic() + timeout
-                tick = TICK
-                while not done.done():
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    await asyncio.wait(watch, timeout=min(tick, left), return_when=asyncio.FIRST_COMPLETED)
-                    if done.done():
-                        break
-                    tick = min(tick * 2, TICK_MAX)
-                    pump()
-                    if gone.done() or not pid_alive(self.server_pid):
-                        raise Feedback(
-                            "the tmux server stopped while the command ran (killed from outside?); its "
-                            "output so far is above. The next call starts a fresh tmux server and shell."
-                        )
-                    if not pid_alive(shell.window.pid):
-                        state.shell = None
-                        raise Feedback(
-                            "the shell died while the command ran; its output so far is above. "
-                            f"The next call starts a fresh shell in {state.cwd or cwd}."
-                        )
-                    if shell.argv and cmdline(shell.window.pid) != shell.argv:
-                        state.cwd = cwd_of(shell.window.pid) or state.cwd
-                        name = await self._detach(
-                            agent_id, shell, run_id, done, out_path, "(a program that replaced the shell by exec)"
-                        )
-                        raise Feedback(
-                            "the command replaced the shell (exec), so its end cannot be seen; what it "
-                            f"started runs on in tmux window {name!r} (inspect or stop it with the tmux "
-                            f"tool). Your next bash call gets a fresh shell in {state.cwd or cwd}. To change "
-                            "this shell's environment, run export/source in it instead of exec; start "
-                            "long-running programs with tmux(action='new', ...).",
-                            metadata={"window": name},
-                        )
-                if not done.done():
-                    name = await self._detach(agent_id, shell, run_id, done, out_path)
-                    state.notes.append(
-                        f"this is a fresh shell in {state.cwd or cwd}: the previous one is still busy "
-                        f"with a timed-out command in tmux window {name!r}"
+                    raise Feedback(
+                        "the shell died while the command ran; its output so far is above. "
+                        f"The next call starts a fresh shell in {state.cwd or cwd}."
+                    )
+                if shell.argv and cmdline(shell.window.pid) != shell.argv:
+                    state.cwd = cwd_of(shell.window.pid) or state.cwd
+                    name = await self._detach(
+                        agent_id, shell, run_id, done, out_path, "(a program that replaced the shell by exec)"
                     )
                     raise Feedback(
-                        f"timed out after {timeout:g} s; the command still runs in tmux window {name!r} "
-                        "(nothing was killed). Inspect it with tmux(action='capture', window="
-                        f"{name!r}), wait for it with tmux(action='wait', window={name!r}, timeout=...), "
-                        f"answer a prompt with tmux(action='send', window={name!r}, text=...), stop it "
-                        f"with tmux(action='send', window={name!r}, keys='C-c') or "
-                        f"tmux(action='kill', window={name!r}). If it waits for input or is a "
-                        "long-running server, start it with tmux(action='new', ...) instead. Your next "
-                        f"bash call gets a fresh shell in {state.cwd or cwd}.",
-                        metadata={"window": name, "timeout": timeout},
+                        "the command replaced the shell (exec), so its end cannot be seen; what it "
+                        f"started runs on in tmux window {name!r} (inspect or stop it with the tmux "
+                        f"tool). Your next bash call gets a fresh shell in {state.cwd or cwd}. To change "
+                        "this shell's environment, run export/source in it instead of exec; start "
+                        "long-running programs with tmux(action='new', ...).",
+                        metadata={"window": name},
                     )
-                end = done.result()
-                status = end.status
-                rest = output.read(final=True)
-                if end.shell_exited and rest.endswith("exit\n"):
-                    rest = rest[: -len("exit\n")]  # bash's goodbye on `exit`, not the command's
-                if rest:
-                    collected.append(rest)
-                    emit(rest)
-                if end.cwd:
-                    state.cwd = end.cwd
-                if end.shell_exited and not await self._server_answers():
-                    raise Feedback(
-                        "the tmux server stopped while the command ran (killed from outside?); its output "
-                        "so far is above. The next call starts a fresh tmux server and shell."
-                    )
-                if end.shell_exited:
-                    state.shell = None
-                    await self.kill_window(shell.window)
-                    notes.append(
-                        f"the shell exited (exit code {status}); your next bash call starts a fresh shell "
-                        f"in {state.cwd or cwd}"
-                    )
-                with contextlib.suppress(OSError):
-                    out_path.unlink()
-                return status, "".join(collected), notes
-            except asyncio.CancelledError:
-                await self._interrupt(state, shell, done)
-                pump(final=True)
-                raise
-            except ServerGone as err:
+            if not done.done():
+                name = await self._detach(agent_id, shell, run_id, done, out_path)
+                state.notes.append(
+                    f"this is a fresh shell in {state.cwd or cwd}: the previous one is still busy "
+                    f"with a timed-out command in tmux window {name!r}"
+                )
                 raise Feedback(
-                    "the tmux server stopped (killed from outside?); the next call starts a fresh tmux "
-                    "server and shell."
-                ) from err
-            finally:
-                output.close()
-                if shell.window.run is not done:  # a detached run is still listened for
-                    self._runs.pop(run_id, None)
-                with contextlib.suppress(OSError):
-                    script.unlink()
+                    f"timed out after {timeout:g} s; the command still runs in tmux window {name!r} "
+                    "(nothing was killed). Inspect it with tmux(action='capture', window="
+                    f"{name!r}), wait for it with tmux(action='wait', window={name!r}, timeout=...), "
+                    f"answer a prompt with tmux(action='send', window={name!r}, text=...), stop it "
+                    f"with tmux(action='send', window={name!r}, keys='C-c') or "
+                    f"tmux(action='kill', window={name!r}). If it waits for input or is a "
+                    "long-running server, start it with tmux(action='new', ...) instead. Your next "
+                    f"bash call gets a fresh shell in {state.cwd or cwd}.",
+                    metadata={"window": name, "timeout": timeout},
+                )
+            end = done.result()
+            status = end.status
+            rest = output.read(final=True)
+            if end.shell_exited and rest.endswith("exit\n"):
+                rest = rest[: -len("exit\n")]  # bash's goodbye on `exit`, not the command's
+            if rest:
+                collected.append(rest)
+                emit(rest)
+            if end.cwd:
+                state.cwd = end.cwd
+            if end.shell_exited and not await self._server_answers():
+                raise Feedback(
+                    "the tmux server stopped while the command ran (killed from outside?); its output "
+                    "so far is above. The next call starts a fresh tmux server and shell."
+                )
+            if end.shell_exited:
+                state.shell = None
+                await self.kill_window(shell.window)
+                notes.append(
+                    f"the shell exited (exit code {status}); your next bash call starts a fresh shell "
+                    f"in {state.cwd or cwd}"
+                )
+            with contextlib.suppress(OSError):
+                out_path.unlink()
+            return status, "".join(collected), notes
+        except asyncio.CancelledError:
+            await self._interrupt(state, shell, done)
+            pump(final=True)
+            raise
+        except ServerGone as err:
+            raise Feedback(
+                "the tmux server stopped (killed from outside?); the next call starts a fresh tmux server and shell."
+            ) from err
+        finally:
+            output.close()
+            if shell.window.run is not done:  # a detached run is still listened for
+                self._runs.pop(run_id, None)
+            with contextlib.suppress(OSError):
+                script.unlink()
 
     async def _server_answers(self) -> bool:
         """A round trip through the control client: is the server still alive (not shutting down)?"""
