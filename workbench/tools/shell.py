@@ -170,14 +170,14 @@ async def _wait(host: TerminalHost, w: Window, pattern: str | None, limit: float
             raise Feedback(f"pattern is not a valid regex: {err}") from err
     deadline = time.monotonic() + limit
     while True:
+        # whether it ended first, then its text: text read before an end that follows may miss the last lines
         if w.output is not None:
-            text = _bash_output(w)
             end = _bash_end(w, await host.window_info())
             finished, status = end is not None, end or 0
+            text = _bash_output(w)
         else:
+            finished, status, _ = (await host.window_info()).get(w.window_id, (True, 0, ""))
             text = await _screen(host, w, 2000, strip=False)
-            dead, status, _ = (await host.window_info()).get(w.window_id, (True, 0, ""))
-            finished = dead
         if regex is not None:
             found = regex.search(text)
             if found:
