@@ -626,3 +626,35 @@ async def test_nul_in_a_path_is_feedback_not_a_defect(tools: Tools) -> None:
     ]:
         result = await tools.result(name, **args)
         assert result.is_error and "contains a NUL character" in model_text(result), name
+
+
+# --- grep: a catastrophic pattern is bounded in time and never freezes the process -----------
+
+
+@pytest.mark.timeout(60)
+async def test_grep_catastrophic_pattern_is_stopped_and_the_loop_keeps_running(
+    tools: Tools, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from workbench.tools import files
+
+    monkeypatch.setattr(files, "GREP_MATCH_SECONDS", 0.3, raising=False)
+    put(workspace, "src/long.txt", "a" * 36 + "b\n")
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.02)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    try:
+        text = await tools.fail("grep", pattern=r"(a|aa)+$")
+        assert "took longer than 0.3 s" in text and "src/long.txt" in text and "backtracks catastrophically" in text
+        assert "took longer than 0.3 s" in await tools.fail("grep", pattern=r"(a|aa)+$", path="src/long.txt")
+    finally:
+        ticker.cancel()
+    assert ticks >= 10  # the event loop ran while the pattern was searched (the GIL was released)
+    assert await tools.ok("grep", pattern=r"a+b$") == "src/long.txt:1:" + "a" * 36 + "b"

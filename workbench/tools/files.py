@@ -25,7 +25,9 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
+
+import regex
 
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
@@ -52,6 +54,7 @@ LS_CAP = 500
 GLOB_CAP = 200
 GREP_CAP = 200  # matching lines shown
 GREP_LINE_CHARS = 300
+GREP_MATCH_SECONDS = 5.0  # one search of the pattern in one file may take this long
 STATE_KEY = "files.seen"  # ctx.state: resolved path -> digest of the content the agent last saw
 
 T = TypeVar("T")
@@ -691,14 +694,34 @@ def _ignored_matches(ctx: ToolContext, search: Search, stop: threading.Event) ->
     return sorted(everything)
 
 
-def _grep_file(path: str, regex: re.Pattern[str]) -> list[tuple[int, str]] | None:
-    """Matching lines of one file as (line number, line); None for a binary file."""
+class _SlowPattern(Exception):
+    """One search of the pattern ran past GREP_MATCH_SECONDS (catastrophic backtracking)."""
+
+    def __init__(self, path: str):
+        super().__init__(path)
+        self.path = path
+
+
+def _grep_file(path: str, matcher: Any) -> list[tuple[int, str]] | None:
+    """Matching lines of one file as (line number, line); None for a binary file.
+
+    `matcher` is compiled by the `regex` engine: each search releases the GIL and stops after
+    GREP_MATCH_SECONDS, so a pattern that backtracks catastrophically ((a+)+$ on a long line)
+    neither freezes the whole process nor runs on forever; it raises _SlowPattern.
+    """
     data = read_regular(path)
     if b"\x00" in data[:BINARY_SNIFF]:
         return None
     text = data.decode("utf-8", errors="replace")
     found: list[tuple[int, str]] = []
-    m = regex.search(text)
+
+    def search(at: int) -> Any:
+        try:
+            return matcher.search(text, at, concurrent=True, timeout=GREP_MATCH_SECONDS)
+        except TimeoutError as err:
+            raise _SlowPattern(path) from err
+
+    m = search(0)
     line_no, counted = 1, 0
     while m is not None:
         line_no += text.count("\n", counted, m.start())
@@ -709,7 +732,7 @@ def _grep_file(path: str, regex: re.Pattern[str]) -> list[tuple[int, str]] | Non
         found.append((line_no, text[begin:end].rstrip("\r")))
         if end >= len(text):
             break
-        m = regex.search(text, end + 1)
+        m = search(end + 1)
     return found
 
 
@@ -726,45 +749,54 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
         glob: only search files whose name matches this glob, e.g. "*.py" or "src/**/*.go"
     """
     try:
-        regex = re.compile(pattern, re.MULTILINE)
-    except re.error as err:
+        re.compile(pattern, re.MULTILINE)  # Python's own syntax and error messages; `regex` then runs it
+        matcher = regex.compile(pattern, regex.MULTILINE | regex.VERSION0)
+    except (re.error, regex.error) as err:
         at = f" at position {err.pos}" if err.pos is not None else ""
         raise Feedback(
             f"invalid regular expression {pattern!r}: {err.msg}{at}. grep takes a Python regex; "
             r"to match ( ) [ ] { } . * + ? | \ literally, put a backslash before them (e.g. 'foo\(')"
         ) from err
     target = resolve(ctx, path or ".", read=True)
-    if target.is_file():
-        name = shown(ctx, target)
-        try:
-            lines = _grep_file(str(target), regex)
-        except OSError as err:
-            raise explain(ctx, err, target, path, "reading") from err
-        if lines is None:
-            raise Feedback(f"{name} is a binary file; grep searches text files only")
-        return _grep_report(ctx, {name: lines}, 1, WalkStats(), pattern, name)
-    search, start = _search(ctx, path, glob)
-
-    def run(stop: threading.Event) -> tuple[dict[str, list[tuple[int, str]]], int, WalkStats]:
-        stats = WalkStats()
-        results: dict[str, list[tuple[int, str]]] = {}
-        searched = 0
-        for rel, entry in walk(search.base, search.rel_dir, search.ignore, stats, allowed=allowed(ctx), stop=stop):
-            if not search.matches(rel):
-                continue
+    try:
+        if target.is_file():
+            name = shown(ctx, target)
             try:
-                lines = _grep_file(entry.path, regex)
-            except OSError:
-                stats.unreadable += 1
-                continue
-            searched += 1
+                lines = await _in_thread(lambda stop: _grep_file(str(target), matcher))
+            except OSError as err:
+                raise explain(ctx, err, target, path, "reading") from err
             if lines is None:
-                stats.binary += 1
-            elif lines:
-                results[search.prefix + rel] = lines
-        return results, searched, stats
+                raise Feedback(f"{name} is a binary file; grep searches text files only")
+            return _grep_report(ctx, {name: lines}, 1, WalkStats(), pattern, name)
+        search, start = _search(ctx, path, glob)
 
-    results, searched, stats = await _in_thread(run)
+        def run(stop: threading.Event) -> tuple[dict[str, list[tuple[int, str]]], int, WalkStats]:
+            stats = WalkStats()
+            results: dict[str, list[tuple[int, str]]] = {}
+            searched = 0
+            for rel, entry in walk(search.base, search.rel_dir, search.ignore, stats, allowed=allowed(ctx), stop=stop):
+                if not search.matches(rel):
+                    continue
+                try:
+                    lines = _grep_file(entry.path, matcher)
+                except OSError:
+                    stats.unreadable += 1
+                    continue
+                searched += 1
+                if lines is None:
+                    stats.binary += 1
+                elif lines:
+                    results[search.prefix + rel] = lines
+            return results, searched, stats
+
+        results, searched, stats = await _in_thread(run)
+    except _SlowPattern as err:
+        raise Feedback(
+            f"grep stopped: one search of {pattern!r} in {shown(ctx, Path(err.path))} took longer than "
+            f"{GREP_MATCH_SECONDS:g} s. The pattern backtracks catastrophically (nested repetition such as "
+            "(a+)+ or (x|xy)*, or many .* in a row); write it without repetition inside repetition, or "
+            "narrow path or glob"
+        ) from err
     return _grep_report(ctx, results, searched, stats, pattern, shown(ctx, start), glob)
 
 
