@@ -37,6 +37,9 @@ class Inbox:
 
     def put(self, item: pb.InboxItem) -> None:
         if item.kind == pb.INBOX_KIND_MESSAGE:
+            if self.limit <= 0:  # no message is kept; the next drain's note counts it
+                self._dropped += 1
+                return
             messages = [i for i in self._items if i.kind == pb.INBOX_KIND_MESSAGE]
             if len(messages) >= self.limit:
                 self._items.remove(messages[0])
@@ -61,7 +64,7 @@ class Inbox:
         """Everything waiting, as the text of one user message ("" when empty); each item once."""
         items, dropped = self.drain(), self._dropped
         self._dropped = 0
-        if not items:
+        if not items and not dropped:
             return ""
         lines = [f"[Inbox: {len(items)} item{'s' if len(items) != 1 else ''}]"]
         if dropped:
