@@ -171,3 +171,12 @@ def test_a_raising_subscriber_neither_breaks_the_write_nor_the_others(
     assert seen == ["one", "two", "three"]
     assert [e.seq for e in store.events(session)] == [1, 2, 3]
     assert "subscriber bug" in caplog.text
+
+
+async def test_deltas_of_two_sessions_are_not_merged(store: Store) -> None:
+    a, b = store.create_session(Path("/w"), "m", "p"), store.create_session(Path("/w"), "m", "p")
+    Recorder(store, a, "main").emit("text_delta", pb.TextDelta(text="for a"))
+    Recorder(store, b, "main").emit("text_delta", pb.TextDelta(text="for b"))
+    store.flush()
+    assert [e.text_delta.text for e in store.events(a)] == ["for a"]
+    assert [e.text_delta.text for e in store.events(b)] == ["for b"]

@@ -181,7 +181,11 @@ class Store:
         """Queue a text delta or output chunk; merged with the previous one of the same stream."""
         last = self._batch[-1] if self._batch else None
         kind = event.WhichOneof("kind")
-        if last is not None and last.WhichOneof("kind") == kind and last.agent_id == event.agent_id:
+        if (
+            last is not None
+            and last.WhichOneof("kind") == kind
+            and (last.session_id, last.agent_id) == (event.session_id, event.agent_id)
+        ):
             if kind == "text_delta":
                 last.text_delta.text += event.text_delta.text
                 return
