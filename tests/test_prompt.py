@@ -87,3 +87,18 @@ async def test_the_model_receives_the_prompt(
     await run_agent(settings, "hello", [])
     system = scripted_model.requests[0]["messages"][0]
     assert system["role"] == "system" and "Prefer small commits." in system["content"]
+
+
+@pytest.mark.timeout(20)
+def test_agents_md_that_is_a_fifo_does_not_hang_the_prompt(workspace: Path) -> None:
+    os.mkfifo(workspace / "AGENTS.md")
+    text = system_prompt(Settings(workspace=workspace))
+    assert "AGENTS.md could not be read" in text and "FIFO (named pipe)" in text
+
+
+def test_huge_agents_md_cut_inside_a_character_still_reads(workspace: Path) -> None:
+    # only the first bytes are read now; the read may stop inside a 3-byte character
+    (workspace / "AGENTS.md").write_text("a" + "€" * (INSTRUCTIONS_CHARS * 2), encoding="utf-8")
+    text = system_prompt(Settings(workspace=workspace))
+    assert "could not be read" not in text and "a€€€" in text
+    assert f"cut at {INSTRUCTIONS_CHARS:,} characters" in text

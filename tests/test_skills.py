@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from workbench.config import Settings
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools import Toolbox, ToolContext
-from workbench.tools.skills import discover, parse_skill_md
+from workbench.tools.skills import SKILL_MD_BYTES, discover, parse_skill_md
 
 
 @pytest.fixture(autouse=True)
@@ -154,3 +155,18 @@ async def test_model_sees_the_list_and_loads_a_skill(
     assert "Run make deploy." not in system["content"]  # only the name and description
     tool_text = next(m["content"] for m in scripted_model.requests[1]["messages"] if m["role"] == "tool")
     assert "Run make deploy." in tool_text
+
+
+@pytest.mark.timeout(20)
+def test_skill_md_that_is_a_fifo_or_huge_is_reported_not_read(workspace: Path) -> None:
+    put(workspace, ".workbench/skills/ok/SKILL.md", skill_md("ok", "Still loads"))
+    (workspace / ".workbench/skills/pipe").mkdir()
+    os.mkfifo(workspace / ".workbench/skills/pipe/SKILL.md")
+    huge = put(workspace, ".workbench/skills/huge/SKILL.md", skill_md("huge", "Too big", "x"))
+    with huge.open("ab") as fh:
+        fh.truncate(SKILL_MD_BYTES + 10)  # sparse: a big file that costs no disk
+    skills, problems = discover(Settings(workspace=workspace))
+    assert [s.name for s in skills] == ["ok"]
+    reasons = {p.path.parent.name: p.reason for p in problems}
+    assert "a FIFO (named pipe), not a regular file" in reasons["pipe"]
+    assert f"larger than {SKILL_MD_BYTES:,} bytes" in reasons["huge"]

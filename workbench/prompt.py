@@ -14,6 +14,7 @@ from pathlib import Path
 
 from workbench.config import Settings, user_config_path
 from workbench.tools.skills import discover
+from workbench.tools.walk import read_regular
 
 BASE = """You are Workbench, a coding agent working in the repository at {workspace}.
 Use the tools to inspect and change files and to run commands; paths are relative to the
@@ -29,11 +30,23 @@ def global_agents_md() -> Path:
     return user_config_path().parent / "AGENTS.md"
 
 
+def _utf8(data: bytes, cut: bool) -> str:
+    """UTF-8 text; when the read was cut, a character split at the cut is dropped, not an error."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if cut and err.start >= len(data) - 3:
+            return data[: err.start].decode("utf-8")
+        raise
+
+
 def _instructions(path: Path, title: str, confine_to: Path | None = None) -> str:
     try:
         if confine_to is not None and not path.resolve().is_relative_to(confine_to):
             return f"## {title}\n({path} leads outside the workspace, so it was not read.)"
-        text = path.read_text(encoding="utf-8").strip()
+        limit = INSTRUCTIONS_CHARS * 4 + 4  # a character is at most 4 bytes: more characters than kept
+        data = read_regular(path, limit)
+        text = _utf8(data, cut=len(data) == limit).strip()
     except FileNotFoundError:
         return ""
     except (OSError, UnicodeDecodeError) as err:

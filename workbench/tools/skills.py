@@ -21,10 +21,12 @@ import yaml
 from workbench.config import Settings
 from workbench.feedback import Feedback
 from workbench.tools import ToolContext, tool
+from workbench.tools.walk import read_regular
 
 SKILL_FOLDERS = (".workbench/skills", ".agents/skills", ".claude/skills")
 DESCRIPTION_CHARS = 1024  # as the Agent Skills spec caps it
 FILES_CAP = 100
+SKILL_MD_BYTES = 1024 * 1024  # a larger SKILL.md is reported, not read
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,10 @@ def discover(settings: Settings) -> tuple[list[Skill], list[SkillProblem]]:
                 problems.append(SkillProblem(skill_md, f"it leads outside the workspace (to {real}); not loaded"))
                 continue
             try:
-                meta, body = parse_skill_md(real.read_text(encoding="utf-8"))
+                data = read_regular(real, SKILL_MD_BYTES + 1)
+                if len(data) > SKILL_MD_BYTES:
+                    raise ValueError(f"it is larger than {SKILL_MD_BYTES:,} bytes; not loaded")
+                meta, body = parse_skill_md(data.decode("utf-8"))
             except UnicodeDecodeError:
                 problems.append(SkillProblem(skill_md, "it is not valid UTF-8 text"))
                 continue
