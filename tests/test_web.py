@@ -558,3 +558,68 @@ async def test_fetch_whole_deadline_stops_a_slow_drip(tmp_path: Path, serve: Cal
     finally:
         stop.set()
     assert result.is_error and result.error.startswith(f"fetching {site.url}/drip did not finish within 0.9 s")
+
+
+# --- content encodings: a compressed body is capped after decoding, and decoded within bounds ---
+
+
+def _gzip_stream(chunks: Iterator[bytes]) -> bytes:
+    import zlib
+
+    packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    return b"".join(packer.compress(c) for c in chunks) + packer.flush()
+
+
+def _zeros(total: int) -> Iterator[bytes]:
+    block = b"\0" * (1 << 20)
+    for _ in range(total >> 20):
+        yield block
+
+
+def encoded(body: bytes, encoding: str) -> Route:
+    def route(h: Handler) -> None:
+        h.reply(200, "text/plain", body, {"Content-Encoding": encoding})
+
+    return route
+
+
+async def test_fetch_gzip_bomb_is_capped_without_inflating_it(tmp_path: Path, serve: Callable[..., Server]) -> None:
+    import tracemalloc
+
+    inner = _gzip_stream(_zeros(400 << 20))  # 400 MB of zeros, gzipped
+    double = _gzip_stream(iter([inner]))  # and gzipped again: a few KB on the wire
+    site = serve({"/single": encoded(inner, "gzip"), "/double": encoded(double, "gzip, gzip")})
+    ctx = allowed(tmp_path, web_max_bytes=1_000_000)
+    tracemalloc.start()
+    try:
+        for path in ("/single", "/double"):
+            tracemalloc.reset_peak()
+            result = await call("web_fetch", ctx, url=f"{site.url}{path}", max_chars=100)
+            peak = tracemalloc.get_traced_memory()[1]
+            assert result.is_error, (path, feedback.model_text(result))
+            text = feedback.model_text(result)
+            assert "larger than the size cap" in text or "content encoding" in text, (path, text)
+            assert peak < 40_000_000, (path, peak)  # never the 400 MB, nor a 64 MB chunk of it
+    finally:
+        tracemalloc.stop()
+
+
+async def test_fetch_gzip_and_deflate_bodies_are_decoded(tmp_path: Path, serve: Callable[..., Server]) -> None:
+    import zlib
+
+    text = b"hello compressed world\n" * 1000
+    site = serve(
+        {
+            "/gz": encoded(_gzip_stream(iter([text])), "gzip"),
+            "/zlib": encoded(zlib.compress(text), "deflate"),
+            "/raw": encoded(zlib.compress(text)[2:-4], "deflate"),  # raw deflate, no zlib header
+            "/br": encoded(b"\x0b\x02\x80hello\x03", "br"),
+        }
+    )
+    ctx = allowed(tmp_path)
+    for path in ("/gz", "/zlib", "/raw"):
+        result = await call("web_fetch", ctx, url=f"{site.url}{path}")
+        assert not result.is_error, (path, feedback.model_text(result))
+        assert result.output.count("hello compressed world") == 1000, path
+    result = await call("web_fetch", ctx, url=f"{site.url}/br")
+    assert result.is_error and "content encoding" in feedback.model_text(result)
