@@ -463,3 +463,12 @@ async def test_parallel_calls_of_one_agent_keep_their_own_timeouts(term: Term) -
     assert slow.output == "slow\n"
     assert time.monotonic() - started < 3
     assert await term.ok("bash", command="pwd") == "/tmp\n"
+
+
+async def test_tmux_wait_reports_the_real_exit_status_and_signal(term: Term) -> None:
+    """tmux marks a pane dead (pty closed) a moment before its exit status is known."""
+    for i in range(15):
+        await term.ok("tmux", action="new", window=f"x{i}", command="exit 3")
+        assert "exited with code 3" in await term.ok("tmux", action="wait", window=f"x{i}", timeout=5)
+    await term.ok("tmux", action="new", window="k", command="kill -9 $$")
+    assert "exited with code 137" in await term.ok("tmux", action="wait", window="k", timeout=5)

@@ -62,6 +62,18 @@ def foreground_pgid(shell_pid: int) -> int:
         return 0
 
 
+def zombie_status(pid: int) -> int | None:
+    """The exit status of a process that ended but was not reaped yet (128+N for signal N).
+
+    None when it still runs or is gone. /proc/PID/stat's field 52 is the waitpid(2) status.
+    """
+    fields = _stat_fields(pid)
+    if fields is None or fields[0] != "Z" or len(fields) < 50:
+        return None
+    code = int(fields[49])
+    return 128 + (code & 0x7F) if code & 0x7F else (code >> 8) & 0xFF
+
+
 def _session_pids(sid: int) -> list[int]:
     """Processes of the terminal session led by `sid` (a pane's first process)."""
     pids = []

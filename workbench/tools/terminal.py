@@ -38,7 +38,14 @@ import libtmux
 
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.processes import cmdline, cwd_of, foreground_pgid, kill_session, pid_alive
+from workbench.tools.processes import (
+    cmdline,
+    cwd_of,
+    foreground_pgid,
+    kill_session,
+    pid_alive,
+    zombie_status,
+)
 from workbench.tools.tmux_control import ControlClient, ServerGone, TmuxError
 
 SESSION = "workbench"
@@ -696,9 +703,15 @@ class TerminalHost:
 
     async def window_info(self) -> dict[str, tuple[bool, int, str]]:
         """window_id -> (dead, exit status, current command) of every window on the server."""
-        fmt = "#{window_id}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_current_command}"
+        fmt = "#{window_id}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}\t"
         info = {}
-        for line in await self.tmux("list-windows", "-a", "-F", fmt):
-            wid, dead, status, current = [*line.split("\t"), "", "", ""][:4]
-            info[wid] = (dead == "1", int(status or 0), current)
+        for line in await self.tmux("list-windows", "-a", "-F", fmt + "#{pane_current_command}"):
+            wid, dead, status, sig, pid, current = [*line.split("\t"), "", "", "", "", ""][:6]
+            # tmux marks a pane dead when its terminal closes, before it reaps the process, and
+            # tmux 3.3 at times leaves it unreaped (a zombie) until another child ends; read the
+            # zombie's status then. Until a status is known, the program counts as running.
+            code = int(status) if status else 128 + int(sig) if sig else None
+            if dead == "1" and code is None and pid.isdigit():
+                code = zombie_status(int(pid))
+            info[wid] = (dead == "1" and code is not None, code or 0, current)
         return info
