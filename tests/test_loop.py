@@ -7,6 +7,8 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_agent
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config import Settings
@@ -352,4 +354,41 @@ async def test_cancel_with_a_tool_that_ignores_it_ends_in_time_and_twice_is_fine
     await asyncio.sleep(0.1)
     finished = [e.tool_call_finished.result for e in events if e.WhichOneof("kind") == "tool_call_finished"]
     assert sorted(r.call_id for r in finished) == ["fast", "slow"]
+    store.close()
+
+
+async def test_a_bug_in_the_machinery_still_leaves_every_call_a_result(
+    settings: Settings, scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbench.agents import AgentTree
+    from workbench.store import Store
+    from workbench.tools import Toolbox
+
+    real_invoke = Toolbox.invoke
+
+    async def buggy_invoke(self: Toolbox, call_: pb.ToolCall, ctx: ToolContext) -> pb.ToolResult:
+        if call_.id == "bug":
+            raise RuntimeError("bug in the machinery")
+        return await real_invoke(self, call_, ctx)
+
+    monkeypatch.setattr(Toolbox, "invoke", buggy_invoke)
+    scripted_model.add(
+        reply("", call("test_sleep", seconds=0, call_id="bug"), call("test_sleep", seconds=0.2, call_id="ok"))
+    )
+    store = Store(settings.db_path)
+    session = store.create_session(settings.workspace, settings.model, "go")
+    tree = AgentTree(settings, store, session)
+    with pytest.raises(RuntimeError, match="bug in the machinery"):
+        await tree.run_root("go", ["test_sleep"])
+    messages = [e.message for e in store.events(session) if e.WhichOneof("kind") == "message"]
+    results = {m.tool_result.call_id: m.tool_result for m in messages if m.role == pb.ROLE_TOOL}
+    assert set(results) == {"bug", "ok"}
+    assert results["bug"].is_error and "bug in the machinery" in results["bug"].error
+    assert results["ok"].output == "slept 0.2"
+    finished = [
+        e.tool_call_finished.result.call_id
+        for e in store.events(session)
+        if e.WhichOneof("kind") == "tool_call_finished"
+    ]
+    assert sorted(finished) == ["bug", "ok"]
     store.close()

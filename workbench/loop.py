@@ -217,6 +217,17 @@ class AgentLoop:
         except asyncio.CancelledError:
             await self._stop_tools(calls, tasks)
             raise
+        bug = next((err for task in tasks if (err := task.exception()) is not None), None)
+        if bug is not None:  # a bug of the machinery (not of a tool): still one result for every call
+            for call, task in zip(calls, tasks, strict=True):
+                if (err := task.exception()) is None:
+                    self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=task.result()))
+                    continue
+                error = f"the call failed inside workbench: {type(err).__name__}: {err}"
+                result = pb.ToolResult(call_id=call.id, name=call.name, is_error=True, error=error)
+                self.recorder.emit("tool_call_finished", pb.ToolCallFinished(result=result))
+                self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
+            raise bug
         return [task.result() for task in tasks]
 
     async def _stop_tools(self, calls: list[pb.ToolCall], tasks: list[asyncio.Task[pb.ToolResult]]) -> None:
