@@ -360,11 +360,38 @@ async def test_fetch_refuses_private_redirect_from_allowed_host(tmp_path: Path, 
 
 @pytest.mark.parametrize(
     "target",
-    ["http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "http://[::1]:9/", "http://0.0.0.0:9/"],
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1/",
+        "http://[::1]:9/",
+        "http://0.0.0.0:9/",
+        "http://[fec0::1]:9/",
+        "http://[2002:7f00:1::1]:9/",
+    ],
 )
 async def test_fetch_refuses_non_public_addresses(tmp_path: Path, target: str) -> None:
     result = await call("web_fetch", allowed(tmp_path), url=target)
     assert result.is_error and "refused" in result.error and "not a public address" in result.error
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://2130706433:9/",  # 127.0.0.1 as one decimal number
+        "http://0x7f000001:9/",  # and in hex
+        "http://evil.example@127.0.0.1:9/",  # userinfo before the real host
+        "http://[::ffff:127.0.0.1]:9/",
+        "http://localhost:9/",
+    ],
+)
+async def test_fetch_refuses_loopback_in_disguise(tmp_path: Path, target: str) -> None:
+    result = await call("web_fetch", make_ctx(tmp_path), url=target)
+    assert result.is_error and "refused" in result.error and "not a public address" in result.error
+
+
+async def test_fetch_invalid_url_is_feedback(tmp_path: Path) -> None:
+    result = await call("web_fetch", make_ctx(tmp_path), url="http://0177.0.0.1:9/")
+    assert result.is_error and "invalid URL" in result.error and "0177.0.0.1" in result.error
 
 
 def test_host_policy() -> None:
@@ -374,6 +401,11 @@ def test_host_policy() -> None:
     assert not policy.allows("x", "::ffff:127.0.0.1")  # IPv4-mapped loopback
     assert not policy.allows("x", "fe80::1")
     assert not policy.allows("x", "100.64.0.1")  # carrier-grade NAT
+    assert not policy.allows("x", "fec0::1")  # IPv6 site-local, a private network
+    assert not policy.allows("x", "2002:7f00:1::1")  # 6to4 wrapping 127.0.0.1
+    assert not policy.allows("x", "2002:a00:1::1")  # 6to4 wrapping 10.0.0.1
+    assert policy.allows("x", "2002:5db8:d822::1")  # 6to4 wrapping a public address
+    assert policy.allows("x", "2606:4700::1111")
     assert policy.allows("intranet.local", "192.168.1.1")
     assert policy.allows("other", "10.1.2.3")
     assert not policy.allows("other", "10.2.0.1")

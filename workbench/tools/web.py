@@ -416,8 +416,15 @@ class ResolveFailed(Exception):
 
 def is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     """True for globally routable unicast addresses; loopback, private, link-local and the rest are not."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return is_public(address.ipv4_mapped)
+        if address.is_site_local:  # fec0::/10: deprecated, but still routed as a private network
+            return False
+        if address.sixtofour is not None and not is_public(address.sixtofour):  # 2002::/16 embeds IPv4
+            return False
+        if address.teredo is not None and not all(is_public(a) for a in address.teredo):
+            return False
     return address.is_global and not (address.is_multicast or address.is_reserved or address.is_unspecified)
 
 
@@ -706,6 +713,8 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
             page = await _fetch(client, url, settings, hops)
     except Feedback as err:
         raise failed(err.message) from err
+    except httpx.InvalidURL as err:
+        raise failed(f"invalid URL {hops[-1] if hops else url}: {err}") from err
     except AddressRefused as err:
         where = f"{hops[-1]} (a redirect from {url})" if len(hops) > 1 else url
         raise failed(
