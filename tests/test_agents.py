@@ -699,3 +699,31 @@ async def _stubborn(ctx: ToolContext) -> str:
         await asyncio.sleep(1)
         raise
     return "never"
+
+
+async def test_cancelling_a_sync_child_mid_model_call_lets_its_parent_go_on(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    route(
+        scripted_model,
+        {
+            "ROOT": [reply("", create("CHILD: slow", mode="sync")), reply("went on")],
+            "CHILD": [reply("never sent", delay=20)],
+        },
+    )
+    session = Session(settings)
+    task = asyncio.create_task(session.tree.run_root("ROOT task", ["subagent"]))
+    await session.until(
+        lambda events: any(e.agent_id == "a1" and e.WhichOneof("kind") == "run_started" for e in events)
+    )
+    started = time.monotonic()
+    ended = await session.tree.cancel("a1", "cancelled by the person")
+    assert ended.status == pb.AGENT_STATUS_CANCELLED and time.monotonic() - started < 2
+    outcome = await asyncio.wait_for(task, 10)
+    assert outcome.status == pb.RUN_STATUS_FINISHED and outcome.text == "went on"
+    (result,) = [e.message.tool_result for e in session.of("message") if e.message.role == pb.ROLE_TOOL]
+    assert result.is_error and "cancelled by the person" in result.error
+    runs = {e.agent_id: e.run_finished.status for e in session.of("run_finished")}
+    assert runs == {"a1": pb.RUN_STATUS_CANCELLED, "main": pb.RUN_STATUS_FINISHED}
+    assert not any(name.startswith("agent ") for name in _task_names())
+    await session.close()
