@@ -472,3 +472,23 @@ async def test_tmux_wait_reports_the_real_exit_status_and_signal(term: Term) -> 
         assert "exited with code 3" in await term.ok("tmux", action="wait", window=f"x{i}", timeout=5)
     await term.ok("tmux", action="new", window="k", command="kill -9 $$")
     assert "exited with code 137" in await term.ok("tmux", action="wait", window="k", timeout=5)
+
+
+@pytest.mark.parametrize(
+    ("command", "status"),
+    [("trap 'echo trapped' EXIT; exit 3", 3), ("trap - EXIT; exit 5", 5), ("kill -9 $$", 137)],
+)
+async def test_a_shell_that_ends_without_reporting_still_gives_its_status(
+    term: Term, command: str, status: int
+) -> None:
+    await term.ok("bash", command="cd /tmp")
+    result = await term.call("bash", command=command, timeout=10)
+    assert result.is_error and f"exit code {status}" in result.error and "fresh shell" in result.error
+    assert await term.ok("bash", command="pwd") == "/tmp\n"
+
+
+async def test_exit_is_reported_as_an_exit_every_time(term: Term) -> None:
+    for _ in range(10):
+        result = await term.call("bash", command="echo bye; exit 4")
+        assert result.output == "bye\n"
+        assert "exit code 4" in result.error and "the shell exited" in result.error

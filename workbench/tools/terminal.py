@@ -545,10 +545,19 @@ class TerminalHost:
                         "output so far is above. The next call starts a fresh tmux server and shell."
                     )
                 if not pid_alive(shell.window.pid):
+                    self._on_fifo()  # its report may have been written just before it ended
+                    if done.done():
+                        break
+                    status = await self._shell_status(shell.window)
+                    pump(final=True)
                     state.shell = None
+                    await self.kill_window(shell.window)
+                    ended = "ended" if status is None else f"ended with exit code {status}"
                     raise Feedback(
-                        "the shell died while the command ran; its output so far is above. "
-                        f"The next call starts a fresh shell in {state.cwd or cwd}."
+                        f"the shell {ended} while the command ran, without reporting the command's end "
+                        "(did it replace the EXIT trap, or kill the shell?); its output so far is above. "
+                        f"The next call starts a fresh shell in {state.cwd or cwd}.",
+                        metadata={"exit_code": status} if status is not None else None,
                     )
                 if shell.argv and cmdline(shell.window.pid) != shell.argv:
                     state.cwd = cwd_of(shell.window.pid) or state.cwd
@@ -619,6 +628,19 @@ class TerminalHost:
                 self._runs.pop(run_id, None)
             with contextlib.suppress(OSError):
                 script.unlink()
+
+    async def _shell_status(self, w: Window) -> int | None:
+        """The exit status of a shell that ended on its own: from /proc, else from tmux."""
+        for _ in range(10):
+            status = zombie_status(w.pid)
+            if status is None:
+                with contextlib.suppress(ServerGone, TmuxError, RuntimeError):
+                    dead, code, _ = (await self.window_info()).get(w.window_id, (False, 0, ""))
+                    status = code if dead else None
+            if status is not None:
+                return status
+            await asyncio.sleep(0.05)
+        return None
 
     async def _server_answers(self) -> bool:
         """A round trip through the control client: is the server still alive (not shutting down)?"""
