@@ -492,3 +492,18 @@ async def test_exit_is_reported_as_an_exit_every_time(term: Term) -> None:
         result = await term.call("bash", command="echo bye; exit 4")
         assert result.output == "bye\n"
         assert "exit code 4" in result.error and "the shell exited" in result.error
+
+
+async def test_a_shell_that_ignores_ctrl_c_is_replaced_and_the_note_names_the_directory(
+    term: Term, workspace: Path
+) -> None:
+    call_id = term.next_id()
+    command = "trap '' INT; echo go; while :; do :; done"
+    task = asyncio.create_task(term.call("bash", call_id=call_id, command=command))
+    await asyncio.wait_for(term.first_chunk[call_id].wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(task, 6)
+    result = await term.call("bash", command="pwd")
+    assert result.output == f"{workspace}\n"
+    assert f"started a fresh shell in {workspace}" in " ".join(result.notes)

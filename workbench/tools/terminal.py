@@ -615,7 +615,7 @@ class TerminalHost:
                 out_path.unlink()
             return status, "".join(collected), notes
         except asyncio.CancelledError:
-            await self._interrupt(state, shell, done)
+            await self._interrupt(state, shell, done, cwd)
             pump(final=True)
             raise
         except ServerGone as err:
@@ -680,7 +680,7 @@ class TerminalHost:
             await self._ctrl(f"rename-window -t {w.window_id} '{agent_id}/{name}'")
         return name
 
-    async def _interrupt(self, state: _Agent, shell: _Shell, done: asyncio.Future[Completion]) -> None:
+    async def _interrupt(self, state: _Agent, shell: _Shell, done: asyncio.Future[Completion], cwd: str) -> None:
         """Ctrl-C; after the grace period kill the foreground process group; keep the shell."""
         pid = shell.window.pid
         try:
@@ -700,7 +700,7 @@ class TerminalHost:
             else:  # the shell itself does not come back: replace it
                 state.shell = None
                 await self.kill_window(shell.window)
-                state.notes.append(f"the previous shell did not stop; started a fresh shell in {state.cwd}")
+                state.notes.append(f"the previous shell did not stop; started a fresh shell in {state.cwd or cwd}")
         except asyncio.CancelledError:
             raise
         except Exception:  # cleanup must never hide the cancellation
