@@ -658,3 +658,26 @@ async def test_grep_catastrophic_pattern_is_stopped_and_the_loop_keeps_running(
         ticker.cancel()
     assert ticks >= 10  # the event loop ran while the pattern was searched (the GIL was released)
     assert await tools.ok("grep", pattern=r"a+b$") == "src/long.txt:1:" + "a" * 36 + "b"
+
+
+# --- a huge file is refused by the tools that would hold it in memory ------------------------
+
+
+async def test_huge_file_is_refused_not_loaded(tools: Tools, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench.tools import files
+
+    monkeypatch.setattr(files, "FILE_MAX_BYTES", 100_000, raising=False)
+    put(workspace, "small.log", "needle\n")
+    put(workspace, "big.log", "needle in a line\n" * 10_000)  # 170 KB, over the (lowered) limit
+    for name, args in [
+        ("read_file", {"path": "big.log"}),
+        ("edit_file", {"path": "big.log", "old_text": "needle", "new_text": "pin", "replace_all": True}),
+        ("grep", {"pattern": "needle", "path": "big.log"}),
+    ]:
+        text = await tools.fail(name, **args)
+        assert "big.log is too large" in text and "bash" in text, (name, text)
+    text = await tools.ok("grep", pattern="needle")
+    assert text.splitlines() == ["small.log:1:needle", "[1 file over 97.7 KB not searched (use grep in bash)]"]
+    assert (workspace / "big.log").read_text().count("needle") == 10_000
+    assert "(replaced 170,000 bytes)" in await tools.ok("write_file", path="big.log", content="short\n")
+    assert (workspace / "big.log").read_text() == "short\n"

@@ -47,6 +47,7 @@ from workbench.tools.paths import (
 from workbench.tools.walk import Ignore, Search, WalkStats, glob_regex, ignore_for, read_regular, walk
 
 PAGE_LINES = 2000  # default read_file page
+FILE_MAX_BYTES = 64 * 1024 * 1024  # larger files are not read whole (read_file, edit_file, grep)
 PAGE_BYTES = 256 * 1024  # a page never holds more (and never more than the output limit)
 LINE_CHARS = 2000  # longer lines are cut in read_file
 BINARY_SNIFF = 8192  # bytes looked at for NUL to call a file binary
@@ -132,10 +133,24 @@ def _decode(ctx: ToolContext, target: Path, data: bytes) -> str:
 
 
 def _read_bytes(ctx: ToolContext, target: Path, given: str, doing: str = "reading") -> bytes:
+    """The whole file, or Feedback: the tools hold a file in memory, so a huge one is refused
+    (a multi-GB log would exhaust memory and end the session) with a pointer to bash."""
     try:
-        return read_regular(target)
+        data = read_regular(target, FILE_MAX_BYTES + 1)
     except OSError as err:
         raise explain(ctx, err, target, given, doing) from err
+    if len(data) > FILE_MAX_BYTES:
+        name = shown(ctx, target)
+        try:
+            size = f"{_human(target.stat().st_size)}, "
+        except OSError:
+            size = ""
+        raise Feedback(
+            f"{name} is too large ({size}over {_human(FILE_MAX_BYTES)}) for the file tools, which hold a file "
+            f"in memory. Look at parts of it with a command instead (for example `sed -n '1,200p' {name}`, "
+            f"`tail -n 100 {name}`, `grep -n PATTERN {name}`), if you have bash"
+        )
+    return data
 
 
 def _numbered(lines: list[str], first: int) -> str:
@@ -288,7 +303,10 @@ async def write_file(path: str, content: str, ctx: ToolContext) -> pb.ToolResult
     _check_writable(ctx, target, path)
     name = shown(ctx, target)
     before: str | None = None
-    if target.exists():
+    size = target.stat().st_size if target.is_file() else 0
+    if size > FILE_MAX_BYTES:  # too large to hold for a diff; it cannot have been read either
+        what = f"replaced {size:,} bytes"
+    elif target.exists():
         old = _read_bytes(ctx, target, path, "reading")
         _check_fresh(ctx, target, old)
         try:
@@ -550,6 +568,8 @@ def _skipped_note(stats: WalkStats) -> str:
         )
     if stats.outside:
         notes.append(f"{_count(stats.outside, 'symlink')} leading outside the workspace skipped")
+    if stats.large:
+        notes.append(f"{_count(stats.large, 'file')} over {_human(FILE_MAX_BYTES)} not searched (use grep in bash)")
     if stats.unreadable:
         notes.append(f"{_count(stats.unreadable, 'unreadable entry', 'unreadable entries')} skipped")
     return "[" + "; ".join(notes) + "]" if notes else ""
@@ -694,6 +714,10 @@ def _ignored_matches(ctx: ToolContext, search: Search, stop: threading.Event) ->
     return sorted(everything)
 
 
+class _TooLarge(Exception):
+    """A file over FILE_MAX_BYTES: grep skips it (and says so) rather than hold it in memory."""
+
+
 class _SlowPattern(Exception):
     """One search of the pattern ran past GREP_MATCH_SECONDS (catastrophic backtracking)."""
 
@@ -709,7 +733,9 @@ def _grep_file(path: str, matcher: Any) -> list[tuple[int, str]] | None:
     GREP_MATCH_SECONDS, so a pattern that backtracks catastrophically ((a+)+$ on a long line)
     neither freezes the whole process nor runs on forever; it raises _SlowPattern.
     """
-    data = read_regular(path)
+    data = read_regular(path, FILE_MAX_BYTES + 1)
+    if len(data) > FILE_MAX_BYTES:
+        raise _TooLarge(path)
     if b"\x00" in data[:BINARY_SNIFF]:
         return None
     text = data.decode("utf-8", errors="replace")
@@ -763,6 +789,11 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
             name = shown(ctx, target)
             try:
                 lines = await _in_thread(lambda stop: _grep_file(str(target), matcher))
+            except _TooLarge as err:
+                raise Feedback(
+                    f"{name} is too large (over {_human(FILE_MAX_BYTES)}) for grep, which holds a file in "
+                    f"memory; search it with a command instead (`grep -n PATTERN {name}`), if you have bash"
+                ) from err
             except OSError as err:
                 raise explain(ctx, err, target, path, "reading") from err
             if lines is None:
@@ -779,6 +810,9 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
                     continue
                 try:
                     lines = _grep_file(entry.path, matcher)
+                except _TooLarge:
+                    stats.large += 1
+                    continue
                 except OSError:
                     stats.unreadable += 1
                     continue
@@ -831,6 +865,8 @@ def _grep_report(
             f"[{total - len(out):,} more matching lines not shown ({total:,} in "
             f"{_count(len(results), 'file')}); narrow the search with path, glob or a more specific pattern]"
         )
+    if stats.large:
+        out.append(f"[{_count(stats.large, 'file')} over {_human(FILE_MAX_BYTES)} not searched (use grep in bash)]")
     return "\n".join(out)
 
 

@@ -76,6 +76,7 @@ class WalkStats:
     outside: int = 0  # symlinks leading outside the allowed roots, skipped
     unreadable: int = 0
     binary: int = 0
+    large: int = 0  # files too large to search
 
     def note_ignored(self, rel: str) -> None:
         self.ignored += 1
