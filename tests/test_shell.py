@@ -507,3 +507,13 @@ async def test_a_shell_that_ignores_ctrl_c_is_replaced_and_the_note_names_the_di
     result = await term.call("bash", command="pwd")
     assert result.output == f"{workspace}\n"
     assert f"started a fresh shell in {workspace}" in " ".join(result.notes)
+
+
+async def test_tmux_send_keeps_a_trailing_semicolon(term: Term) -> None:
+    """tmux reads an argument that ends in ; as a command separator; typed text must not lose it."""
+    await term.ok("tmux", action="new", window="sh")
+    await term.ok("tmux", action="send", window="sh", text="echo 'a;")
+    await term.ok("tmux", action="send", window="sh", text="b' 'c\\;")
+    await term.ok("tmux", action="send", window="sh", text="'\n")
+    out = await term.ok("tmux", action="wait", window="sh", pattern=r"^a;b c\\;$", timeout=5)
+    assert "a;b c\\;" in out

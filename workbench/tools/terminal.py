@@ -174,7 +174,9 @@ def _tmux_quote(text: str) -> str:
 
 
 def _cmd(server: libtmux.Server, *args: str) -> list[str]:
-    proc = server.cmd(*args)
+    # tmux reads an argument ending in `;` as the end of a command (and `\;` as a literal `;`):
+    # typed text, a path or a command line that ends in `;` would lose it
+    proc = server.cmd(*[arg[:-1] + "\\;" if arg.endswith(";") else arg for arg in args])
     if proc.stderr:
         raise TmuxError("; ".join(proc.stderr))
     return list(proc.stdout)
