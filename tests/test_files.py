@@ -362,6 +362,27 @@ async def test_edit_crlf_file_and_keeps_mode(tools: Tools, workspace: Path) -> N
     assert path.read_bytes() == b"one\r\n2\r\nthree\r\n" and stat.S_IMODE(path.stat().st_mode) == 0o750
 
 
+async def test_edit_file_with_mixed_line_endings(tools: Tools, workspace: Path) -> None:
+    # read_file shows lines without their endings, so the model cannot copy a CR; the edit matches anyway
+    path = put(workspace, "mixed.txt", b"keep\r\nalpha\r\nbeta\ngamma\r\nend\n")
+    text = await tools.ok("edit_file", path="mixed.txt", old_text="alpha\nbeta\ngamma", new_text="A\nB")
+    assert "mixed CRLF and LF line endings" in text
+    assert path.read_bytes() == b"keep\r\nA\r\nB\r\nend\n"
+    # and old_text sent with CRLF matches a file with LF endings
+    path = put(workspace, "unix.txt", b"one\ntwo\nthree\n")
+    await tools.ok("edit_file", path="unix.txt", old_text="one\r\ntwo", new_text="1\r\n2")
+    assert path.read_bytes() == b"1\n2\nthree\n"
+
+
+async def test_edit_file_across_unicode_normalization(tools: Tools, workspace: Path) -> None:
+    import unicodedata
+
+    path = put(workspace, "menu.txt", unicodedata.normalize("NFD", "café crème\nthé\n"))
+    text = await tools.ok("edit_file", path="menu.txt", old_text="café crème", new_text="café noir")
+    assert "normalization form NFD" in text
+    assert path.read_text() == unicodedata.normalize("NFD", "café noir\nthé\n")
+
+
 def test_closest_region_in_a_big_file() -> None:
     lines = [f"value_{i} = compute({i})" for i in range(20_000)]
     lines[12_345] = "    if token is None:"

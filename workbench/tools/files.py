@@ -22,6 +22,7 @@ import re
 import stat
 import tempfile
 import threading
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -426,6 +427,38 @@ def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feed
     )
 
 
+def _occurrences(text: str, old_text: str, new_text: str) -> tuple[list[tuple[int, int, str]], str]:
+    """Where old_text occurs in text, as (start, end, replacement), and a note on how it matched.
+
+    Exact first. Else, when the file has CR line endings, ignoring CRLF/LF differences line by
+    line (the model sees read_file's lines without their endings, so it cannot copy them; a file
+    with mixed endings could not be edited otherwise); new_text then takes the matched
+    region's ending. Else old_text in the file's Unicode normalization (é as one character or
+    as e and a combining accent look the same to the model but differ as text).
+    """
+    spans = [(m.start(), m.end(), new_text) for m in re.finditer(re.escape(old_text), text)]
+    if spans:
+        return spans, ""
+    if ("\r" in text or "\r" in old_text) and "\n" in old_text:
+        lines = old_text.replace("\r\n", "\n").split("\n")
+        pattern = re.compile(r"\r?\n".join(re.escape(line) for line in lines))
+        unix_new = new_text.replace("\r\n", "\n")
+        for m in pattern.finditer(text):
+            eol = "\r\n" if "\r\n" in m.group() else "\n"
+            spans.append((m.start(), m.end(), unix_new.replace("\n", eol)))
+        if spans:
+            mixed = any("\r\n" in m.group() and re.search(r"(?<!\r)\n", m.group()) for m in pattern.finditer(text))
+            how = "ignoring its mixed CRLF and LF line endings" if mixed else "with the file's CRLF line endings"
+            return spans, f" (matched {how})"
+    for form in ("NFC", "NFD"):
+        normal = unicodedata.normalize(form, old_text)
+        if normal != old_text and normal in text:
+            replacement = unicodedata.normalize(form, new_text)
+            spans = [(m.start(), m.end(), replacement) for m in re.finditer(re.escape(normal), text)]
+            return spans, f" (matched in the file's Unicode normalization form {form})"
+    return [], ""
+
+
 def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
@@ -459,26 +492,23 @@ async def edit_file(
     data = _read_bytes(ctx, target, path)
     text = _decode(ctx, target, data)
     _check_fresh(ctx, target, data)
-    note = ""
-    count = text.count(old_text)
-    if count == 0 and "\r\n" in text and "\r" not in old_text:
-        crlf_old = old_text.replace("\n", "\r\n")
-        if crlf_old in text:
-            old_text, count = crlf_old, text.count(crlf_old)
-            new_text = new_text.replace("\r\n", "\n").replace("\n", "\r\n")
-            note = " (matched with the file's CRLF line endings)"
-    if count == 0:
+    spans, note = _occurrences(text, old_text, new_text)
+    if not spans:
         raise _not_found(ctx, target, text, old_text)
-    indexes = [m.start() for m in re.finditer(re.escape(old_text), text)]
-    at_lines = [_line_of(text, i) for i in indexes]
+    count = len(spans)
+    at_lines = [_line_of(text, start) for start, _, _ in spans]
     if count > 1 and not replace_all:
         raise Feedback(
             f"old_text occurs {count} times in {name}, at lines {', '.join(map(str, at_lines))}; "
             "include more surrounding lines in old_text so it matches exactly once, or set "
             f"replace_all=true to replace all {count}"
         )
-    new = text.replace(old_text, new_text) if replace_all else text.replace(old_text, new_text, 1)
     _encode(new_text, "new_text")
+    pieces, done = [], 0
+    for start, end, replacement in spans if replace_all else spans[:1]:
+        pieces += [text[done:start], replacement]
+        done = end
+    new = "".join([*pieces, text[done:]])
     encoded = new.encode("utf-8")
     _write(ctx, target, path, encoded)
     _remember(ctx, target, encoded)
