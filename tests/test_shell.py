@@ -517,3 +517,15 @@ async def test_tmux_send_keeps_a_trailing_semicolon(term: Term) -> None:
     await term.ok("tmux", action="send", window="sh", text="'\n")
     out = await term.ok("tmux", action="wait", window="sh", pattern=r"^a;b c\\;$", timeout=5)
     assert "a;b c\\;" in out
+
+
+async def test_a_lone_surrogate_in_text_is_feedback_not_a_defect(term: Term) -> None:
+    result = await term.call("bash", command="echo \ud800 x")
+    assert result.is_error and "surrogate" in result.error and "command" in result.error
+    await term.ok("tmux", action="new", window="t")
+    for args in ({"text": "echo \udcff\n"}, {"keys": "Enter \ud800"}):
+        result = await term.call("tmux", action="send", window="t", **args)
+        assert result.is_error and "surrogate" in result.error
+    result = await term.call("tmux", action="new", window="s", command="echo \ud800")
+    assert result.is_error and "surrogate" in result.error
+    assert await term.ok("bash", command="echo ok") == "ok\n"

@@ -37,6 +37,18 @@ def _seconds(timeout: float | None, default: float) -> float:
     return limit
 
 
+def _check_text(**values: str | None) -> None:
+    """Arguments become files and tmux arguments: a lone surrogate (half an emoji) is no text."""
+    for name, value in values.items():
+        try:
+            (value or "").encode()
+        except UnicodeEncodeError as err:
+            raise Feedback(
+                f"{name} contains {err.object[err.start]!r} at position {err.start}, a lone UTF-16 "
+                "surrogate that is not valid text; remove it or write the whole character"
+            ) from err
+
+
 def _status_text(status: int) -> str:
     if status == 127:
         return (
@@ -75,6 +87,7 @@ async def bash(
     """
     if not command.strip():
         raise Feedback("command is empty; pass the shell command to run")
+    _check_text(command=command)
     if "\x00" in command:
         raise Feedback("command contains a NUL character; remove it")
     limit = _seconds(timeout, ctx.settings.bash_timeout)
@@ -229,6 +242,7 @@ async def tmux(
         pattern: for wait: a regex to wait for (default: wait for the program to exit)
         timeout: for wait: seconds to wait (default 30)
     """
+    _check_text(command=command, keys=keys, text=text)
     host = host_of(ctx)
     await host.ensure_started()
     state = host.agent(ctx.agent_id)
