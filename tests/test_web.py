@@ -655,3 +655,38 @@ async def test_fetch_gzip_and_deflate_bodies_are_decoded(tmp_path: Path, serve: 
         assert result.output.count("hello compressed world") == 1000, path
     result = await call("web_fetch", ctx, url=f"{site.url}/br")
     assert result.is_error and "content encoding" in feedback.model_text(result)
+
+
+# --- HTML conversion: deep nesting and big pages -----------------------------------------------
+
+
+async def test_fetch_deeply_nested_html_gives_its_text(tmp_path: Path, serve: Callable[..., Server]) -> None:
+    deep = b"<html><body>" + b"<div>" * 50_000 + b"the text" + b"</div>" * 50_000 + b"</body></html>"
+    site = serve({"/deep": lambda h: h.reply(200, "text/html", deep)})
+    result = await call("web_fetch", allowed(tmp_path), url=f"{site.url}/deep")
+    assert not result.is_error, feedback.model_text(result)
+    assert "the text" in result.output
+
+
+async def test_fetch_converts_a_big_page_off_the_event_loop(tmp_path: Path, serve: Callable[..., Server]) -> None:
+    page = b"<html><body>" + (b"<p>" + b"word " * 50 + b"<b>bold</b></p>\n") * 30_000 + b"</body></html>"
+    site = serve({"/big": lambda h: h.reply(200, "text/html", page)})
+    gaps: list[float] = []
+
+    async def tick() -> None:
+        loop = asyncio.get_running_loop()
+        last = loop.time()
+        while True:
+            await asyncio.sleep(0.01)
+            now = loop.time()
+            gaps.append(now - last)
+            last = now
+
+    ticker = asyncio.create_task(tick())
+    try:
+        result = await call("web_fetch", allowed(tmp_path, web_max_bytes=20_000_000), url=f"{site.url}/big")
+        await asyncio.sleep(0.05)  # let the ticker record the gap up to now
+    finally:
+        ticker.cancel()
+    assert not result.is_error, feedback.model_text(result)
+    assert max(gaps) < 0.4, max(gaps)  # the conversion (about a second) did not stall the loop

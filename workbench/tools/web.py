@@ -580,7 +580,9 @@ def _kind(content_type: str, head: bytes) -> str:
 def html_to_markdown(body: bytes, charset: str | None, base_url: str) -> tuple[str, str]:
     """Readable Markdown and the page title, through BeautifulSoup and markdownify.
 
-    Links are made absolute against the page's URL, so they can be fetched as they stand."""
+    Links are made absolute against the page's URL, so they can be fetched as they stand. A page
+    nested too deeply for markdownify (100,000 <div>s) gives its plain text instead. CPU-bound on
+    a big page: web_fetch runs it in a thread, off the event loop."""
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
 
@@ -594,7 +596,10 @@ def html_to_markdown(body: bytes, charset: str | None, base_url: str) -> tuple[s
         href = str(link["href"])
         if not href.startswith(("#", "javascript:", "mailto:")):
             link["href"] = urljoin(base_url, href)
-    text = MarkdownConverter(heading_style="ATX", bullets="-", strip=["img"]).convert_soup(soup)
+    try:
+        text = MarkdownConverter(heading_style="ATX", bullets="-", strip=["img"]).convert_soup(soup)
+    except RecursionError:  # nesting deeper than markdownify's recursion can follow: the text alone
+        text = soup.get_text("\n")
     text = re.sub(r"[ \t]+\n", "\n", text)
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     return text, title
@@ -777,7 +782,7 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
         return result
     title = ""
     if kind == "html":
-        text, title = html_to_markdown(page.body, page.charset, page.url)
+        text, title = await asyncio.to_thread(html_to_markdown, page.body, page.charset, page.url)
     else:
         text = _decode(page.body, page.charset)
     metadata["chars"] = len(text)
