@@ -702,3 +702,26 @@ async def test_huge_file_is_refused_not_loaded(tools: Tools, workspace: Path, mo
     assert (workspace / "big.log").read_text().count("needle") == 10_000
     assert "(replaced 170,000 bytes)" in await tools.ok("write_file", path="big.log", content="short\n")
     assert (workspace / "big.log").read_text() == "short\n"
+
+
+async def test_ls_of_many_symlinks_lists_the_skills_once(
+    tools: Tools, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # node_modules/.bin holds hundreds of symlinks; each one must not re-read every SKILL.md
+    from workbench.tools import skills
+
+    put(workspace, "node_modules/pkg/cli.js", "")
+    for i in range(200):
+        os.symlink("../pkg/cli.js", workspace / "node_modules" / f"tool{i}")
+    calls = 0
+    real_discover = skills.discover
+
+    def counting(settings: Settings) -> Any:
+        nonlocal calls
+        calls += 1
+        return real_discover(settings)
+
+    monkeypatch.setattr(skills, "discover", counting)
+    text = await tools.ok("ls", path="node_modules")
+    assert "tool199 -> ../pkg/cli.js" in text
+    assert calls <= 2

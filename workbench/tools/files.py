@@ -649,6 +649,7 @@ def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
         raise explain(ctx, err, target, path, "listing") from err
     stats = WalkStats()
     folders, files = [], []
+    is_allowed = allowed(ctx)  # once: it lists the skills, which reads every SKILL.md
     for entry in entries:
         sub = f"{rel}/{entry.name}" if rel else entry.name
         try:
@@ -664,7 +665,7 @@ def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
             except OSError:
                 dest = "?"
             real = Path(os.path.realpath(entry.path))  # not Path.resolve: it raises on a symlink loop
-            where = "" if allowed(ctx)(real) else " (outside the workspace)"
+            where = "" if is_allowed(real) else " (outside the workspace)"
             broken = "" if real.exists() else " (broken)"
             files.append(f"{entry.name} -> {dest}{where}{broken}")
         elif is_dir:
