@@ -187,3 +187,43 @@ def test_a_full_event_log_is_one_line_and_keeps_what_was_committed(
 
     with sqlite3.connect(data / "workbench.db") as db:
         assert db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1
+
+
+def _start(scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "workbench.cli", *args(scripted_model, workspace, tmp_path, *extra)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+def test_sigterm_cancels_and_ends_the_tmux_server(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path
+) -> None:
+    scripted_model.add(reply("", call("bash", command="echo started")), reply("slow", delay=30))
+    proc = _start(scripted_model, workspace, tmp_path, "--jsonl", "go")
+    deadline = time.monotonic() + 60
+    while len(scripted_model.requests) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 143, err
+    events = [json.loads(line) for line in out.splitlines()]
+    socket = next(e["terminal_ready"]["socket_name"] for e in events if "terminal_ready" in e)
+    assert events[-1]["agent_finished"]["status"] == "AGENT_STATUS_CANCELLED"
+    alive = subprocess.run(["tmux", "-L", socket, "list-sessions"], capture_output=True)
+    assert alive.returncode != 0  # the session's private server ended with it
+
+
+def test_closed_stdout_stops_the_run_quietly(scripted_model: ScriptedModel, workspace: Path, tmp_path: Path) -> None:
+    scripted_model.add(*[reply("", call("read_file", path="x.txt")) for _ in range(50)], reply("done"))
+    proc = _start(scripted_model, workspace, tmp_path, "--jsonl", "go")
+    assert proc.stdout is not None
+    proc.stdout.readline()  # `| head -1`
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 141, err
+    assert "Traceback" not in err and "BrokenPipe" not in err
+    assert len(scripted_model.requests) < 50  # it stopped instead of running on unobserved

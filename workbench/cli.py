@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -142,29 +144,54 @@ def terminal_host(store: Any, session_id: str) -> Any:
     return TerminalHost(f"workbench-{session_id}", Recorder(store, session_id, "main").emit)
 
 
-async def run_headless(settings: Settings, prompt: str, jsonl: bool) -> pb.RunFinished:
+class _Ended:
+    """Why the run was stopped from outside: the signal's exit status (or a closed stdout)."""
+
+    code = 0
+
+
+def _printer(print_line: Callable[[pb.Event], None], stop: Callable[[int], None]) -> Callable[[pb.Event], None]:
+    """A subscriber that stops the run when its reader went away (stdout closed: `| head`)."""
+
+    def deliver(event: pb.Event) -> None:
+        try:
+            print_line(event)
+        except BrokenPipeError:
+            stop(141)  # 128 + SIGPIPE, as a shell pipeline reports it
+
+    return deliver
+
+
+async def run_headless(settings: Settings, prompt: str, jsonl: bool, ended: _Ended) -> pb.RunFinished:
     from workbench.agents import AgentTree
     from workbench.store import Store, to_json
+
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+
+    def stop(code: int) -> None:
+        if not ended.code:
+            ended.code = code
+            task.cancel()
 
     store = Store(settings.db_path)
     session_id = store.create_session(settings.workspace, settings.model, prompt)
     if jsonl:
-        store.subscribe(lambda e: print(to_json(e), flush=True), session_id)
+        store.subscribe(_printer(lambda e: print(to_json(e), flush=True), stop), session_id)
     else:
-        store.subscribe(_progress, session_id)
+        store.subscribe(_printer(_progress, stop), session_id)
     tree = AgentTree(settings, store, session_id, terminal=terminal_host(store, session_id))
-    task = asyncio.current_task()
-    assert task is not None
-    loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, task.cancel)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop, 128 + signum)
     try:
         return await tree.run_root(prompt)
     except asyncio.CancelledError:
-        root = tree.agents.get("main")
-        return pb.RunFinished(status=pb.RUN_STATUS_CANCELLED, reason="cancelled", text=root.prompt if root else "")
+        return pb.RunFinished(status=pb.RUN_STATUS_CANCELLED, reason="cancelled")
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        await tree.close()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        await tree.close()  # the session's tmux server ends with it, also on SIGTERM
         store.close()
 
 
@@ -201,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"workbench: {err}", file=sys.stderr)
         return 2
     try:
-        outcome = asyncio.run(run_headless(settings, args.prompt, args.jsonl))
+        ended = _Ended()
+        outcome = asyncio.run(run_headless(settings, args.prompt, args.jsonl, ended))
     except KeyboardInterrupt:
         return 130
     except (sqlite3.Error, OSError) as err:  # the data folder: disk full, removed, read-only
@@ -219,6 +247,9 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    if ended.code == 141:  # stdout is gone: say nothing more there (nor at interpreter exit)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     if not args.jsonl:
         if outcome.text and outcome.status != pb.RUN_STATUS_CANCELLED:
             print(outcome.text)
@@ -227,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"workbench: {pb.RunStatus.Name(outcome.status)[11:].lower()}: {outcome.reason}",
                 file=sys.stderr,
             )
-    return EXIT_CODES.get(outcome.status, 1)
+    return ended.code or EXIT_CODES.get(outcome.status, 1)
 
 
 if __name__ == "__main__":
