@@ -20,6 +20,8 @@ from workbench.tools.tmux_control import TmuxError
 WAIT_POLL = 0.1  # seconds between screen checks of tmux(action="wait")
 RESERVED = re.compile(r"^bash(-\d+)?$")
 WINDOW_NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,40}$")
+DEAD_SCREEN_LINES = 50  # what capture shows of a program that ended (the default window height)
+DEAD_BANNER = re.compile(r"^Pane is dead \((status \d+|signal \d+)?[^)]*\)\s*$")
 
 
 def host_of(ctx: ToolContext) -> TerminalHost:
@@ -129,6 +131,12 @@ async def _screen(host: TerminalHost, w: Window, lines: int | None, strip: bool 
     rows = [row.rstrip() if strip else row for row in await host.tmux(*args)]
     while rows and not rows[-1].strip():
         rows.pop()
+    if rows and DEAD_BANNER.match(rows[-1]):  # tmux's note under a program that ended (remain-on-exit)
+        if not lines:  # the note scrolled the program's last lines off the screen: a screenful back
+            return await _screen(host, w, DEAD_SCREEN_LINES, strip)
+        rows.pop()
+        while rows and not rows[-1].strip():
+            rows.pop()
     return "\n".join(rows[-lines:] if lines else rows)
 
 
