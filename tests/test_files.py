@@ -725,3 +725,16 @@ async def test_ls_of_many_symlinks_lists_the_skills_once(
     text = await tools.ok("ls", path="node_modules")
     assert "tool199 -> ../pkg/cli.js" in text
     assert calls <= 2
+
+
+@pytest.mark.timeout(30)
+async def test_glob_with_many_stars_takes_linear_time(tools: Tools, workspace: Path) -> None:
+    import time
+
+    put(workspace, "a" * 120, "")
+    put(workspace, "deep/" + "/".join(["d"] * 40) + "/y.txt", "")
+    started = time.monotonic()
+    assert "no files match" in await tools.ok("glob", pattern="*a*a*a*a*a*a*a*a*b")
+    assert "no files match" in await tools.ok("glob", pattern="**/**/**/**/**/**/**/**/x.txt")
+    assert await tools.ok("glob", pattern="*a*a*a*a*a*a*a*a*a") == "a" * 120
+    assert time.monotonic() - started < 5

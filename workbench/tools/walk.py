@@ -187,24 +187,35 @@ def walk(
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """A glob as a regex over '/'-separated paths: `*` and `?` stay in one folder, `**` spans
-    folders, `[abc]` and `{a,b}` as in shells."""
+    folders, `[abc]` and `{a,b}` as in shells.
+
+    Matching takes linear time, like fnmatch's: a run of stars cannot backtrack into each other
+    (`*a*a*a*a*b` against a long name of a's would otherwise take ages, holding the GIL).
+    """
     return re.compile(_glob_part(pattern) + r"\Z", re.DOTALL)
 
 
-def _glob_part(pattern: str) -> str:
-    out, i = [], 0
+_STAR, _GLOBSTAR, _SEGMENTS = "[^/]*", ".*", "(?:[^/]*/)*"
+
+
+def _glob_tokens(pattern: str) -> list[str]:
+    out: list[str] = []
+    i = 0
     while i < len(pattern):
         c = pattern[i]
         if pattern.startswith("**/", i):
-            out.append("(?:[^/]*/)*")
+            if not out or out[-1] != _SEGMENTS:  # **/**/ means what **/ means, and backtracks less
+                out.append(_SEGMENTS)
             i += 3
             continue
         if pattern.startswith("**", i):
-            out.append(".*")
+            if not out or out[-1] != _GLOBSTAR:
+                out.append(_GLOBSTAR)
             i += 2
             continue
         if c == "*":
-            out.append("[^/]*")
+            if not out or out[-1] not in (_STAR, _GLOBSTAR):
+                out.append(_STAR)
         elif c == "?":
             out.append("[^/]")
         elif c == "[" and (end := pattern.find("]", i + 2)) != -1:
@@ -221,7 +232,35 @@ def _glob_part(pattern: str) -> str:
         else:
             out.append(re.escape(c))
         i += 1
+    return out
+
+
+def _glob_part(pattern: str) -> str:
+    """The tokens joined; a star, the fixed text after it and another star become
+    `(?>[^/]*?fixed)`: the earliest place the fixed text fits is always as good as any later one
+    when another star follows, so the group need not backtrack (fnmatch does the same)."""
+    tokens = _glob_tokens(pattern)
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token in (_STAR, _GLOBSTAR):
+            j = i + 1
+            while j < len(tokens) and _fixed(tokens[j]):
+                j += 1
+            follows = tokens[j] if j < len(tokens) else None
+            if j > i + 1 and (follows == _GLOBSTAR or (follows == _STAR and token == _STAR)):
+                out.append(f"(?>{token}?{''.join(tokens[i + 1 : j])})")
+                i = j
+                continue
+        out.append(token)
+        i += 1
     return "".join(out)
+
+
+def _fixed(token: str) -> bool:
+    """A token that matches a fixed text: a literal, `?` or a [class] (not a star or {a,b})."""
+    return token not in (_STAR, _GLOBSTAR, _SEGMENTS) and not token.startswith("(?:")
 
 
 def _closing_brace(pattern: str, start: int) -> int:
