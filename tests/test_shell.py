@@ -532,7 +532,8 @@ async def test_a_lone_surrogate_in_text_is_feedback_not_a_defect(term: Term) -> 
 
 
 async def test_tmux_wait_and_capture_leave_out_tmux_dead_pane_banner(term: Term) -> None:
-    await term.ok("tmux", action="new", window="x", command="echo hi; exit 3")
+    # (a program that ends at once can lose its output in tmux itself: give it a moment)
+    await term.ok("tmux", action="new", window="x", command="echo hi; sleep 0.2; exit 3")
     out = await term.ok("tmux", action="wait", window="x", timeout=5)
     assert out == "the program in 'x' exited with code 3:\nhi"
     assert await term.ok("tmux", action="capture", window="x") == "hi"
