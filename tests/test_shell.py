@@ -537,3 +537,11 @@ async def test_tmux_wait_and_capture_leave_out_tmux_dead_pane_banner(term: Term)
     out = await term.ok("tmux", action="wait", window="x", timeout=5)
     assert out == "the program in 'x' exited with code 3:\nhi"
     assert await term.ok("tmux", action="capture", window="x") == "hi"
+
+
+@pytest.mark.parametrize("command", ["--version", "-x", "-- echo hi"])
+async def test_a_command_that_starts_with_a_dash_is_run_as_bash_would(term: Term, command: str) -> None:
+    """Not taken for an option of the shell's internals (it said 'eval: -x: invalid option')."""
+    result = await term.call("bash", command=command)
+    assert result.metadata["exit_code"] == 127
+    assert "eval" not in result.output and "command not found" in result.output

@@ -108,7 +108,7 @@ __wb_prompt() {
 }
 PROMPT_COMMAND=__wb_prompt
 trap '__wb_s=$?; [[ -n $__wb_run ]] && __wb_done exit "$__wb_s"' EXIT
-# The typed line is ` __wb_run=ID; __wb_pre; eval "$__wb_cmd" >"$__wb_out" 2>&1; __wb_prompt`:
+# The typed line is ` __wb_run=ID; __wb_pre; eval -- "$__wb_cmd" >"$__wb_out" 2>&1; __wb_prompt`:
 # no alias (a command may `unalias -a`), and completion does not wait for PROMPT_COMMAND (a
 # command may clear it); PROMPT_COMMAND still reports a line that Ctrl-C cut short.
 __wb_pre() {  # read the command, show it in the pane in place of the typed line
@@ -654,7 +654,7 @@ class TerminalHost:
 
     async def _type_run(self, shell: _Shell, run_id: str) -> None:
         """The hot path: one line to the control client types the run's line into the pane."""
-        line = f' __wb_run={run_id}; __wb_pre; eval "$__wb_cmd" >"$__wb_out" 2>&1; __wb_prompt'
+        line = f' __wb_run={run_id}; __wb_pre; eval -- "$__wb_cmd" >"$__wb_out" 2>&1; __wb_prompt'
         await self._ctrl(f"send-keys -t {shell.window.window_id} C-u {_tmux_quote(line)} Enter")
 
     async def _detach(
