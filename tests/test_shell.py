@@ -386,9 +386,14 @@ async def test_set_e_keeps_the_shell_and_reports_the_real_status(term: Term) -> 
     await term.ok("bash", command="cd /tmp && export KEPT=yes")
     assert await term.ok("bash", command="set -e; echo fine") == "fine\n"
     assert await term.ok("bash", command="echo $KEPT; pwd") == "yes\n/tmp\n"
-    result = await term.call("bash", command="false; echo not reached")
+    result = await term.call("bash", command="set -e; false; echo not reached")
     assert result.output == "" and "exit code 1" in result.error and "shell exited" in result.error
     assert await term.ok("bash", command="pwd") == "/tmp\n"
+    # set -e holds for the command that sets it, not for later ones (a failing test would end the shell)
+    await term.ok("bash", command="export KEPT=again; set -e")
+    result = await term.call("bash", command="test -f /no/such/file")
+    assert result.error == "exit code 1"
+    assert await term.ok("bash", command="echo $KEPT") == "again\n"
 
 
 @pytest.mark.parametrize("command", ["unalias -a", "shopt -u expand_aliases"])

@@ -76,7 +76,8 @@ async def bash(
     ctx: ToolContext,
     timeout: float | None = None,
 ) -> str | pb.ToolResult:
-    """Run a bash command in your persistent shell (cd and exported variables carry over).
+    """Run a bash command in your persistent shell (cd and exported variables carry over; set -e
+    lasts for one call).
 
     stdout and stderr come back interleaved; a non-zero exit status is an error. Stdin is a
     terminal nobody types into: a command that waits for input runs into the timeout, so use

@@ -96,6 +96,9 @@ __wb_echo() {  # for a person watching the pane: the output's start and a failin
 __wb_prompt() {
   local s=$?
   if [[ -n $__wb_run ]]; then
+    # `set -e` holds for the command that set it: in a shell that lives on, the next failing
+    # test would end the shell and lose its variables
+    set +e
     __wb_echo "$s"
     __wb_done done "$s"
   elif [[ -z $__wb_up ]]; then
