@@ -738,3 +738,18 @@ async def test_glob_with_many_stars_takes_linear_time(tools: Tools, workspace: P
     assert "no files match" in await tools.ok("glob", pattern="**/**/**/**/**/**/**/**/x.txt")
     assert await tools.ok("glob", pattern="*a*a*a*a*a*a*a*a*a") == "a" * 120
     assert time.monotonic() - started < 5
+
+
+@pytest.mark.timeout(30)
+async def test_hostile_gitignore_pattern_does_not_stall_listing(tools: Tools, workspace: Path) -> None:
+    import time
+
+    put(workspace, ".gitignore", "*a*a*a*a*a*a*a*a*b\nbuild*out*\n")
+    put(workspace, "a" * 150, "x\n")
+    put(workspace, "build-x-out.txt", "x\n")
+    put(workspace, "keep.txt", "x\n")
+    started = time.monotonic()
+    assert "build-x-out.txt  (" not in await tools.ok("ls")  # ignored: only named in the note
+    assert await tools.ok("glob", pattern="*") == f".gitignore\n{'a' * 150}\nkeep.txt"
+    assert "keep.txt:1:x" in await tools.ok("grep", pattern="x")
+    assert time.monotonic() - started < 5

@@ -97,7 +97,9 @@ class Ignore:
         except OSError:
             return self
         lines = data.decode("utf-8", errors="replace").splitlines()
-        return Ignore((*self.layers, (rel, pathspec.GitIgnoreSpec.from_lines(lines))))
+        spec = pathspec.GitIgnoreSpec.from_lines(lines, backend="simple")
+        _make_linear(spec)
+        return Ignore((*self.layers, (rel, spec)))
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         for base, spec in reversed(self.layers):
@@ -108,12 +110,85 @@ class Ignore:
         return False
 
 
+def _make_linear(spec: pathspec.GitIgnoreSpec) -> None:
+    """Rewrite each pattern's regex so it matches in linear time (see `_atomic_stars`): a cloned
+    repo's .gitignore line `*a*a*a*a*a*a*b` beside a long file name of a's would otherwise make
+    every ls, glob and grep backtrack for ages, holding the GIL. The backend shares the patterns."""
+    for pattern in spec.patterns:
+        compiled = getattr(pattern, "regex", None)
+        if isinstance(compiled, re.Pattern) and isinstance(compiled.pattern, str):
+            try:
+                pattern.regex = re.compile(_atomic_stars(compiled.pattern), compiled.flags)  # type: ignore[attr-defined]
+            except re.error:
+                pass
+
+
+def _regex_tokens(text: str) -> list[str]:
+    """A regex as pathspec writes it, in tokens: `[^/]*`, fixed ones (a literal, an escape, a
+    [class]) and single characters that are neither (kept as they are)."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text.startswith(_STAR, i):
+            out.append(_STAR)
+            i += len(_STAR)
+        elif text[i] == "\\" and i + 1 < len(text):
+            out.append(text[i : i + 2])
+            i += 2
+        elif text[i] == "[":
+            j = i + 1 + (text[i + 1 : i + 2] == "^")
+            j += text[j : j + 1] == "]"
+            while j < len(text) and text[j] != "]":
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        else:
+            out.append(text[i])
+            i += 1
+    return out
+
+
+def _atomic_stars(text: str) -> str:
+    """`[^/]*` + fixed tokens + `[^/]*` becomes `(?>[^/]*?fixed)[^/]*`, as in `_glob_part`."""
+    tokens = _regex_tokens(text)
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        if tokens[i] == _STAR:
+            j = i + 1
+            while j < len(tokens) and _fixed_regex(tokens[j]):
+                j += 1
+            if j > i + 1 and j < len(tokens) and tokens[j] == _STAR:
+                out.append(f"(?>{_STAR}?{''.join(tokens[i + 1 : j])})")
+                i = j
+                continue
+        out.append(tokens[i])
+        i += 1
+    return "".join(out)
+
+
+def _fixed_regex(token: str) -> bool:
+    """A token that matches one character, never a '/' unless it is the literal '/': a literal,
+    an escape, a [class]. (A class that may match '/', like [^a], is not: the earliest place the
+    text fits is then not always as good as a later one.)"""
+    if token in (_STAR, _GLOBSTAR, _SEGMENTS) or token.startswith("(?"):
+        return False
+    if token.startswith("["):
+        negated = token.startswith("[^")
+        return len(token) > 2 and token.endswith("]") and (("/" in token) == negated)
+    if token.startswith("\\"):
+        return len(token) == 2 and token[1] not in "AbBZzdDsSwW"
+    return len(token) == 1 and token not in ".^$|?+*(){}[]"
+
+
 def ignore_for(base: Path, rel_dir: str) -> Ignore:
     """The rules in force for the folder `rel_dir` below `base`, not counting its own .gitignore."""
     ignore = Ignore()
     try:
         exclude = read_regular(base / ".git" / "info" / "exclude", IGNORE_FILE_BYTES).decode("utf-8", "replace")
-        ignore = Ignore((("", pathspec.GitIgnoreSpec.from_lines(exclude.splitlines())),))
+        spec = pathspec.GitIgnoreSpec.from_lines(exclude.splitlines(), backend="simple")
+        _make_linear(spec)
+        ignore = Ignore((("", spec),))
     except OSError:
         pass
     if not rel_dir:
@@ -246,7 +321,7 @@ def _glob_part(pattern: str) -> str:
         token = tokens[i]
         if token in (_STAR, _GLOBSTAR):
             j = i + 1
-            while j < len(tokens) and _fixed(tokens[j]):
+            while j < len(tokens) and _fixed_regex(tokens[j]):
                 j += 1
             follows = tokens[j] if j < len(tokens) else None
             if j > i + 1 and (follows == _GLOBSTAR or (follows == _STAR and token == _STAR)):
@@ -256,11 +331,6 @@ def _glob_part(pattern: str) -> str:
         out.append(token)
         i += 1
     return "".join(out)
-
-
-def _fixed(token: str) -> bool:
-    """A token that matches a fixed text: a literal, `?` or a [class] (not a star or {a,b})."""
-    return token not in (_STAR, _GLOBSTAR, _SEGMENTS) and not token.startswith("(?:")
 
 
 def _closing_brace(pattern: str, start: int) -> int:
