@@ -637,6 +637,21 @@ async def test_symlink_loop_in_the_tree_does_not_break_listing_or_search(tools: 
     assert "Too many levels of symbolic links" in await tools.fail("read_file", path="loop1")
 
 
+async def test_lone_surrogate_or_overlong_name_in_a_path_is_feedback(tools: Tools) -> None:
+    for name, args in [
+        ("read_file", {"path": "a\ud800b"}),
+        ("write_file", {"path": "a\ud800b", "content": "x"}),
+        ("ls", {"path": "a\ud800b"}),
+    ]:
+        assert "a lone surrogate" in await tools.fail(name, **args), name
+    for name, args in [
+        ("read_file", {"path": "a" * 300}),
+        ("write_file", {"path": "a" * 300 + "/b.txt", "content": "x"}),
+        ("edit_file", {"path": "src/" + "a" * 300, "old_text": "x", "new_text": "y"}),
+    ]:
+        assert "file names have at most 255 bytes" in await tools.fail(name, **args), name
+
+
 async def test_nul_in_a_path_is_feedback_not_a_defect(tools: Tools) -> None:
     for name, args in [
         ("read_file", {"path": "a\x00b"}),

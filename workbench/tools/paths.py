@@ -18,6 +18,7 @@ from workbench.tools.skills import readable_skill_folders
 from workbench.tools.walk import NotRegularFile, WalkStats, ignore_for, walk
 
 SUGGEST_SCAN = 20_000  # entries walked to find "did you mean" candidates
+NAME_MAX = 255  # bytes in one file name, on Linux and macOS file systems
 
 
 # --- paths and confinement ------------------------------------------------------------------
@@ -83,6 +84,19 @@ def resolve(ctx: ToolContext, path: str, *, read: bool = False) -> Path:
     text = path.strip()
     if "\x00" in text:
         raise Feedback(f"the path {path!r} contains a NUL character, which no file name can hold; check the path")
+    try:
+        parts = [os.fsencode(part) for part in Path(text).parts]
+    except UnicodeEncodeError as err:
+        raise Feedback(
+            f"the path {path!r} holds a character that is not valid Unicode text ({text[err.start]!r}, "
+            "a lone surrogate), which no file name can hold; check the path"
+        ) from err
+    too_long = next((part for part in parts if len(part) > NAME_MAX), None)
+    if too_long is not None:
+        raise Feedback(
+            f"a name in the path is {len(too_long):,} bytes long ({os.fsdecode(too_long)[:40]!r}…); file names "
+            f"have at most {NAME_MAX} bytes. Use a shorter name"
+        )
     raw = Path(os.path.expanduser(text)) if text else Path(".")
     target = Path(os.path.realpath(os.path.join(root, raw)))
     if inside(target, root):
