@@ -768,3 +768,11 @@ async def test_hostile_gitignore_pattern_does_not_stall_listing(tools: Tools, wo
     assert await tools.ok("glob", pattern="*") == f".gitignore\n{'a' * 150}\nkeep.txt"
     assert "keep.txt:1:x" in await tools.ok("grep", pattern="x")
     assert time.monotonic() - started < 5
+
+
+async def test_write_and_edit_a_file_with_a_long_name(tools: Tools, workspace: Path) -> None:
+    name = "n" * 250 + ".txt"  # 254 bytes: a valid name, but not with a temporary prefix and suffix around it
+    await tools.ok("write_file", path=name, content="one\n")
+    await tools.ok("edit_file", path=name, old_text="one", new_text="two")
+    assert (workspace / name).read_text() == "two\n"
+    assert sorted(p.name for p in workspace.iterdir()) == [name]  # no temporary file left behind

@@ -227,7 +227,8 @@ def atomic_write(target: Path, content: str | bytes) -> None:
         os.umask(umask)
         mode = 0o666 & ~umask
     data = content.encode("utf-8") if isinstance(content, str) else content
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    # the temporary name stays short: a 250-byte file name plus a prefix and suffix would not fit
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:64]}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
