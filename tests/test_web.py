@@ -690,3 +690,16 @@ async def test_fetch_converts_a_big_page_off_the_event_loop(tmp_path: Path, serv
         ticker.cancel()
     assert not result.is_error, feedback.model_text(result)
     assert max(gaps) < 0.4, max(gaps)  # the conversion (about a second) did not stall the loop
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("http://[::1", "is not a valid URL"),  # an unclosed IPv6 bracket
+        ("http://xn--/", "invalid URL"),  # a host IDNA cannot encode
+        ("http://" + "a" * 300 + ".com/", "DNS lookup failed"),  # a label over 63 characters
+    ],
+)
+async def test_fetch_malformed_url_is_feedback(tmp_path: Path, url: str, says: str) -> None:
+    result = await call("web_fetch", make_ctx(tmp_path), url=url)
+    assert result.is_error and says in result.error, result.error

@@ -461,7 +461,7 @@ class CheckedBackend(httpcore.AsyncNetworkBackend):
         loop = asyncio.get_running_loop()
         try:
             infos = await asyncio.wait_for(loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), timeout=self.timeout)
-        except (OSError, TimeoutError) as err:
+        except (OSError, TimeoutError, UnicodeError) as err:  # UnicodeError: a name IDNA cannot encode
             raise ResolveFailed(host, err) from err
         addresses: list[str] = []
         for info in infos:
@@ -677,7 +677,10 @@ async def _fetch(client: httpx.AsyncClient, url: str, settings: Settings, hops: 
 
 
 def _check_scheme(url: str, what: str) -> None:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as err:  # "http://[::1": an unclosed IPv6 bracket
+        raise Feedback(f"{what} is not a valid URL: {err}") from err
     if not parts.scheme and not url.startswith("//"):
         raise Feedback(f"{what} has no scheme; web_fetch takes a full URL such as https://{url}")
     if parts.scheme not in ("http", "https"):
@@ -718,7 +721,7 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
             page = await _fetch(client, url, settings, hops)
     except Feedback as err:
         raise failed(err.message) from err
-    except httpx.InvalidURL as err:
+    except (httpx.InvalidURL, UnicodeError) as err:  # UnicodeError: a host name IDNA cannot encode
         raise failed(f"invalid URL {hops[-1] if hops else url}: {err}") from err
     except AddressRefused as err:
         where = f"{hops[-1]} (a redirect from {url})" if len(hops) > 1 else url
