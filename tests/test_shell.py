@@ -550,3 +550,12 @@ async def test_a_command_that_starts_with_a_dash_is_run_as_bash_would(term: Term
     result = await term.call("bash", command=command)
     assert result.metadata["exit_code"] == 127
     assert "eval" not in result.output and "command not found" in result.output
+
+
+async def test_a_person_scrolling_the_shell_pane_does_not_eat_the_command(term: Term) -> None:
+    """Scrolling back in an attached pane enters copy mode, where typed keys never reach the shell."""
+    await term.ok("bash", command="echo first")
+    shell = term.host.agents["a1"].shell
+    assert shell is not None
+    await term.host.tmux("copy-mode", "-t", shell.window.window_id)
+    assert await term.ok("bash", command="echo second", timeout=5) == "second\n"

@@ -658,7 +658,18 @@ class TerminalHost:
     async def _type_run(self, shell: _Shell, run_id: str) -> None:
         """The hot path: one line to the control client types the run's line into the pane."""
         line = f' __wb_run={run_id}; __wb_pre; eval -- "$__wb_cmd" >"$__wb_out" 2>&1; __wb_prompt'
-        await self._ctrl(f"send-keys -t {shell.window.window_id} C-u {_tmux_quote(line)} Enter")
+        wid = shell.window.window_id
+        # A person who scrolls back in the pane puts it in copy mode, where typed keys are copy-mode
+        # commands: the line would never reach the shell, and a key that opens a prompt would stall
+        # this control client. Leave any mode first (one more line down the same pipe, no wait).
+        if self.control is None:
+            raise ServerGone("the tmux server is not running")
+        leave = self.control.send(f"copy-mode -q -t {wid}")
+        try:
+            await self._ctrl(f"send-keys -t {wid} C-u {_tmux_quote(line)} Enter")
+        finally:
+            with contextlib.suppress(TmuxError, ServerGone):
+                await leave
 
     async def _detach(
         self,
