@@ -559,3 +559,12 @@ async def test_a_person_scrolling_the_shell_pane_does_not_eat_the_command(term: 
     assert shell is not None
     await term.host.tmux("copy-mode", "-t", shell.window.window_id)
     assert await term.ok("bash", command="echo second", timeout=5) == "second\n"
+
+
+async def test_tmux_send_reaches_a_program_whose_pane_a_person_scrolled(term: Term) -> None:
+    await term.ok("tmux", action="new", window="py", command="python3 -q")
+    await term.ok("tmux", action="wait", window="py", pattern=r"^>>> ", timeout=10)
+    w = term.host.agents["a1"].windows["py"]
+    await term.host.tmux("copy-mode", "-t", w.window_id)
+    await term.ok("tmux", action="send", window="py", text="print(6 * 7)\n")
+    assert "42" in await term.ok("tmux", action="wait", window="py", pattern=r"^42$", timeout=5)

@@ -295,6 +295,7 @@ async def tmux(
                     f"nothing was sent. See its last output with tmux(action='capture', window={w.name!r}), "
                     "close it with action='kill', or start it again with action='new'."
                 )
+            await host.tmux("copy-mode", "-q", "-t", w.window_id)  # a person scrolled back: keys to the program
             for args in _send_args(w.window_id, text, keys):
                 await host.tmux(*args)
             return f"sent to {w.name!r}"
