@@ -18,13 +18,17 @@ from workbench.pb import workbench_pb2 as pb
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Tests never read the person's config or env settings."""
+def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Tests never read the person's home, config or env settings: a HOME of the test's own."""
     for var in list(os.environ):
         if var.startswith("WORKBENCH_"):
             monkeypatch.delenv(var)
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    return folder
 
 
 @pytest.fixture

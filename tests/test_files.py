@@ -28,15 +28,6 @@ AUTH_GO_FIXED = AUTH_GO.replace("return true", "return false")
 SPACES_OLD, SPACES_NEW = WRONG_OLD, WRONG_NEW
 
 
-@pytest.fixture(autouse=True)
-def _home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """A home of the test's own, so the person's skills never leak in."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    return home
-
-
 @pytest.fixture
 def outside(tmp_path: Path) -> Path:
     """A folder next to the workspace, with a canary file no tool may read or change."""
@@ -212,8 +203,8 @@ async def test_paths_inside_the_workspace_work_every_way(tools: Tools, workspace
     assert (workspace / "alias.py").is_symlink()
 
 
-async def test_reading_saved_outputs_read_roots_and_home_skills(
-    workspace: Path, tmp_path: Path, outside: Path, _home: Path
+async def test_reading_saved_outputs_read_roots_andhome_skills(
+    workspace: Path, tmp_path: Path, outside: Path, home: Path
 ) -> None:
     tools = Tools(workspace, tmp_path, output_limit=2000, read_roots=[outside])
     put(workspace, "m.txt", "".join(f"needle {i}\n" for i in range(300)))
@@ -226,10 +217,10 @@ async def test_reading_saved_outputs_read_roots_and_home_skills(
     assert "secret.txt" in await tools.ok("ls", path=str(outside))
     text = await tools.fail("write_file", path=str(outside / "secret.txt"), content="x")
     assert "may be read but not written" in text
-    put(_home, ".claude/skills/pdf/SKILL.md", "---\nname: pdf\ndescription: PDFs\n---\nUse forms.md\n")
-    put(_home, ".claude/skills/pdf/forms.md", "fill the form\n")
-    assert "fill the form" in await tools.ok("read_file", path=str(_home / ".claude/skills/pdf/forms.md"))
-    assert "Refused" in await tools.fail("read_file", path=str(_home / "other.txt"))
+    put(home, ".claude/skills/pdf/SKILL.md", "---\nname: pdf\ndescription: PDFs\n---\nUse forms.md\n")
+    put(home, ".claude/skills/pdf/forms.md", "fill the form\n")
+    assert "fill the form" in await tools.ok("read_file", path=str(home / ".claude/skills/pdf/forms.md"))
+    assert "Refused" in await tools.fail("read_file", path=str(home / "other.txt"))
 
 
 # --- write_file -----------------------------------------------------------------------------

@@ -13,14 +13,6 @@ from workbench.config import Settings
 from workbench.prompt import INSTRUCTIONS_CHARS, global_agents_md, system_prompt
 
 
-@pytest.fixture(autouse=True)
-def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    return folder
-
-
 def test_base_prompt_alone(workspace: Path) -> None:
     text = system_prompt(Settings(workspace=workspace))
     assert text.startswith(f"You are Workbench, a coding agent working in the repository at {workspace.resolve()}.")

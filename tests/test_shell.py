@@ -158,13 +158,10 @@ async def test_cd_and_exports_persist(term: Term, workspace: Path) -> None:
     assert await term.ok("bash", command="pwd; echo $GREETING $((counter + 1))") == f"{workspace}/sub\nhello 42\n"
 
 
-async def test_user_dotfiles_are_not_read(term: Term, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
+async def test_user_dotfiles_are_not_read(term: Term, home: Path) -> None:
     for rc in (".bashrc", ".bash_profile", ".profile"):
         (home / rc).write_text("echo DOTFILE-RAN; alias ls='echo broken'\n")
     (home / ".tmux.conf").write_text("set -g history-limit 10\n")
-    monkeypatch.setenv("HOME", str(home))
     assert await term.ok("bash", command="type ls | grep -c broken || true") == "0\n"
     assert await term.ok("bash", command="echo $PAGER") == "cat\n"
     limit = await term.host.tmux("show-options", "-gv", "history-limit")

@@ -17,14 +17,6 @@ from workbench.tools import Toolbox, ToolContext
 from workbench.tools.skills import SKILL_MD_BYTES, discover, parse_skill_md
 
 
-@pytest.fixture(autouse=True)
-def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    return folder
-
-
 def skill_md(name: str, description: str, body: str = "") -> str:
     return f"---\nname: {name}\ndescription: {description}\n---\n{body}"
 

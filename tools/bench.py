@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests.scripted_server import ScriptedModel, call, reply  # noqa: E402
+from tools.benchmarks import bare_streamed_call  # noqa: E402
 from workbench.config import Settings  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
 
@@ -93,25 +94,13 @@ def bench_loop() -> None:
 def bench_turn(turns: int = 40) -> None:
     """Per-turn time of the loop against a bare litellm streamed call to the same instant server."""
     from tests.conftest import run_agent
-    from workbench.model import litellm
 
-    lm = litellm()
     server = ScriptedModel()
     try:
 
         async def bare() -> None:
             server.add(reply("ok"))
-            response = await lm.acompletion(
-                model="openai/scripted",
-                api_base=server.url,
-                api_key="k",
-                messages=[{"role": "user", "content": "hi"}],
-                stream=True,
-                num_retries=0,
-                max_retries=0,
-            )
-            async for _ in response:
-                pass
+            await bare_streamed_call(server.url)
 
         async def main() -> tuple[float, float, str]:
             for _ in range(5):

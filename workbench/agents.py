@@ -101,8 +101,7 @@ class AgentTree:
         self.terminal = terminal
         self.budget = Budget(settings.max_tokens, settings.max_cost)
         self.session_dir: Path = settings.sessions_dir / session_id
-        self.agents: dict[str, pb.AgentInfo] = {}  # every agent's info, live
-        self.nodes: dict[str, Agent] = {}
+        self.nodes: dict[str, Agent] = {}  # every agent of the session; `.info` is its live AgentInfo
         self._spawned = 0
         self._unsubscribe = store.subscribe(self._note_activity, session_id)
 
@@ -136,7 +135,7 @@ class AgentTree:
 
     def set_status(self, agent_id: str, status: pb.AgentStatus) -> None:
         """Save an agent's new status and its event in one transaction."""
-        info = self.agents[agent_id]
+        info = self.nodes[agent_id].info
         info.status = status
         with self.store.transaction():
             self.store.save_agent(self.session_id, info)
@@ -163,7 +162,6 @@ class AgentTree:
             on_status=lambda status: self.set_status(info.id, status),
         )
         self.nodes[info.id] = agent
-        self.agents[info.id] = info
         if parent is not None:
             parent.children.append(agent)
         with self.store.transaction():

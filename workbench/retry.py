@@ -76,10 +76,6 @@ class Verdict:
     status_code: int = 0
     retry_after: float | None = None  # seconds the provider asked to wait, if it said
 
-    @property
-    def retry(self) -> bool:
-        return self.action == "retry"
-
 
 # --- what the error says ------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests.scripted_server import ScriptedModel, call, reply  # noqa: E402
+from tools.benchmarks import bare_streamed_call  # noqa: E402
 from workbench.config import Settings  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
 
@@ -94,33 +95,15 @@ async def _run_tree(model: ScriptedModel, data: Path, children: int) -> dict[str
 
 async def _bare_calls(model: ScriptedModel, n: int) -> float:
     """n streamed litellm calls to the same server at once: the floor for n one-turn children."""
-    from workbench.model import litellm
-
-    lm = litellm()
     model.script.clear()
     model.add(*[reply("report")] * n)
-
-    async def one() -> None:
-        response = await lm.acompletion(
-            model="openai/scripted",
-            api_base=model.url,
-            api_key="sk-bench",
-            messages=[{"role": "user", "content": "CHILD"}],
-            stream=True,
-            max_retries=0,
-        )
-        async for _ in response:
-            pass
-
     start = time.perf_counter()
-    await asyncio.gather(*[one() for _ in range(n)])
+    await asyncio.gather(*[bare_streamed_call(model.url, "CHILD") for _ in range(n)])
     return time.perf_counter() - start
 
 
 async def _main(tmp: Path) -> dict[str, float]:
     model = ScriptedModel()
-    # socketserver listens with a backlog of 5: a burst of 100 connections would then wait on
-    # SYN retries (1 s, 3 s, ...) and time the kernel instead of the workbench.
     try:
         await _run_tree(model, tmp / "warm", 1)  # litellm's import and first connection
         one = [await _run_tree(model, tmp / f"one{i}", 1) for i in range(RUNS)]

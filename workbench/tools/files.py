@@ -601,6 +601,8 @@ def _skipped_note(stats: WalkStats) -> str:
         notes.append(f"{_count(stats.outside, 'symlink')} leading outside the workspace skipped")
     if stats.large:
         notes.append(f"{_count(stats.large, 'file')} over {_human(FILE_MAX_BYTES)} not searched (use grep in bash)")
+    if stats.binary:
+        notes.append(f"{_count(stats.binary, 'binary file')} not searched")
     if stats.unreadable:
         notes.append(f"{_count(stats.unreadable, 'unreadable entry', 'unreadable entries')} skipped")
     return "[" + "; ".join(notes) + "]" if notes else ""

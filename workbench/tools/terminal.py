@@ -227,7 +227,6 @@ class TerminalHost:
         self.control: ControlClient | None = None
         self.dir: Path | None = None
         self.agents: dict[str, _Agent] = {}
-        self.restarts = 0
         self._start_lock: asyncio.Lock | None = None
         self._fifo_fds: tuple[int, int] | None = None
         self._fifo_buf = b""
@@ -260,7 +259,6 @@ class TerminalHost:
                 return
             if self.started:  # it was running and is gone: killed from outside
                 await self._forget_server()
-                self.restarts += 1
                 for state in self.agents.values():
                     state.notes.append(
                         "the tmux server had stopped (killed from outside?); started a fresh server "
