@@ -470,6 +470,7 @@ async def test_grep_finds_sorted_lines_and_skips_ignored_and_binary(tools: Tools
     assert "src/generated/out.py:1:# TODO generated" in await tools.ok("grep", pattern="TODO", path="src/generated")
     text = await tools.ok("grep", pattern="Parse")
     assert "no matches for 'Parse' in the workspace" in text and "(?i)" in text
+    assert "1 binary file not searched" in text  # data.bin
     assert "binary file" in await tools.fail("grep", pattern="x", path="data.bin")
 
 
