@@ -12,14 +12,7 @@ import asyncio
 from collections.abc import Callable
 
 from workbench.pb import workbench_pb2 as pb
-
-STATUS_WORD = {
-    pb.AGENT_STATUS_COMPLETED: "completed",
-    pb.AGENT_STATUS_FAILED: "failed",
-    pb.AGENT_STATUS_TIMED_OUT: "timed out",
-    pb.AGENT_STATUS_CANCELLED: "was cancelled",
-    pb.AGENT_STATUS_INTERRUPTED: "was interrupted",
-}
+from workbench.words import AGENT_ENDED as STATUS_WORD
 
 
 class Inbox:

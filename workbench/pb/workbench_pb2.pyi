@@ -28,6 +28,7 @@ class RunStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RUN_STATUS_BUDGET_EXHAUSTED: _ClassVar[RunStatus]
     RUN_STATUS_CANCELLED: _ClassVar[RunStatus]
     RUN_STATUS_WAIT_TIMEOUT: _ClassVar[RunStatus]
+    RUN_STATUS_INTERRUPTED: _ClassVar[RunStatus]
 
 class AgentStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -40,6 +41,7 @@ class AgentStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     AGENT_STATUS_TIMED_OUT: _ClassVar[AgentStatus]
     AGENT_STATUS_CANCELLED: _ClassVar[AgentStatus]
     AGENT_STATUS_INTERRUPTED: _ClassVar[AgentStatus]
+    AGENT_STATUS_AWAITING_APPROVAL: _ClassVar[AgentStatus]
 
 class SpawnMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -73,6 +75,7 @@ RUN_STATUS_FAILED: RunStatus
 RUN_STATUS_BUDGET_EXHAUSTED: RunStatus
 RUN_STATUS_CANCELLED: RunStatus
 RUN_STATUS_WAIT_TIMEOUT: RunStatus
+RUN_STATUS_INTERRUPTED: RunStatus
 AGENT_STATUS_UNSPECIFIED: AgentStatus
 AGENT_STATUS_QUEUED: AgentStatus
 AGENT_STATUS_RUNNING: AgentStatus
@@ -82,6 +85,7 @@ AGENT_STATUS_FAILED: AgentStatus
 AGENT_STATUS_TIMED_OUT: AgentStatus
 AGENT_STATUS_CANCELLED: AgentStatus
 AGENT_STATUS_INTERRUPTED: AgentStatus
+AGENT_STATUS_AWAITING_APPROVAL: AgentStatus
 SPAWN_MODE_UNSPECIFIED: SpawnMode
 SPAWN_MODE_ROOT: SpawnMode
 SPAWN_MODE_SYNC: SpawnMode
@@ -96,14 +100,18 @@ INBOX_KIND_COMPLETION: InboxKind
 INBOX_KIND_MESSAGE: InboxKind
 
 class ToolCall(_message.Message):
-    __slots__ = ("id", "name", "arguments")
+    __slots__ = ("id", "name", "arguments", "provider_id", "from_text")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
+    PROVIDER_ID_FIELD_NUMBER: _ClassVar[int]
+    FROM_TEXT_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     arguments: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[str] = ...) -> None: ...
+    provider_id: str
+    from_text: bool
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[str] = ..., provider_id: _Optional[str] = ..., from_text: _Optional[bool] = ...) -> None: ...
 
 class Media(_message.Message):
     __slots__ = ("mime_type", "data", "path")
@@ -356,14 +364,76 @@ class AgentFinished(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., status: _Optional[_Union[AgentStatus, str]] = ..., result: _Optional[str] = ..., cause: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
 class GuardDecision(_message.Message):
-    __slots__ = ("call_id", "verdict", "reason")
+    __slots__ = ("call_id", "verdict", "reason", "judge", "call")
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    JUDGE_FIELD_NUMBER: _ClassVar[int]
+    CALL_FIELD_NUMBER: _ClassVar[int]
     call_id: str
     verdict: GuardVerdict
     reason: str
-    def __init__(self, call_id: _Optional[str] = ..., verdict: _Optional[_Union[GuardVerdict, str]] = ..., reason: _Optional[str] = ...) -> None: ...
+    judge: str
+    call: ToolCall
+    def __init__(self, call_id: _Optional[str] = ..., verdict: _Optional[_Union[GuardVerdict, str]] = ..., reason: _Optional[str] = ..., judge: _Optional[str] = ..., call: _Optional[_Union[ToolCall, _Mapping]] = ...) -> None: ...
+
+class ReviewDecided(_message.Message):
+    __slots__ = ("call_id", "approved", "reason", "remember")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    APPROVED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    REMEMBER_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    approved: bool
+    reason: str
+    remember: bool
+    def __init__(self, call_id: _Optional[str] = ..., approved: _Optional[bool] = ..., reason: _Optional[str] = ..., remember: _Optional[bool] = ...) -> None: ...
+
+class PromptQueued(_message.Message):
+    __slots__ = ("text",)
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    def __init__(self, text: _Optional[str] = ...) -> None: ...
+
+class Notice(_message.Message):
+    __slots__ = ("level", "text")
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    level: str
+    text: str
+    def __init__(self, level: _Optional[str] = ..., text: _Optional[str] = ...) -> None: ...
+
+class ToolCallDelta(_message.Message):
+    __slots__ = ("index", "name", "chars")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CHARS_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    name: str
+    chars: int
+    def __init__(self, index: _Optional[int] = ..., name: _Optional[str] = ..., chars: _Optional[int] = ...) -> None: ...
+
+class SessionInfo(_message.Message):
+    __slots__ = ("id", "title", "workspace", "model", "created", "updated", "status", "usage", "live")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    WORKSPACE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    CREATED_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
+    LIVE_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    title: str
+    workspace: str
+    model: str
+    created: _timestamp_pb2.Timestamp
+    updated: _timestamp_pb2.Timestamp
+    status: RunStatus
+    usage: Usage
+    live: bool
+    def __init__(self, id: _Optional[str] = ..., title: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., created: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., status: _Optional[_Union[RunStatus, str]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., live: _Optional[bool] = ...) -> None: ...
 
 class TerminalReady(_message.Message):
     __slots__ = ("socket_name", "attach_command")
@@ -384,7 +454,7 @@ class UsageUpdate(_message.Message):
     def __init__(self, call: _Optional[_Union[Usage, _Mapping]] = ..., agent_total: _Optional[_Union[Usage, _Mapping]] = ..., session_total: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("session_id", "agent_id", "seq", "time", "run_started", "run_finished", "text_delta", "message", "tool_call_started", "tool_output", "tool_call_finished", "defect", "retry_wait", "inbox_item", "agent_spawned", "agent_status", "agent_finished", "guard_decision", "stream_discarded", "compaction", "terminal_ready", "usage_update")
+    __slots__ = ("session_id", "agent_id", "seq", "time", "run_started", "run_finished", "text_delta", "message", "tool_call_started", "tool_output", "tool_call_finished", "defect", "retry_wait", "inbox_item", "agent_spawned", "agent_status", "agent_finished", "guard_decision", "stream_discarded", "compaction", "terminal_ready", "usage_update", "review_decided", "prompt_queued", "notice", "tool_call_delta")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -407,6 +477,10 @@ class Event(_message.Message):
     COMPACTION_FIELD_NUMBER: _ClassVar[int]
     TERMINAL_READY_FIELD_NUMBER: _ClassVar[int]
     USAGE_UPDATE_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_DECIDED_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    NOTICE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_DELTA_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     agent_id: str
     seq: int
@@ -429,4 +503,8 @@ class Event(_message.Message):
     compaction: Compaction
     terminal_ready: TerminalReady
     usage_update: UsageUpdate
-    def __init__(self, session_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., run_finished: _Optional[_Union[RunFinished, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., tool_call_started: _Optional[_Union[ToolCallStarted, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputChunk, _Mapping]] = ..., tool_call_finished: _Optional[_Union[ToolCallFinished, _Mapping]] = ..., defect: _Optional[_Union[Defect, _Mapping]] = ..., retry_wait: _Optional[_Union[RetryWait, _Mapping]] = ..., inbox_item: _Optional[_Union[InboxItem, _Mapping]] = ..., agent_spawned: _Optional[_Union[AgentSpawned, _Mapping]] = ..., agent_status: _Optional[_Union[AgentStatusChanged, _Mapping]] = ..., agent_finished: _Optional[_Union[AgentFinished, _Mapping]] = ..., guard_decision: _Optional[_Union[GuardDecision, _Mapping]] = ..., stream_discarded: _Optional[_Union[StreamDiscarded, _Mapping]] = ..., compaction: _Optional[_Union[Compaction, _Mapping]] = ..., terminal_ready: _Optional[_Union[TerminalReady, _Mapping]] = ..., usage_update: _Optional[_Union[UsageUpdate, _Mapping]] = ...) -> None: ...
+    review_decided: ReviewDecided
+    prompt_queued: PromptQueued
+    notice: Notice
+    tool_call_delta: ToolCallDelta
+    def __init__(self, session_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., run_finished: _Optional[_Union[RunFinished, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., tool_call_started: _Optional[_Union[ToolCallStarted, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputChunk, _Mapping]] = ..., tool_call_finished: _Optional[_Union[ToolCallFinished, _Mapping]] = ..., defect: _Optional[_Union[Defect, _Mapping]] = ..., retry_wait: _Optional[_Union[RetryWait, _Mapping]] = ..., inbox_item: _Optional[_Union[InboxItem, _Mapping]] = ..., agent_spawned: _Optional[_Union[AgentSpawned, _Mapping]] = ..., agent_status: _Optional[_Union[AgentStatusChanged, _Mapping]] = ..., agent_finished: _Optional[_Union[AgentFinished, _Mapping]] = ..., guard_decision: _Optional[_Union[GuardDecision, _Mapping]] = ..., stream_discarded: _Optional[_Union[StreamDiscarded, _Mapping]] = ..., compaction: _Optional[_Union[Compaction, _Mapping]] = ..., terminal_ready: _Optional[_Union[TerminalReady, _Mapping]] = ..., usage_update: _Optional[_Union[UsageUpdate, _Mapping]] = ..., review_decided: _Optional[_Union[ReviewDecided, _Mapping]] = ..., prompt_queued: _Optional[_Union[PromptQueued, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDelta, _Mapping]] = ...) -> None: ...

@@ -1,0 +1,81 @@
+"""The one table from each protocol enum to the word a person (or the model) reads.
+
+Used by the CLI, the Inbox text, the subagent tool and the TUI; nothing else spells them.
+"""
+
+from __future__ import annotations
+
+from workbench.pb import workbench_pb2 as pb
+
+RUN_STATUS: dict[int, str] = {
+    pb.RUN_STATUS_UNSPECIFIED: "new",
+    pb.RUN_STATUS_FINISHED: "finished",
+    pb.RUN_STATUS_TERMINATED: "terminated",
+    pb.RUN_STATUS_FAILED: "failed",
+    pb.RUN_STATUS_BUDGET_EXHAUSTED: "budget exhausted",
+    pb.RUN_STATUS_CANCELLED: "cancelled",
+    pb.RUN_STATUS_WAIT_TIMEOUT: "wait timeout",
+    pb.RUN_STATUS_INTERRUPTED: "interrupted",
+}
+AGENT_STATUS: dict[int, str] = {
+    pb.AGENT_STATUS_UNSPECIFIED: "unknown",
+    pb.AGENT_STATUS_QUEUED: "queued",
+    pb.AGENT_STATUS_RUNNING: "running",
+    pb.AGENT_STATUS_WAITING: "waiting",
+    pb.AGENT_STATUS_COMPLETED: "completed",
+    pb.AGENT_STATUS_FAILED: "failed",
+    pb.AGENT_STATUS_TIMED_OUT: "timed out",
+    pb.AGENT_STATUS_CANCELLED: "cancelled",
+    pb.AGENT_STATUS_INTERRUPTED: "interrupted",
+    pb.AGENT_STATUS_AWAITING_APPROVAL: "awaiting approval",
+}
+# How an ended agent's end reads in a sentence: "subagent x <phrase>".
+AGENT_ENDED: dict[int, str] = {
+    pb.AGENT_STATUS_COMPLETED: "completed",
+    pb.AGENT_STATUS_FAILED: "failed",
+    pb.AGENT_STATUS_TIMED_OUT: "timed out",
+    pb.AGENT_STATUS_CANCELLED: "was cancelled",
+    pb.AGENT_STATUS_INTERRUPTED: "was interrupted",
+}
+SPAWN_MODE: dict[int, str] = {
+    pb.SPAWN_MODE_UNSPECIFIED: "unknown",
+    pb.SPAWN_MODE_ROOT: "root",
+    pb.SPAWN_MODE_SYNC: "sync",
+    pb.SPAWN_MODE_ASYNC: "async",
+    pb.SPAWN_MODE_FORK: "fork",
+}
+GUARD_VERDICT: dict[int, str] = {
+    pb.GUARD_VERDICT_UNSPECIFIED: "unknown",
+    pb.GUARD_VERDICT_RECORD: "record",
+    pb.GUARD_VERDICT_REVIEW: "review",
+    pb.GUARD_VERDICT_BLOCK: "block",
+}
+FINAL_AGENT_STATUSES = frozenset(
+    (
+        pb.AGENT_STATUS_COMPLETED,
+        pb.AGENT_STATUS_FAILED,
+        pb.AGENT_STATUS_TIMED_OUT,
+        pb.AGENT_STATUS_CANCELLED,
+        pb.AGENT_STATUS_INTERRUPTED,
+    )
+)
+
+
+def run_status(status: int) -> str:
+    return RUN_STATUS.get(status, f"status {status}")
+
+
+def agent_status(status: int) -> str:
+    return AGENT_STATUS.get(status, f"status {status}")
+
+
+def agent_ended(status: int) -> str:
+    return AGENT_ENDED.get(status, "finished")
+
+
+def spawn_mode(mode: int) -> str:
+    return SPAWN_MODE.get(mode, f"mode {mode}")
+
+
+def guard_verdict(verdict: int) -> str:
+    return GUARD_VERDICT.get(verdict, f"verdict {verdict}")
