@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.config import ConfigError, load
+from workbench.config import ConfigError, ProjectRule, effective_approval, load, load_with_sources
+from workbench.config_load import FIELDS, coerce, env_var, rule
 
 
 def write(path: Path, text: str) -> Path:
@@ -61,3 +62,151 @@ def test_bad_values_name_the_setting(tmp_path: Path, workspace: Path) -> None:
         load({"workspace": workspace}, env={}, user_config=write(tmp_path / "u2.toml", "colour = 1\n"))
     with pytest.raises(ConfigError, match="cannot read config"):
         load({"workspace": workspace}, env={}, user_config=write(tmp_path / "u3.toml", "= broken"))
+
+
+# A loosening attempt per kind of project rule, for any setting: (user value, project value).
+_SAMPLE = {"str": "x", "int": 7, "float": 7.0, "bool": True, "Path": "/x", "list[Path]": ["/x"], "list[str]": ["x"]}
+
+
+def _loosening(name: str) -> tuple[object, object]:
+    """The user's value and a project value that would loosen it (for "free": just another value)."""
+    f = FIELDS[name]
+    kind, choices, rule_ = str(f.type), f.metadata["choices"], rule(name)
+    if rule_.kind == "lower":
+        return _SAMPLE[kind], _SAMPLE[kind] * 2  # type: ignore[operator]
+    if rule_.kind == "tighter":
+        return rule_.order[0], rule_.order[-1]
+    if rule_.kind in ("narrow", "add"):
+        return ["/user-a"], ["/user-a", "/project-b"] if rule_.kind == "narrow" else []
+    if choices:
+        return None, choices[-1]
+    if f.metadata["between"]:
+        return None, f.metadata["between"][1]
+    return None, _SAMPLE[kind]
+
+
+def _toml(name: str, value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return f"{name} = {str(value).lower()}\n"
+    if isinstance(value, list):
+        return f"{name} = [{', '.join(repr(str(v)) for v in value)}]\n".replace("'", '"')
+    return f"{name} = {value!r}\n".replace("'", '"')
+
+
+@pytest.mark.parametrize("name", sorted(FIELDS))
+def test_every_setting_declares_how_a_project_may_change_it(name: str, tmp_path: Path, workspace: Path) -> None:
+    """A project config's attempt to loosen each setting is refused with a note (or kept, if allowed)."""
+    f = FIELDS[name]
+    assert f.metadata.get("doc"), f"{name} has no doc"
+    assert isinstance(f.metadata.get("project"), ProjectRule), f"{name} declares no project rule"
+    if name == "workspace":  # never read from a file: the flag or the current folder
+        return
+    user_value, project_value = _loosening(name)
+    user = write(tmp_path / "user.toml", _toml(name, user_value))
+    write(workspace / ".workbench" / "config.toml", _toml(name, project_value))
+    loaded = load_with_sources({"workspace": workspace}, env={}, user_config=user)
+    got = getattr(loaded.settings, name)
+    before = getattr(load_with_sources({}, env={}, user_config=user).settings, name)
+    kind = rule(name).kind
+    if kind == "free":
+        assert got == coerce(name, project_value, "test") and loaded.notes == []
+    elif kind == "add":
+        assert got == before and loaded.notes == []  # nothing removed
+    else:
+        assert got == before, f"{name}: a project loosened {before!r} to {got!r}"
+        assert len(loaded.notes) == 1 and name in loaded.notes[0] and "ignored" in loaded.notes[0]
+
+
+def test_the_settings_a_project_may_set_freely_are_chosen_on_purpose() -> None:
+    """A new setting is not free for a project to change by accident: this list is reviewed."""
+    assert {n for n in FIELDS if rule(n).kind == "free"} == {"model", "compact_threshold", "search_backend"}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in FIELDS if rule(n).kind == "lower"))
+def test_a_project_cannot_lift_a_limit_with_zero(name: str, tmp_path: Path, workspace: Path) -> None:
+    """0 means no limit for every limit, so a project's 0 counts as infinity and is refused."""
+    kind = str(FIELDS[name].type)
+    user = write(tmp_path / "user.toml", _toml(name, _SAMPLE[kind]))
+    write(workspace / ".workbench" / "config.toml", _toml(name, 0))
+    settings, notes = load({"workspace": workspace}, env={}, user_config=user)
+    assert getattr(settings, name) == _SAMPLE[kind]
+    assert notes and "can only lower it" in notes[0]
+    write(workspace / ".workbench" / "config.toml", _toml(name, 3))  # lowering works
+    settings, notes = load({"workspace": workspace}, env={}, user_config=user)
+    assert getattr(settings, name) == 3 and notes == []
+    write(tmp_path / "unlimited.toml", _toml(name, 0))  # below no limit, any number is lower
+    settings, notes = load({"workspace": workspace}, env={}, user_config=tmp_path / "unlimited.toml")
+    assert getattr(settings, name) == 3 and notes == []
+
+
+@pytest.mark.parametrize("name", sorted(n for n in FIELDS if rule(n).kind == "lower"))
+def test_negative_limits_are_errors_from_every_layer(name: str, tmp_path: Path, workspace: Path) -> None:
+    user = write(tmp_path / "user.toml", _toml(name, -1))
+    with pytest.raises(ConfigError, match=f"{name} must be 0 \\(no limit\\) or more, got -1"):
+        load({"workspace": workspace}, env={}, user_config=user)
+    write(workspace / ".workbench" / "config.toml", _toml(name, -1))
+    with pytest.raises(ConfigError, match="or more"):
+        load({"workspace": workspace}, env={}, user_config=tmp_path / "none.toml")
+    with pytest.raises(ConfigError, match=f"flag --{name.replace('_', '-')}: {name} must be 0"):
+        load({"workspace": tmp_path, name: -1}, env={}, user_config=tmp_path / "none.toml")
+    if env_var(name):
+        with pytest.raises(ConfigError, match=f"env {env_var(name)}: {name} must be 0"):
+            load({"workspace": tmp_path}, env={env_var(name): "-1"}, user_config=tmp_path / "none.toml")
+
+
+def test_a_project_cannot_loosen_the_tuis_default_approval(tmp_path: Path, workspace: Path) -> None:
+    """approval "" is the mode's default: ask in the TUI, so a project's "auto" would loosen it."""
+    none = tmp_path / "none.toml"
+    write(workspace / ".workbench" / "config.toml", 'approval = "auto"\n')
+    settings, notes = load({"workspace": workspace}, env={}, user_config=none)
+    assert settings.approval == "" and "can only tighten" in notes[0]
+    assert effective_approval(settings, interactive=True) == "ask"
+    assert effective_approval(settings, interactive=False) == "auto"
+    write(workspace / ".workbench" / "config.toml", 'approval = "ask"\n')  # tightens headless too
+    settings, notes = load({"workspace": workspace}, env={}, user_config=none)
+    assert effective_approval(settings, interactive=False) == "ask" and notes == []
+    user = write(tmp_path / "user.toml", 'approval = "auto"\n')  # the person chose auto: a project may keep it
+    write(workspace / ".workbench" / "config.toml", 'approval = "auto"\n')
+    settings, notes = load({"workspace": workspace}, env={}, user_config=user)
+    assert effective_approval(settings, interactive=True) == "auto" and notes == []
+
+
+def test_add_only_lists_gain_entries_and_narrow_lists_lose_them(tmp_path: Path, workspace: Path) -> None:
+    user = write(
+        tmp_path / "user.toml", 'guard_block = ["bash:rm"]\nsandbox_writable = ["/a", "/b"]\nsandbox_hidden = ["~/s"]\n'
+    )
+    write(
+        workspace / ".workbench" / "config.toml",
+        'guard_block = ["bash:curl"]\nsandbox_writable = ["/b"]\nsandbox_hidden = ["~/.secret"]\n',
+    )
+    settings, notes = load({"workspace": workspace}, env={}, user_config=user)
+    assert settings.guard_block == ["bash:rm", "bash:curl"]
+    assert settings.sandbox_writable == [Path("/b")]
+    assert settings.sandbox_hidden == [str(Path.home() / "s"), str(Path.home() / ".secret")] and notes == []
+
+
+def test_types_choices_and_ranges_are_checked(tmp_path: Path, workspace: Path) -> None:
+    none = tmp_path / "none.toml"
+    for text, message in [
+        ('sandbox = "loose"\n', "sandbox must be one of 'read-only', 'workspace-write', 'off', got 'loose'"),
+        ('approval = "yolo"\n', "approval must be one of"),
+        ('guard_failure = "record"\n', "guard_failure must be one of"),
+        ("sandbox_network = 1\n", "sandbox_network must be bool"),
+        ("max_turns = true\n", "max_turns must be int"),
+        ("max_turns = 2.5\n", "max_turns must be int"),
+        ("compact_threshold = 1.5\n", "compact_threshold must be above 0 and at most 1"),
+        ("model = 3\n", "model must be str"),
+    ]:
+        with pytest.raises(ConfigError, match=message):
+            load({"workspace": workspace}, env={}, user_config=write(tmp_path / "u.toml", text))
+    settings, _ = load({"workspace": workspace}, env={"WORKBENCH_SANDBOX": "off"}, user_config=none)
+    assert settings.sandbox == "off"
+    settings, _ = load({"workspace": workspace, "sandbox_network": True}, env={}, user_config=none)
+    assert settings.sandbox_network is True
+
+
+def test_no_model_is_configured_by_default(tmp_path: Path, workspace: Path) -> None:
+    settings, _ = load({"workspace": workspace}, env={}, user_config=tmp_path / "none.toml")
+    assert settings.model == ""
