@@ -565,3 +565,19 @@ async def test_tmux_send_reaches_a_program_whose_pane_a_person_scrolled(term: Te
     await term.host.tmux("copy-mode", "-t", w.window_id)
     await term.ok("tmux", action="send", window="py", text="print(6 * 7)\n")
     assert "42" in await term.ok("tmux", action="wait", window="py", pattern=r"^42$", timeout=5)
+
+
+async def test_a_directory_name_with_a_newline_is_kept_across_a_fresh_shell(term: Term, workspace: Path) -> None:
+    weird = workspace / "a\nb c\\d"
+    weird.mkdir()
+    await term.ok("bash", command="cd $'a\\nb c\\\\d'")
+    assert term.host.agent("a1").cwd == str(weird)
+    await term.call("bash", command="exit 0")  # the next shell starts where the last one was
+    assert await term.ok("bash", command="pwd") == f"{weird}\n"
+
+
+async def test_python_output_is_unbuffered_in_the_shell(term: Term, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)  # the server starts on the first call
+    result = await term.call("bash", command="python3 -c 'import time; print(\"early\"); time.sleep(100)'", timeout=1.5)
+    assert result.is_error and "timed out" in result.error
+    assert result.output == "early\n"

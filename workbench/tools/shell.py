@@ -81,7 +81,9 @@ async def bash(
 
     stdout and stderr come back interleaved; a non-zero exit status is an error. Stdin is a
     terminal nobody types into: a command that waits for input runs into the timeout, so use
-    the tmux tool for interactive programs, REPLs and long-running servers.
+    the tmux tool for interactive programs, REPLs and long-running servers. Output goes to a
+    file, so programs that buffer it show nothing until they exit (Python does not buffer
+    here); for line-buffered output from others use `stdbuf -oL CMD` or the program's option.
 
     Args:
         command: the bash command line or script

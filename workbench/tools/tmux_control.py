@@ -12,6 +12,10 @@ class ServerGone(Exception):
     """The tmux server (or our control client of it) is no longer there."""
 
 
+class ServerStalled(ServerGone):
+    """The tmux server did not answer within its time bound; it was killed."""
+
+
 class TmuxError(Exception):
     """A tmux command failed; the message is tmux's."""
 
