@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from workbench.config import ConfigError, ProjectRule, effective_approval, load, load_with_sources
-from workbench.config_load import FIELDS, coerce, env_var, rule
+from workbench.config import ConfigError, ProjectRule, effective_approval, load
+from workbench.config_load import FIELDS, coerce, env_var, load_with_sources, rule
+from workbench.config_report import SettingInForce, describe, render, shown
 
 
 def write(path: Path, text: str) -> Path:
@@ -101,14 +102,12 @@ def test_every_setting_declares_how_a_project_may_change_it(name: str, tmp_path:
     f = FIELDS[name]
     assert f.metadata.get("doc"), f"{name} has no doc"
     assert isinstance(f.metadata.get("project"), ProjectRule), f"{name} declares no project rule"
-    if name == "workspace":  # never read from a file: the flag or the current folder
-        return
     user_value, project_value = _loosening(name)
-    user = write(tmp_path / "user.toml", _toml(name, user_value))
+    user = write(tmp_path / "user.toml", _toml(name, user_value) if name != "workspace" else "")
+    before = getattr(load_with_sources({"workspace": workspace}, env={}, user_config=user).settings, name)
     write(workspace / ".workbench" / "config.toml", _toml(name, project_value))
     loaded = load_with_sources({"workspace": workspace}, env={}, user_config=user)
     got = getattr(loaded.settings, name)
-    before = getattr(load_with_sources({}, env={}, user_config=user).settings, name)
     kind = rule(name).kind
     if kind == "free":
         assert got == coerce(name, project_value, "test") and loaded.notes == []
@@ -210,3 +209,55 @@ def test_types_choices_and_ranges_are_checked(tmp_path: Path, workspace: Path) -
 def test_no_model_is_configured_by_default(tmp_path: Path, workspace: Path) -> None:
     settings, _ = load({"workspace": workspace}, env={}, user_config=tmp_path / "none.toml")
     assert settings.model == ""
+
+
+def test_workspace_is_never_read_from_a_config_file(tmp_path: Path, workspace: Path) -> None:
+    user = write(tmp_path / "user.toml", 'workspace = "/"\n')
+    with pytest.raises(ConfigError, match="workspace cannot be set in a config file; use --workspace"):
+        load({"workspace": workspace}, env={}, user_config=user)
+
+
+def test_sources_say_where_each_value_came_from(tmp_path: Path, workspace: Path) -> None:
+    user = write(tmp_path / "user.toml", 'max_turns = 50\nmax_depth = 3\napi_key = "sk-secret-0123456789abcd"\n')
+    project = write(workspace / ".workbench" / "config.toml", 'max_depth = 1\nmax_turns = 80\nsandbox = "read-only"\n')
+    loaded = load_with_sources(
+        {"workspace": workspace, "max_tokens": 1000}, env={"WORKBENCH_SANDBOX": "off"}, user_config=user
+    )
+    rows = {row.name: row for row in describe(loaded)}
+    assert list(rows) == list(FIELDS)
+    assert rows["max_turns"] == SettingInForce("max_turns", "50", f"user config {user}")  # the raise was refused
+    assert rows["max_depth"] == SettingInForce("max_depth", "1", f"project config {project}")
+    assert rows["sandbox"] == SettingInForce("sandbox", "'off'", "env WORKBENCH_SANDBOX")
+    assert rows["max_tokens"] == SettingInForce("max_tokens", "1000", "flag --max-tokens")
+    assert rows["workspace"].source == "flag --workspace" and rows["bash_timeout"].source == "default"
+    assert rows["api_key"].value == "****abcd" and rows["brave_api_key"].value == "(not set)"
+    text = render(loaded)
+    assert "sk-secret" not in text
+    assert f"user config:    {user}\n" in text and f"project config: {project}\n" in text
+    assert "note: " in text and "max_turns = 80 ignored" in text
+    assert load_with_sources({}, env={}, user_config=user).sources["workspace"] == "the current folder"
+
+
+def test_values_from_a_project_are_shown_as_data(tmp_path: Path, workspace: Path) -> None:
+    """A project's config is someone else's text: control characters are escaped, never sent to a terminal."""
+    write(workspace / ".workbench" / "config.toml", 'model = "x\\u001b]0;pwned\\u0007"\nread_roots = ["/\\u001b[2J"]\n')
+    loaded = load_with_sources({"workspace": workspace}, env={}, user_config=tmp_path / "none.toml")
+    assert loaded.settings.model == "x\x1b]0;pwned\x07"
+    text = render(loaded)
+    assert "\x1b" not in text and "\x07" not in text
+    assert "'x\\x1b]0;pwned\\x07'" in text and "\\x1b[2J" in text
+
+
+def test_short_secrets_are_masked_whole() -> None:
+    assert shown("tavily_api_key", "short") == "****" and shown("api_key", "") == "(not set)"
+
+
+def test_the_settings_reference_is_generated_and_fresh() -> None:
+    """docs/CONFIG.md is made from the declarations: a setting added or changed without regenerating fails."""
+    from tools.gen_config_doc import DOC, generate
+
+    text = generate()
+    assert DOC.read_text(encoding="utf-8") == text, "docs/CONFIG.md is stale; run tools/gen_config_doc.py"
+    for name in FIELDS:
+        assert f"| `{name}` |" in text
+    assert "| `max_turns` | int | `100` | `WORKBENCH_MAX_TURNS` | `--max-turns` | only lower |" in text

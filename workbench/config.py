@@ -65,8 +65,8 @@ class ProjectRule:
 
 _RULE_WORDS = {
     "free": "yes",
-    "user-only": "no (user config, env or flag only)",
-    "lower": "only lower (0, no limit, counts as the highest)",
+    "user-only": "no",
+    "lower": "only lower",
     "narrow": "only remove entries",
     "add": "only add entries",
 }
@@ -355,6 +355,17 @@ def user_config_path() -> Path:
     return Path(platformdirs.user_config_dir("workbench")) / "config.toml"
 
 
-from workbench.config_load import Loaded, load, load_with_sources  # noqa: E402  (re-exported)
+def load(
+    flags: dict[str, Any] | None = None,
+    *,
+    env: dict[str, str] | None = None,
+    user_config: Path | None = None,
+) -> tuple[Settings, list[str]]:
+    """Build Settings from every layer; return them with notes about ignored project settings.
 
-__all__ = ["ConfigError", "Loaded", "ProjectRule", "Settings", "load", "load_with_sources"]
+    `config_load.load_with_sources` does the work and also says where each value came from.
+    """
+    from workbench.config_load import load_with_sources
+
+    loaded = load_with_sources(flags, env=env, user_config=user_config)
+    return loaded.settings, loaded.notes

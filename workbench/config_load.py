@@ -117,9 +117,10 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def _shown(value: Any) -> str:
+    """A value in a note: a literal, so control characters from a project's file are escaped."""
     if isinstance(value, list):
-        return "[" + ", ".join(str(v) for v in value) + "]"
-    return repr(value)
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return repr(str(value)) if isinstance(value, Path) else repr(value)
 
 
 def _tighten(name: str, value: Any, current: Any, source: str) -> tuple[Any, str]:
@@ -168,6 +169,8 @@ def load_with_sources(
     sources = {name: DEFAULT_SOURCE for name in FIELDS}
     user_path = user_config or user_config_path()
     for name, raw in _read_toml(user_path).items():
+        if name == "workspace":
+            raise ConfigError(f"{user_path}: workspace cannot be set in a config file; use --workspace")
         values[name] = coerce(name, raw, f"{user_path}")
         sources[name] = f"user config {user_path}"
     workspace = Path(flags.get("workspace") or Path.cwd()).expanduser().resolve()
@@ -195,14 +198,3 @@ def load_with_sources(
     if "workspace" not in flags:
         sources["workspace"] = "the current folder"
     return Loaded(Settings(**values), notes, sources, user_path, project_path)
-
-
-def load(
-    flags: dict[str, Any] | None = None,
-    *,
-    env: dict[str, str] | None = None,
-    user_config: Path | None = None,
-) -> tuple[Settings, list[str]]:
-    """Build Settings from every layer; return them with notes about ignored project settings."""
-    loaded = load_with_sources(flags, env=env, user_config=user_config)
-    return loaded.settings, loaded.notes
