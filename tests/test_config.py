@@ -261,3 +261,29 @@ def test_the_settings_reference_is_generated_and_fresh() -> None:
     for name in FIELDS:
         assert f"| `{name}` |" in text
     assert "| `max_turns` | int | `100` | `WORKBENCH_MAX_TURNS` | `--max-turns` | only lower |" in text
+
+
+@pytest.mark.parametrize("flag", ["--max-turns", "--max-tokens", "--max-cost"])
+def test_a_negative_limit_flag_is_a_usage_error(
+    flag: str, tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from workbench.cli import main
+
+    code = main(
+        ["run", "go", "--model", "demo", "--workspace", str(workspace), "--data-dir", str(tmp_path), flag, "-5"]
+    )
+    name = flag.removeprefix("--").replace("-", "_")
+    assert code == 2
+    got = "-5.0" if flag == "--max-cost" else "-5"
+    assert capsys.readouterr().err == f"workbench: flag {flag}: {name} must be 0 (no limit) or more, got {got}\n"
+    assert not (tmp_path / "workbench.db").exists()  # nothing ran
+
+
+def test_a_negative_limit_from_env_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from workbench.cli import main
+
+    monkeypatch.setenv("WORKBENCH_MAX_TURNS", "-1")
+    assert main(["run", "go", "--model", "demo", "--workspace", str(workspace), "--data-dir", str(tmp_path)]) == 2
+    assert "env WORKBENCH_MAX_TURNS: max_turns must be 0 (no limit) or more, got -1" in capsys.readouterr().err
