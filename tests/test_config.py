@@ -8,7 +8,7 @@ import pytest
 
 from workbench.config import ConfigError, ProjectRule, effective_approval, load
 from workbench.config_load import FIELDS, coerce, env_var, load_with_sources, rule
-from workbench.config_report import SettingInForce, describe, render, shown
+from workbench.config_report import SettingInForce, describe, flag_help, render, shown
 
 
 def write(path: Path, text: str) -> Path:
@@ -287,3 +287,9 @@ def test_a_negative_limit_from_env_is_a_usage_error(
     monkeypatch.setenv("WORKBENCH_MAX_TURNS", "-1")
     assert main(["run", "go", "--model", "demo", "--workspace", str(workspace), "--data-dir", str(tmp_path)]) == 2
     assert "env WORKBENCH_MAX_TURNS: max_turns must be 0 (no limit) or more, got -1" in capsys.readouterr().err
+
+
+def test_flag_help_comes_from_the_declaration() -> None:
+    assert flag_help("max_turns") == "model calls of one agent; 0: no limit (default 100; env WORKBENCH_MAX_TURNS)"
+    assert flag_help("max_tokens") == "token budget of the session; 0: no limit (default 0)"
+    assert flag_help("max_cost") == "cost budget of the session in USD; 0: no limit (default 0.0)"

@@ -171,7 +171,7 @@ class Settings:
     workspace: Path = field(
         default_factory=Path.cwd,
         metadata=about(
-            doc="the repository to work in (default: the current folder)",
+            doc="the repository to work in",
             project=USER_ONLY,
             shown_default="the current folder",
         ),
@@ -182,7 +182,7 @@ class Settings:
             doc="where sessions, the event log and workbench.log are stored",
             project=USER_ONLY,
             env="WORKBENCH_DATA_DIR",
-            shown_default="the user's state folder (~/.local/state/workbench)",
+            shown_default="the user's state folder, ~/.local/state/workbench",
         ),
     )
     # budgets and limits

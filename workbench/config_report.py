@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.config import SECRETS, Settings
-from workbench.config_load import Loaded, env_var, rule
+from workbench.config_load import FIELDS, Loaded, env_var, rule
 
 NOT_SET = "(not set)"
 
@@ -79,6 +79,17 @@ def _default_words(f: dataclasses.Field[Any]) -> str:
     if isinstance(value, bool):
         return f"`{str(value).lower()}`"
     return f"`{value!r}`" if isinstance(value, str) else f"`{value:_}`" if isinstance(value, int) else f"`{value}`"
+
+
+def flag_help(name: str) -> str:
+    """A flag's --help text, from the setting's declaration: meaning, default, env var."""
+    f = FIELDS[name]
+    default = _default_words(f).replace("`", "")
+    extra = [f"default {default}"] if default != "(empty)" else []
+    if env_var(name):
+        extra.append(f"env {env_var(name)}")
+    text = f"{f.metadata['doc']} ({'; '.join(extra)})" if extra else str(f.metadata["doc"])
+    return text.replace("%", "%%")  # argparse formats help with %
 
 
 def reference_markdown(flags: dict[str, str]) -> str:
