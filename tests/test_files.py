@@ -19,7 +19,9 @@ from workbench.demo import SAMPLE, WRONG_NEW, WRONG_OLD
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools import Toolbox, ToolContext
-from workbench.tools.files import GLOB_CAP, GREP_CAP, LS_CAP, closest_region
+from workbench.tools.edit import closest_region
+from workbench.tools.grep import GREP_CAP
+from workbench.tools.listing import GLOB_CAP, LS_CAP
 from workbench.tools.walk import glob_regex
 
 FILE_TOOLS = ["read_file", "write_file", "edit_file", "ls", "glob", "grep"]
@@ -665,9 +667,9 @@ async def test_grep_catastrophic_pattern_is_stopped_and_the_loop_keeps_running(
 ) -> None:
     import asyncio
 
-    from workbench.tools import files
+    from workbench.tools import grep
 
-    monkeypatch.setattr(files, "GREP_MATCH_SECONDS", 0.3, raising=False)
+    monkeypatch.setattr(grep, "GREP_MATCH_SECONDS", 0.3)
     put(workspace, "src/long.txt", "a" * 36 + "b\n")
     ticks = 0
 
@@ -692,9 +694,10 @@ async def test_grep_catastrophic_pattern_is_stopped_and_the_loop_keeps_running(
 
 
 async def test_huge_file_is_refused_not_loaded(tools: Tools, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.tools import files
+    from workbench.tools import files, grep, listing
 
-    monkeypatch.setattr(files, "FILE_MAX_BYTES", 100_000, raising=False)
+    for module in (files, grep, listing):
+        monkeypatch.setattr(module, "FILE_MAX_BYTES", 100_000)
     put(workspace, "small.log", "needle\n")
     put(workspace, "big.log", "needle in a line\n" * 10_000)  # 170 KB, over the (lowered) limit
     for name, args in [

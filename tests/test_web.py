@@ -19,7 +19,7 @@ import pytest
 from workbench import feedback
 from workbench.config import Settings
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools import Toolbox, ToolContext, web
+from workbench.tools import Toolbox, ToolContext, web, web_body, web_guard, web_search
 
 # --- a local HTTP server with routes -----------------------------------------------------------
 
@@ -285,7 +285,7 @@ async def test_keyed_backend_without_key_names_the_variable(tmp_path: Path) -> N
 
 def test_backend_choice(tmp_path: Path) -> None:
     def choose(**kw: Any) -> str:
-        return web.choose_backend(Settings(workspace=tmp_path, **kw))
+        return web_search.choose_backend(Settings(workspace=tmp_path, **kw))
 
     assert choose() == "ddgs"
     assert choose(searxng_url="http://s") == "searxng"
@@ -309,7 +309,7 @@ async def test_ddgs_failure_is_an_error_not_an_answer(tmp_path: Path, monkeypatc
 
 
 def test_redact_drops_userinfo_and_keys() -> None:
-    shown = web.redact("https://user:pw@search.example/search?q=a&api_key=s3cret&format=json")
+    shown = web_body.redact("https://user:pw@search.example/search?q=a&api_key=s3cret&format=json")
     assert shown == "https://search.example/search?q=a&api_key=%2A%2A%2A&format=json"
 
 
@@ -395,7 +395,7 @@ async def test_fetch_invalid_url_is_feedback(tmp_path: Path) -> None:
 
 
 def test_host_policy() -> None:
-    policy = web.HostPolicy(["intranet.local", "10.1.0.0/16"])
+    policy = web_guard.HostPolicy(["intranet.local", "10.1.0.0/16"])
     assert policy.allows("example.com", "93.184.216.34")
     assert not policy.allows("example.com", "192.168.1.1")
     assert not policy.allows("x", "::ffff:127.0.0.1")  # IPv4-mapped loopback

@@ -28,7 +28,7 @@ from workbench.pb import workbench_pb2 as pb
 log = logging.getLogger("workbench")
 
 # Modules whose tools register themselves on import; imported by `builtin_tools()`.
-BUILTIN_MODULES = ("files", "web", "skills", "shell", "subagent")
+BUILTIN_MODULES = ("files", "edit", "listing", "grep", "web_search", "web", "skills", "shell", "subagent")
 
 ToolFn = Callable[..., Awaitable["str | pb.ToolResult"]]
 

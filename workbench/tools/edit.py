@@ -1,0 +1,224 @@
+"""edit_file: replace exact text in a file, and when old_text is not there, say why.
+
+A failed edit names the closest region of the current file (above a similarity floor) and
+what differs there: whitespace only, tabs against spaces, lines that are not in the file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.feedback import Feedback
+from workbench.pb import workbench_pb2 as pb
+from workbench.tools import ToolContext, tool
+from workbench.tools.files import (
+    check_fresh,
+    check_readable,
+    check_writable,
+    decode_text,
+    encode_text,
+    numbered,
+    read_whole,
+    remember,
+    unified_diff,
+    write_checked,
+)
+from workbench.tools.paths import resolve, shown
+
+
+def _squash(line: str) -> str:
+    return " ".join(line.split())
+
+
+@dataclass(frozen=True)
+class Region:
+    first: int  # 1-based
+    last: int
+    similarity: float
+
+
+def closest_region(text: str, needle: str) -> Region | None:
+    """The lines of `text` most similar to `needle`, ignoring differences of whitespace.
+
+    Windows of the needle's line count (and up to two lines more or fewer, for a line added or
+    dropped) slide over the file; difflib scores each, cheap upper bounds first.
+    """
+    lines = text.splitlines()
+    want = [_squash(x) for x in needle.splitlines()] or [_squash(needle)]
+    while len(want) > 1 and not want[-1]:
+        want.pop()
+    if not lines:
+        return None
+    flat = [_squash(x) for x in lines]
+    target = "\n".join(want)
+    matcher = difflib.SequenceMatcher(None, autojunk=False)
+    matcher.set_seq2(target)
+    n = len(want)
+    starts: range | list[int] = range(len(lines))
+    if len(lines) > 4000:  # big file: only windows near a line the needle shares
+        wanted = {w for w in want if w}
+        anchors = [i for i, x in enumerate(flat) if x in wanted]
+        if anchors:
+            starts = sorted({s for a in anchors for s in range(max(a - n - 2, 0), a + 1)})
+    best: Region | None = None
+    best_ratio = 0.0
+    for size in range(max(n - 2, 1), n + 3):
+        if size > len(lines):
+            break
+        for i in starts:
+            if i + size > len(lines):
+                continue
+            matcher.set_seq1("\n".join(flat[i : i + size]))
+            if matcher.real_quick_ratio() <= best_ratio or matcher.quick_ratio() <= best_ratio:
+                continue
+            ratio = matcher.ratio()
+            if ratio > best_ratio:
+                best_ratio, best = ratio, Region(i + 1, i + size, ratio)
+    return best
+
+
+_LINE_PREFIX = re.compile(r"^\s*\d+\t")
+
+
+def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feedback:
+    name = shown(ctx, target)
+    reread = (
+        f"Re-read the file with read_file(path={name!r}) and copy old_text exactly from it "
+        "(without the line-number prefix) before editing again."
+    )
+    old_lines = old_text.splitlines()
+    if old_lines and all(_LINE_PREFIX.match(x) for x in old_lines if x.strip()):
+        return Feedback(
+            f"old_text not found in {name}: it starts its lines with read_file's line numbers "
+            f"(like {old_lines[0][:12]!r}); those are not part of the file. {reread}"
+        )
+    region = closest_region(text, old_text)
+    if region is None or region.similarity < 0.3:
+        return Feedback(
+            f"old_text not found in {name}, and no part of the file resembles it; check that this "
+            f"is the file you mean. {reread}"
+        )
+    lines = text.splitlines()
+    found = lines[region.first - 1 : region.last]
+    differences = []
+    if [_squash(x) for x in found] == [_squash(x) for x in old_lines]:
+        differences.append("it differs from old_text only in whitespace")
+    file_tabs = any(x.startswith("\t") for x in found)
+    want_tabs = any(x.startswith("\t") for x in old_lines)
+    if file_tabs and not want_tabs:
+        differences.append("the file indents with tabs where old_text uses spaces")
+    elif want_tabs and not file_tabs and any(x.startswith(" ") for x in found):
+        differences.append("the file indents with spaces where old_text uses tabs")
+    present = {_squash(x) for x in found}
+    missing = [x.strip() for x in old_lines if _squash(x) and _squash(x) not in present]
+    if missing:
+        quoted = "; ".join(repr(x[:80]) for x in missing[:3])
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        differences.append(f"these lines of old_text are not there: {quoted}{more}")
+    detail = f": {'; '.join(differences)}" if differences else ""
+    return Feedback(
+        f"old_text not found in {name}. The closest region is lines {region.first}-{region.last} "
+        f"({region.similarity:.0%} similar), shown above{detail}. {reread}",
+        output=f"{name}, lines {region.first}-{region.last} as they are now:\n" + numbered(found, region.first),
+        metadata={"closest_first_line": region.first, "closest_last_line": region.last},
+    )
+
+
+def _occurrences(text: str, old_text: str, new_text: str) -> tuple[list[tuple[int, int, str]], str]:
+    """Where old_text occurs in text, as (start, end, replacement), and a note on how it matched.
+
+    Exact first. Else, when the file has CR line endings, ignoring CRLF/LF differences line by
+    line (the model sees read_file's lines without their endings, so it cannot copy them; a file
+    with mixed endings could not be edited otherwise); new_text then takes the matched
+    region's ending. Else old_text in the file's Unicode normalization (é as one character or
+    as e and a combining accent look the same to the model but differ as text).
+    """
+    spans = [(m.start(), m.end(), new_text) for m in re.finditer(re.escape(old_text), text)]
+    if spans:
+        return spans, ""
+    if ("\r" in text or "\r" in old_text) and "\n" in old_text:
+        lines = old_text.replace("\r\n", "\n").split("\n")
+        pattern = re.compile(r"\r?\n".join(re.escape(line) for line in lines))
+        unix_new = new_text.replace("\r\n", "\n")
+        for m in pattern.finditer(text):
+            eol = "\r\n" if "\r\n" in m.group() else "\n"
+            spans.append((m.start(), m.end(), unix_new.replace("\n", eol)))
+        if spans:
+            mixed = any("\r\n" in m.group() and re.search(r"(?<!\r)\n", m.group()) for m in pattern.finditer(text))
+            how = "ignoring its mixed CRLF and LF line endings" if mixed else "with the file's CRLF line endings"
+            return spans, f" (matched {how})"
+    for form in ("NFC", "NFD"):
+        normal = unicodedata.normalize(form, old_text)
+        if normal != old_text and normal in text:
+            replacement = unicodedata.normalize(form, new_text)
+            spans = [(m.start(), m.end(), replacement) for m in re.finditer(re.escape(normal), text)]
+            return spans, f" (matched in the file's Unicode normalization form {form})"
+    return [], ""
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+@tool
+async def edit_file(
+    path: str, old_text: str, new_text: str, ctx: ToolContext, replace_all: bool = False
+) -> pb.ToolResult:
+    """Replace exact text in a file; the result shows the unified diff.
+
+    old_text must match the file exactly, whitespace and indentation included, and occur once
+    (or set replace_all). Copy it from read_file's output without the line-number prefix.
+
+    Args:
+        path: file path relative to the workspace root
+        old_text: the exact text to replace, with enough surrounding lines to be unique
+        new_text: the replacement text
+        replace_all: replace every occurrence instead of exactly one
+    """
+    target = resolve(ctx, path)
+    name = shown(ctx, target)
+    if not old_text:
+        raise Feedback(
+            "old_text is empty; to create or overwrite a whole file use write_file, to insert text "
+            "include a neighbouring line in old_text and in new_text"
+        )
+    if old_text == new_text:
+        raise Feedback("old_text and new_text are the same, so there is nothing to change")
+    check_readable(ctx, target, path)
+    check_writable(ctx, target, path)
+    data = read_whole(ctx, target, path)
+    text = decode_text(ctx, target, data)
+    check_fresh(ctx, target, data)
+    spans, note = _occurrences(text, old_text, new_text)
+    if not spans:
+        raise _not_found(ctx, target, text, old_text)
+    count = len(spans)
+    at_lines = [_line_of(text, start) for start, _, _ in spans]
+    if count > 1 and not replace_all:
+        raise Feedback(
+            f"old_text occurs {count} times in {name}, at lines {', '.join(map(str, at_lines))}; "
+            "include more surrounding lines in old_text so it matches exactly once, or set "
+            f"replace_all=true to replace all {count}"
+        )
+    encode_text(new_text, "new_text")
+    pieces, done = [], 0
+    for start, end, replacement in spans if replace_all else spans[:1]:
+        pieces += [text[done:start], replacement]
+        done = end
+    new = "".join([*pieces, text[done:]])
+    encoded = new.encode("utf-8")
+    write_checked(ctx, target, path, encoded)
+    remember(ctx, target, encoded)
+    diff = unified_diff(text, new, name)
+    where = f"line {at_lines[0]}" if len(at_lines) == 1 else f"lines {', '.join(map(str, at_lines))}"
+    occurrences = "1 occurrence" if len(at_lines) == 1 else f"{len(at_lines)} occurrences"
+    result = pb.ToolResult(output=f"edited {name}: replaced {occurrences} at {where}{note}\n{diff}")
+    result.metadata.update({"path": name, "diff": diff})
+    return result
+
+
+__all__ = ["Region", "closest_region", "edit_file"]
