@@ -47,23 +47,27 @@ async def timed(fn: Callable[[], Awaitable[object]], n: int) -> float:
     return statistics.median(samples)
 
 
-def bench_loop() -> None:
-    """Loop overhead per tool call in-process: a trivial tool through the loop vs called directly."""
+def loop_overhead(n: int = 2000) -> tuple[float, float]:
+    """Median ms of one trivial tool call through the loop, and of the tool called directly."""
     from workbench.loop import AgentLoop
     from workbench.model import ModelClient, ModelSpec
     from workbench.store import Recorder, Store
-    from workbench.tools import Toolbox, ToolContext, tool
+    from workbench.tools import REGISTRY, Toolbox, ToolContext, tool
 
-    @tool(name="bench_noop")
-    async def noop(ctx: ToolContext, value: str = "x") -> str:
-        """Return at once.
+    if "bench_noop" not in REGISTRY:
 
-        Args:
-            value: echoed
-        """
-        return value
+        @tool(name="bench_noop")
+        async def noop(ctx: ToolContext, value: str = "x") -> str:
+            """Return at once.
 
-    async def main() -> None:
+            Args:
+                value: echoed
+            """
+            return value
+
+    noop_fn = REGISTRY["bench_noop"].fn
+
+    async def main() -> tuple[float, float]:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
             settings = Settings(workspace=root, data_dir=root / "data")
@@ -80,15 +84,21 @@ def bench_loop() -> None:
                 settings=settings,
             )
             direct_ctx = ctx.for_call("c")
-            direct = await timed(lambda: noop(ctx=direct_ctx, value="x"), 2000)
+            direct = await timed(lambda: noop_fn(ctx=direct_ctx, value="x"), n)
             tool_call = pb.ToolCall(id="c", name="bench_noop", arguments='{"value": "x"}')
-            via_loop = await timed(lambda: loop._run_tools([tool_call]), 2000)
-            print("loop: one tool call through the loop (validate, invoke, feedback, 2 events committed)")
-            line("through the loop", via_loop, "the tool called directly", direct)
-            print(f"  overhead per tool call: {via_loop - direct:.3f} ms (target < 1 ms)")
+            via_loop = await timed(lambda: loop._run_tools([tool_call]), n)
             store.close()
+            return via_loop, direct
 
-    asyncio.run(main())
+    return asyncio.run(main())
+
+
+def bench_loop() -> None:
+    """Loop overhead per tool call in-process: a trivial tool through the loop vs called directly."""
+    via_loop, direct = loop_overhead()
+    print("loop: one tool call through the loop (validate, invoke, feedback, 2 events committed)")
+    line("through the loop", via_loop, "the tool called directly", direct)
+    print(f"  overhead per tool call: {via_loop - direct:.3f} ms (target < 1 ms)")
 
 
 def bench_turn(turns: int = 40) -> None:

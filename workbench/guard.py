@@ -1,6 +1,6 @@
 """The guard: each tool call judged record / review / block before it runs.
 
-Judges, in order, the strictest answer winning (the first judge wins a tie):
+Judges, in order, the strictest answer winning (the later judge's reason on a tie):
 1. the approval mode (`approval`: auto, ask, read-only);
 2. the rules: built-in ones (guard_rules.py) that always want review, and the person's
    `guard_allow` / `guard_review` / `guard_block` rules (`tool:pattern`). An allow rule, or an
@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from workbench.config import APPROVAL_MODES, Settings
+from workbench.config import APPROVAL_MODES, Settings, effective_approval
 from workbench.guard_model import ModelJudge
 from workbench.guard_rules import (
     Places,
@@ -42,9 +42,10 @@ MODE_CYCLE = ("ask", "auto", "read-only")  # the order Ctrl+T steps through
 
 
 def strictest(*decisions: pb.GuardDecision | None) -> pb.GuardDecision:
-    """The decision with the strictest verdict; the earliest one among equals."""
+    """The decision with the strictest verdict; among equals the later judge's, which says more
+    (a rule names the danger where the mode only names the tool)."""
     found = [d for d in decisions if d is not None]
-    return max(found, key=lambda d: d.verdict)  # max keeps the first of equal keys
+    return max(reversed(found), key=lambda d: d.verdict)  # max keeps the first of equal keys
 
 
 def arguments(call: pb.ToolCall) -> dict[str, Any]:
@@ -71,9 +72,13 @@ class Guard:
     """One session's guard: its mode (which the person may switch), rules, model judge and the
     approvals the person gave for the rest of the session."""
 
-    def __init__(self, settings: Settings, *, mode: str = "", judge: ModelJudge | None = None):
+    def __init__(
+        self, settings: Settings, *, interactive: bool = False, mode: str = "", judge: ModelJudge | None = None
+    ):
+        """`interactive`: a person can answer reviews (the TUI, a terminal), which makes `ask` the
+        default mode; `mode` overrides the settings (tests, benchmarks)."""
         self.settings = settings
-        self.mode = mode or settings.approval or "auto"
+        self.mode = mode or effective_approval(settings, interactive)
         if self.mode not in APPROVAL_MODES:
             raise ValueError(f"approval mode must be one of {', '.join(APPROVAL_MODES)}, got {self.mode!r}")
         self.places = Places.of(settings.workspace)
@@ -186,9 +191,7 @@ class Guard:
         if decision.judge == "model":
             return f"{head} The model judge (--guard-model) asked for review; run it interactively to approve it."
         if decision.reason.startswith("built-in rule"):
-            return (
-                f"{head} No setting switches a built-in rule off; approve it yourself in the TUI or on a terminal."
-            )
+            return f"{head} No setting switches a built-in rule off; approve it yourself in the TUI or on a terminal."
         if decision.judge == "rule":
             return f"{head} Remove that rule from guard_review in your config to let it run."
         example = suggest_rule(call.name, text)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 
 from workbench.config import Settings
-from workbench.model import ModelClient, ModelSpec
+from workbench.model import ModelClient, ModelSpec, litellm
 from workbench.pb import workbench_pb2 as pb
 from workbench.words import guard_verdict
 
@@ -96,7 +96,7 @@ class ModelJudge:
             settings.guard_model,
             api_base=settings.api_base if same_provider else "",
             api_key=settings.api_key if same_provider else "",
-            timeout=settings.guard_timeout,
+            timeout=settings.guard_timeout or 600.0,
         )
         failure = pb.GUARD_VERDICT_REVIEW if settings.guard_failure == "review" else pb.GUARD_VERDICT_BLOCK
         return cls(ModelClient(spec), settings.guard_timeout, failure, str(settings.workspace))
@@ -105,8 +105,9 @@ class ModelJudge:
         self, call: pb.ToolCall, task: str, count_usage: Callable[[pb.Usage], None] = lambda usage: None
     ) -> pb.GuardDecision:
         """The judge's decision on `call`; a failure is a decision too (fail closed), never raised."""
+        litellm()  # imported once per process (seconds), which is not the judge's time to answer
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout(self.timeout or None):  # 0: no limit
                 reply = await self.client.complete(question(call, task, self.workspace), [])
         except TimeoutError:
             return self._failed(f"the model judge {self.client.spec.model} did not answer within {self.timeout:g} s")
