@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.config import ConfigError, ProjectRule, effective_approval, load
+from workbench.config import About, ConfigError, ProjectRule, about_setting, effective_approval, load
 from workbench.config_load import FIELDS, coerce, env_var, load_with_sources, rule
 from workbench.config_report import SettingInForce, describe, flag_help, render, shown
 
@@ -72,7 +72,7 @@ _SAMPLE = {"str": "x", "int": 7, "float": 7.0, "bool": True, "Path": "/x", "list
 def _loosening(name: str) -> tuple[object, object]:
     """The user's value and a project value that would loosen it (for "free": just another value)."""
     f = FIELDS[name]
-    kind, choices, rule_ = str(f.type), f.metadata["choices"], rule(name)
+    kind, choices, rule_ = str(f.type), about_setting(name).choices, rule(name)
     if rule_.kind == "lower":
         return _SAMPLE[kind], _SAMPLE[kind] * 2  # type: ignore[operator]
     if rule_.kind == "tighter":
@@ -81,8 +81,9 @@ def _loosening(name: str) -> tuple[object, object]:
         return ["/user-a"], ["/user-a", "/project-b"] if rule_.kind == "narrow" else []
     if choices:
         return None, choices[-1]
-    if f.metadata["between"]:
-        return None, f.metadata["between"][1]
+    between = about_setting(name).between
+    if between:
+        return None, between[1]
     return None, _SAMPLE[kind]
 
 
@@ -100,8 +101,8 @@ def _toml(name: str, value: object) -> str:
 def test_every_setting_declares_how_a_project_may_change_it(name: str, tmp_path: Path, workspace: Path) -> None:
     """A project config's attempt to loosen each setting is refused with a note (or kept, if allowed)."""
     f = FIELDS[name]
-    assert f.metadata.get("doc"), f"{name} has no doc"
-    assert isinstance(f.metadata.get("project"), ProjectRule), f"{name} declares no project rule"
+    assert isinstance(f.metadata.get("about"), About), f"{name} is not declared with about(...)"
+    assert about_setting(name).doc and isinstance(rule(name), ProjectRule)
     user_value, project_value = _loosening(name)
     user = write(tmp_path / "user.toml", _toml(name, user_value) if name != "workspace" else "")
     before = getattr(load_with_sources({"workspace": workspace}, env={}, user_config=user).settings, name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -85,6 +85,25 @@ def _shown(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+@dataclass(frozen=True)
+class About:
+    """Everything about one setting besides its type and default, kept in its field's metadata.
+
+    doc: one line for docs/CONFIG.md and --help; project: how a project config may change it;
+    env: its env var; choices: the allowed values; shown_default: the default in words, where
+    the value depends on the machine; between: (low, high], a number's range; home_paths: a
+    list of paths whose ~ is expanded.
+    """
+
+    doc: str
+    project: ProjectRule
+    env: str = ""
+    choices: tuple[Any, ...] = ()
+    shown_default: str = ""
+    between: tuple[float, float] | None = None
+    home_paths: bool = False
+
+
 def about(
     *,
     doc: str,
@@ -94,23 +113,14 @@ def about(
     shown_default: str = "",
     between: tuple[float, float] | None = None,
     home_paths: bool = False,
-) -> dict[str, Any]:
-    """Everything about one setting, kept in its dataclass field's metadata.
+) -> dict[str, About]:
+    """A field's metadata: `field(default=..., metadata=about(doc=..., project=...))`."""
+    return {"about": About(doc, project, env, choices, shown_default, between, home_paths)}
 
-    doc: one line for docs/CONFIG.md; project: how a project config may change it; env: its
-    env var; choices: the allowed values; shown_default: the default in words, where the
-    value depends on the machine; between: (low, high], a number's range; home_paths: a list
-    of paths whose ~ is expanded.
-    """
-    return {
-        "doc": doc,
-        "project": project,
-        "env": env,
-        "choices": choices,
-        "shown_default": shown_default,
-        "between": between,
-        "home_paths": home_paths,
-    }
+
+def about_setting(name: str) -> About:
+    """The declaration of the setting `name` (KeyError for an unknown name)."""
+    return SETTINGS_ABOUT[name]
 
 
 def _hidden_default() -> list[str]:
@@ -339,6 +349,17 @@ class Settings:
     @property
     def log_path(self) -> Path:
         return self.data_dir / "workbench.log"
+
+
+def _declarations() -> dict[str, About]:
+    found = {f.name: f.metadata.get("about") for f in fields(Settings)}
+    missing = [name for name, about_ in found.items() if not isinstance(about_, About)]
+    if missing:  # a new setting must say how a project config may change it, and what it is
+        raise TypeError(f"settings declared without about(doc=..., project=...): {', '.join(missing)}")
+    return {name: about_ for name, about_ in found.items() if isinstance(about_, About)}
+
+
+SETTINGS_ABOUT = _declarations()
 
 
 def bound(limit: float) -> float:

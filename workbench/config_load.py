@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config import ConfigError, ProjectRule, Settings, bound, user_config_path
+from workbench.config import ConfigError, ProjectRule, Settings, about_setting, bound, user_config_path
 
 FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 DEFAULT_SOURCE = "default"
@@ -33,13 +33,11 @@ class Loaded:
 
 
 def rule(name: str) -> ProjectRule:
-    rule_ = FIELDS[name].metadata["project"]
-    assert isinstance(rule_, ProjectRule)
-    return rule_
+    return about_setting(name).project
 
 
 def env_var(name: str) -> str:
-    return str(FIELDS[name].metadata["env"])
+    return about_setting(name).env
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -89,16 +87,16 @@ def coerce(name: str, value: Any, source: str) -> Any:
         raise ConfigError(f"{source}: unknown setting {name!r}")
     kind = str(f.type)
     try:
-        converted = _convert(kind, value, bool(f.metadata["home_paths"]))
+        converted = _convert(kind, value, about_setting(name).home_paths)
     except (TypeError, ValueError) as err:
         raise ConfigError(f"{source}: {name} must be {kind}, got {value!r}") from err
-    choices = f.metadata["choices"]
+    choices = about_setting(name).choices
     if choices and converted not in choices:
         allowed = ", ".join(repr(c) for c in choices)
         raise ConfigError(f"{source}: {name} must be one of {allowed}, got {converted!r}")
     if rule(name).kind == "lower" and converted < 0:
         raise ConfigError(f"{source}: {name} must be 0 (no limit) or more, got {converted!r}")
-    between = f.metadata["between"]
+    between = about_setting(name).between
     if between and not between[0] < converted <= between[1]:
         raise ConfigError(
             f"{source}: {name} must be above {between[0]:g} and at most {between[1]:g}, got {converted!r}"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config import SECRETS, Settings
+from workbench.config import SECRETS, Settings, about_setting
 from workbench.config_load import FIELDS, Loaded, env_var, rule
 
 NOT_SET = "(not set)"
@@ -71,8 +71,8 @@ def _type_words(kind: str) -> str:
 
 
 def _default_words(f: dataclasses.Field[Any]) -> str:
-    if f.metadata["shown_default"]:
-        return str(f.metadata["shown_default"])
+    if about_setting(f.name).shown_default:
+        return about_setting(f.name).shown_default
     value = getattr(Settings(), f.name) if f.default is dataclasses.MISSING else f.default
     if value == "" or value == []:
         return "(empty)"
@@ -88,7 +88,8 @@ def flag_help(name: str) -> str:
     extra = [f"default {default}"] if default != "(empty)" else []
     if env_var(name):
         extra.append(f"env {env_var(name)}")
-    text = f"{f.metadata['doc']} ({'; '.join(extra)})" if extra else str(f.metadata["doc"])
+    doc = about_setting(name).doc
+    text = f"{doc} ({'; '.join(extra)})" if extra else doc
     return text.replace("%", "%%")  # argparse formats help with %
 
 
@@ -99,13 +100,13 @@ def reference_markdown(flags: dict[str, str]) -> str:
     """
     rows = []
     for f in dataclasses.fields(Settings):
-        choices = f.metadata["choices"]
+        choices = about_setting(f.name).choices
         kind = " \\| ".join(f"`{c!r}`" for c in choices) if choices else _type_words(str(f.type))
         env = f"`{env_var(f.name)}`" if env_var(f.name) else ""
         flag = f"`{flags[f.name]}`" if f.name in flags else ""
         rows.append(
             f"| `{f.name}` | {kind} | {_default_words(f)} | {env} | {flag} | {rule(f.name).words()} "
-            f"| {f.metadata['doc']} |"
+            f"| {about_setting(f.name).doc} |"
         )
     return _INTRO + "\n".join(rows) + "\n"
 
