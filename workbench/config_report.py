@@ -119,7 +119,8 @@ _INTRO = """\
 Every setting is read from these layers; a later layer wins:
 
 1. the default (below);
-2. the user config, `~/.config/workbench/config.toml` (`$XDG_CONFIG_HOME/workbench/config.toml`);
+2. the user config, `~/.config/workbench/config.toml` (`$XDG_CONFIG_HOME/workbench/config.toml`),
+   which may set every setting but `workspace` (that is `--workspace`, else the current folder);
 3. the project config, `.workbench/config.toml` in the workspace. A cloned repository brings
    it along, so it may only **tighten** what the user config or the default gives (the
    "a project config may" column); what it may not change is ignored with a note on stderr;
