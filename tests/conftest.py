@@ -84,7 +84,7 @@ async def run_agent(settings: Settings, prompt: str, tools: list[str] | None = N
     session_id = store.create_session(settings.workspace, settings.model, prompt)
     events: list[pb.Event] = []
     store.subscribe(events.append, session_id)
-    tree = AgentTree(settings, store, session_id, terminal=terminal_host(store, session_id))
+    tree = AgentTree(settings, store, session_id, terminal=terminal_host(store, session_id, settings))
     try:
         outcome = await tree.run_root(prompt, tools)
     finally:

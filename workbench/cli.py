@@ -136,12 +136,15 @@ def _setup_logging(settings: Settings) -> None:
     log.setLevel(logging.INFO)
 
 
-def terminal_host(store: Any, session_id: str) -> Any:
+def terminal_host(store: Any, session_id: str, settings: Settings | None = None) -> Any:
     """The session's private tmux server; it starts on the first bash or tmux call."""
     from workbench.store import Recorder
     from workbench.tools.terminal import TerminalHost
 
-    return TerminalHost(f"workbench-{session_id}", Recorder(store, session_id, "main").emit)
+    passthrough = tuple(settings.shell_env_passthrough) if settings is not None else ()
+    return TerminalHost(
+        f"workbench-{session_id}", Recorder(store, session_id, "main").emit, env_passthrough=passthrough
+    )
 
 
 class _Ended:
@@ -181,7 +184,7 @@ async def run_headless(settings: Settings, prompt: str, jsonl: bool, ended: _End
         store.subscribe(_printer(lambda e: print(to_json(e), flush=True), stop), session_id)
     else:
         store.subscribe(_printer(_progress, stop), session_id)
-    tree = AgentTree(settings, store, session_id, terminal=terminal_host(store, session_id))
+    tree = AgentTree(settings, store, session_id, terminal=terminal_host(store, session_id, settings))
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop, 128 + signum)
     try:

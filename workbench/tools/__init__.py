@@ -24,6 +24,7 @@ from typing import Any, Literal, get_args, get_origin
 from workbench.config import Settings
 from workbench.feedback import Feedback, to_result
 from workbench.pb import workbench_pb2 as pb
+from workbench.tools.output_cap import CappedOutput, saved_output_path
 
 log = logging.getLogger("workbench")
 
@@ -274,27 +275,21 @@ class Toolbox:
             if not isinstance(err, Feedback):
                 record_defect(call_ctx, call.name, err)
         result = to_result(call, outcome, streamed="".join(call_ctx.streamed), duration=time.monotonic() - started)
-        limit_output(result, ctx.settings.output_limit, ctx.outputs_dir)
+        limit_output(result, ctx.settings.output_limit, ctx.outputs_dir, ctx.settings.saved_output_cap)
         return result
 
 
-def limit_output(result: pb.ToolResult, limit: int, folder: Path) -> None:
-    """Cut an oversized output head and tail with a note; save the whole text in `folder`."""
-    text = result.output
-    if len(text) <= limit:
+def limit_output(result: pb.ToolResult, limit: int, folder: Path, saved_cap: int = 0) -> None:
+    """Cut an oversized output head and tail with a note; save the whole text in `folder`.
+
+    A result already cut by its tool (bash streams through `CappedOutput` itself) is left alone.
+    """
+    if not limit or len(result.output) <= limit or "saved_output" in result.metadata:
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    saved = folder / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', result.call_id) or 'output'}.txt"
-    saved.write_text(text, encoding="utf-8")
-    head, tail = text[: limit // 2], text[-(limit // 2) :]
-    cut_lines = text.count("\n", limit // 2, len(text) - limit // 2)
-    note = (
-        f"\n[... {len(text) - 2 * (limit // 2):,} characters ({cut_lines:,} lines) cut from the middle; "
-        f"the whole output ({len(text):,} characters) is saved at {saved}; "
-        f"open it with read_file(path={str(saved)!r}, offset=N, limit=M) ...]\n"
-    )
-    result.output = head + note + tail
-    result.metadata.update({"saved_output": str(saved), "original_chars": len(text)})
+    capped = CappedOutput(limit, saved_output_path(folder, result.call_id), saved_cap)
+    capped.add(result.output)
+    result.output, meta = capped.finish()
+    result.metadata.update(meta)
 
 
 __all__ = ["REGISTRY", "Tool", "ToolContext", "Toolbox", "builtin_tools", "limit_output", "tool", "validate"]

@@ -19,9 +19,8 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from workbench.feedback import Feedback
 from workbench.tools.processes import cmdline, cwd_of, foreground_pgid, pid_alive, zombie_status
@@ -35,27 +34,55 @@ CANCEL_GRACE = 1.0  # seconds between Ctrl-C and killing the process group
 KILL_DEADLINE = 3.0  # seconds after Ctrl-C before giving up on a shell and replacing it
 TICK = 0.05  # seconds between output reads while a command runs (grows to TICK_MAX)
 TICK_MAX = 0.25
+READ_CHUNK = 1 << 20  # bytes of output read at a time
+TICK_READ = 32 << 20  # bytes read per tick while a command runs; the rest at the next tick
 SERVER_STOPPED = (
     "the tmux server stopped while the command ran (killed from outside?); its output so far is "
     "above. The next call starts a fresh tmux server and shell."
 )
 
 
+class OutputSink(Protocol):
+    """Where a command's output goes as it is read (`output_cap.CappedOutput`)."""
+
+    def add(self, text: str) -> None: ...
+
+
 class OutputFile:
-    """Reads a growing output file incrementally (complete UTF-8 characters only)."""
+    """Reads a growing output file incrementally, in bounded pieces (whole UTF-8 characters)."""
 
     def __init__(self, path: Path):
         self.path = path
         self.fh: BinaryIO | None = None
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.end: int | None = None  # read no further than this offset
 
-    def read(self, final: bool = False) -> str:
+    def read(self, size: int = READ_CHUNK) -> tuple[str, bool]:
+        """Up to `size` bytes' text; and whether that filled `size` (more may be there)."""
         if self.fh is None:
             try:
                 self.fh = open(self.path, "rb")
             except FileNotFoundError:
-                return ""
-        return self.decoder.decode(self.fh.read(), final=final)
+                return "", False
+        if self.end is not None:
+            size = max(0, min(size, self.end - self.fh.tell()))
+        data = self.fh.read(size)
+        return self.decoder.decode(data), bool(data) and len(data) == size
+
+    def rest(self) -> str:
+        """The end of an incomplete character at the end of the file."""
+        return self.decoder.decode(b"", final=True)
+
+    def ends_with(self, tail: bytes) -> bool:
+        try:
+            with open(self.path, "rb") as fh:
+                size = fh.seek(0, os.SEEK_END)
+                if size < len(tail):
+                    return False
+                fh.seek(size - len(tail))
+                return fh.read() == tail
+        except OSError:
+            return False
 
     def close(self) -> None:
         if self.fh is not None:
@@ -75,14 +102,13 @@ class BashRun:
         workspace: Path,
         timeout: float,
         deadline: float,
-        emit: Callable[[str], None],
+        sink: OutputSink,
     ):
         self.host, self.agent_id, self.command = host, agent_id, command
         self.state: AgentState = host.agent(agent_id)
-        self.workspace, self.timeout, self.deadline, self.emit = workspace, timeout, deadline, emit
+        self.workspace, self.timeout, self.deadline, self.sink = workspace, timeout, deadline, sink
         self.cwd = ""
         self.notes: list[str] = []
-        self.collected: list[str] = []
         self.run_id = host.next_run_id()
         assert host.dir is not None
         self.script = host.dir / f"{self.run_id}.sh"
@@ -91,8 +117,9 @@ class BashRun:
         self.done: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         self.shell: Shell | None = None
 
-    async def execute(self) -> tuple[int, str, list[str]]:
-        """(status, output, notes for the model); Feedback on timeout or a lost shell or server."""
+    async def execute(self) -> tuple[int, list[str]]:
+        """(status, notes for the model); the output went to the sink. Feedback on timeout or a
+        lost shell or server."""
         self.shell = await self.ready_shell()
         try:
             await self.start()
@@ -100,7 +127,7 @@ class BashRun:
             return await self.finish()
         except asyncio.CancelledError:
             await self.interrupt()
-            self.pump(final=True)
+            self.pump()
             raise
         except ServerStalled as err:
             raise Feedback(str(err)) from err
@@ -153,11 +180,23 @@ class BashRun:
 
     # -- 3. following the command --
 
-    def pump(self, final: bool = False) -> None:
-        text = self.output.read(final)
-        if text:
-            self.collected.append(text)
-            self.emit(text)
+    def pump(self, budget: int = TICK_READ) -> bool:
+        """Pass on what the command wrote since the last read, up to `budget` bytes; True if
+        there may be more."""
+        read = 0
+        while read < budget:
+            text, more = self.output.read()
+            self.sink.add(text)
+            if not more:
+                return False
+            read += READ_CHUNK
+        return True
+
+    async def drain(self) -> None:
+        """Everything left in the output file, a piece per event-loop turn."""
+        while self.pump():  # noqa: ASYNC110 - not a wait: the loop runs between pieces
+            await asyncio.sleep(0)
+        self.sink.add(self.output.rest())
 
     async def follow(self) -> None:
         """Stream the output until the command ends; Feedback for whatever else ends the wait."""
@@ -172,8 +211,7 @@ class BashRun:
             await asyncio.wait(watch, timeout=min(tick, left), return_when=asyncio.FIRST_COMPLETED)
             if self.done.done():
                 return
-            tick = min(tick * 2, TICK_MAX)
-            self.pump()
+            tick = TICK if self.pump() else min(tick * 2, TICK_MAX)
             if gone.done() or not pid_alive(self.host.server_pid):
                 raise Feedback(SERVER_STOPPED)
             if not pid_alive(self.shell.window.pid):
@@ -189,7 +227,7 @@ class BashRun:
     async def shell_ended(self) -> None:
         assert self.shell is not None
         status = await self.shell_status()
-        self.pump(final=True)
+        await self.drain()
         self.state.shell = None
         await self.host.kill_window(self.shell.window)
         ended = "ended" if status is None else f"ended with exit code {status}"
@@ -266,15 +304,12 @@ class BashRun:
 
     # -- 4. the end --
 
-    async def finish(self) -> tuple[int, str, list[str]]:
+    async def finish(self) -> tuple[int, list[str]]:
         assert self.shell is not None
         end = self.done.result()
-        rest = self.output.read(final=True)
-        if end.shell_exited and rest.endswith("exit\n"):
-            rest = rest[: -len("exit\n")]  # bash's goodbye on `exit`, not the command's
-        if rest:
-            self.collected.append(rest)
-            self.emit(rest)
+        if end.shell_exited and self.output.ends_with(b"exit\n"):  # bash's goodbye, not the command's
+            self.output.end = self.output.path.stat().st_size - len(b"exit\n")
+        await self.drain()
         if end.cwd:
             self.state.cwd = end.cwd
         if end.shell_exited:
@@ -288,7 +323,7 @@ class BashRun:
             )
         with contextlib.suppress(OSError):
             self.out_path.unlink()
-        return end.status, "".join(self.collected), self.notes
+        return end.status, self.notes
 
     # -- cancellation --
 

@@ -14,6 +14,7 @@ from typing import Literal
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools import ToolContext, tool
+from workbench.tools.output_cap import CappedOutput, saved_output_path
 from workbench.tools.terminal import TerminalHost, Window, start_dir
 from workbench.tools.tmux_control import TmuxError
 
@@ -21,6 +22,7 @@ WAIT_POLL = 0.1  # seconds between screen checks of tmux(action="wait")
 RESERVED = re.compile(r"^bash(-\d+)?$")
 WINDOW_NAME = re.compile(r"^[A-Za-z0-9_.+-]{1,40}$")
 DEAD_SCREEN_LINES = 50  # what capture shows of a program that ended (the default window height)
+TAIL_BYTES = 1 << 20  # what capture and wait read of a detached command's output
 DEAD_BANNER = re.compile(r"^Pane is dead \((status \d+|signal \d+)?[^)]*\)\s*$")
 
 
@@ -97,12 +99,35 @@ async def bash(
         raise Feedback("command contains a NUL character; remove it")
     limit = _seconds(timeout, ctx.settings.bash_timeout)
     host = host_of(ctx)
-    status, output, notes = await host.run(ctx.agent_id, command, workspace=ctx.workspace, timeout=limit, emit=ctx.emit)
+    settings = ctx.settings
+    output = CappedOutput(
+        settings.output_limit,
+        saved_output_path(ctx.outputs_dir, ctx.call_id),
+        settings.saved_output_cap,
+        publish=lambda text: ctx.on_output(ctx.call_id, text),
+        event_cap=settings.output_event_cap,
+    )
+    try:
+        status, notes = await host.run(ctx.agent_id, command, workspace=ctx.workspace, timeout=limit, sink=output)
+    except Feedback as err:  # the output so far goes with the failure
+        err.output, cut = output.finish()
+        err.metadata.update(cut)
+        raise
+    except BaseException:  # cancelled
+        output.close()
+        raise
+    text, cut = output.finish()
     if status != 0:
-        raise Feedback("; ".join([_status_text(status), *notes]), metadata={"exit_code": status, "window": "bash"})
-    if not notes:
-        return output  # the common case: no copy through a ToolResult
-    return pb.ToolResult(output=output, notes=notes)
+        raise Feedback(
+            "; ".join([_status_text(status), *notes]),
+            output=text,
+            metadata={"exit_code": status, "window": "bash", **cut},
+        )
+    if not notes and not cut:
+        return text  # the common case: no copy through a ToolResult
+    result = pb.ToolResult(output=text, notes=notes)
+    result.metadata.update(cut)
+    return result
 
 
 # --- tmux ------------------------------------------------------------------------------------
@@ -148,11 +173,18 @@ def _rstrip_lines(text: str) -> str:
 
 
 def _bash_output(w: Window) -> str:
+    """The end of a detached command's output file (its last TAIL_BYTES: it may be huge)."""
     assert w.output is not None
     try:
-        return w.output.read_bytes().decode(errors="replace")
+        with open(w.output, "rb") as fh:
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - TAIL_BYTES))
+            data = fh.read(TAIL_BYTES)
     except FileNotFoundError:
         return ""
+    if size > TAIL_BYTES:  # start at a whole line
+        data = data.partition(b"\n")[2]
+    return data.decode(errors="replace")
 
 
 def _bash_end(w: Window, info: dict[str, tuple[bool, int, str]]) -> int | None:

@@ -39,7 +39,7 @@ import libtmux
 
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.bash_run import CANCEL_GRACE, BashRun
+from workbench.tools.bash_run import CANCEL_GRACE, BashRun, OutputSink
 from workbench.tools.processes import cmdline, foreground_pgid, kill_session, pid_alive, zombie_status
 from workbench.tools.shell_env import BASH_RC, SHELL_ENV, TMUX_CONF, decode_cwd, shell_environment
 from workbench.tools.terminal_state import AgentState, Completion, Shell, Window, start_dir
@@ -408,9 +408,9 @@ class TerminalHost:
         *,
         workspace: Path,
         timeout: float,
-        emit: Callable[[str], None],
-    ) -> tuple[int, str, list[str]]:
-        """Run `command` in the agent's shell; return (status, output, notes for the model).
+        sink: OutputSink,
+    ) -> tuple[int, list[str]]:
+        """Run `command` in the agent's shell, its output to `sink`; return (status, notes for the model).
 
         Raises Feedback on timeout, a lost shell or a lost server; on cancellation interrupts
         the command (Ctrl-C, then kill) and re-raises.
@@ -427,7 +427,7 @@ class TerminalHost:
             ) from None
         try:
             await self.ensure_started()
-            run = BashRun(self, agent_id, command, workspace=workspace, timeout=timeout, deadline=deadline, emit=emit)
+            run = BashRun(self, agent_id, command, workspace=workspace, timeout=timeout, deadline=deadline, sink=sink)
             return await run.execute()
         except ServerGone as err:
             raise Feedback(str(err)) from err
