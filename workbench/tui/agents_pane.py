@@ -1,0 +1,152 @@
+"""The Agents pane: the root agent and its subagents as a tree, live.
+
+Each row: status, name, spawn mode, elapsed time, tool-call count and last activity; a
+finished child keeps its row with its final status in colour. Moving the cursor selects an
+agent (the transcript follows). `c` or Delete cancels the selected subagent after a one-key
+confirmation (y); the parent keeps running.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from workbench import words
+from workbench.pb import workbench_pb2 as pb
+from workbench.tui.text import duration, printable
+from workbench.tui.view import ROOT, AgentRow, SessionView
+
+STATUS_STYLE: dict[int, tuple[str, str]] = {
+    pb.AGENT_STATUS_QUEUED: ("…", "dim"),
+    pb.AGENT_STATUS_RUNNING: ("●", "yellow"),
+    pb.AGENT_STATUS_WAITING: ("◌", "cyan"),
+    pb.AGENT_STATUS_AWAITING_APPROVAL: ("?", "bold magenta"),
+    pb.AGENT_STATUS_COMPLETED: ("✓", "green"),
+    pb.AGENT_STATUS_FAILED: ("✗", "bold red"),
+    pb.AGENT_STATUS_TIMED_OUT: ("⌛", "bold red"),
+    pb.AGENT_STATUS_CANCELLED: ("⊘", "bold magenta"),
+    pb.AGENT_STATUS_INTERRUPTED: ("!", "red"),
+}
+
+
+def row_label(row: AgentRow, now: float) -> Text:
+    glyph, style = STATUS_STYLE.get(row.status, ("·", ""))
+    text = Text(f"{glyph} ", style=style)
+    text.append(printable(row.info.name or row.info.id), style="bold")
+    if row.info.parent_id:
+        text.append(f" {row.info.id} {words.spawn_mode(row.info.mode)}", style="dim")
+    text.append(f"  {words.agent_status(row.status)}", style=style)
+    started = row.started
+    end = row.ended or now
+    if started:
+        text.append(f" {duration(end - started)}")
+    if row.tool_calls:
+        text.append(f"  {row.tool_calls} call{'s' if row.tool_calls != 1 else ''}", style="dim")
+    if row.activity:
+        text.append(f"  {printable(row.activity)}", style="italic dim")
+    return text
+
+
+class AgentsPane(Tree[str]):
+    """The agent tree. Its node data is the agent id."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("c,delete", "cancel_agent", "cancel agent")]
+
+    class Selected(Message):
+        def __init__(self, agent_id: str) -> None:
+            super().__init__()
+            self.agent_id = agent_id
+
+    class CancelRequested(Message):
+        def __init__(self, agent_id: str) -> None:
+            super().__init__()
+            self.agent_id = agent_id
+
+    def __init__(self, clock: Callable[[], float], **kwargs: object) -> None:
+        super().__init__("agents", **kwargs)  # type: ignore[arg-type]
+        self.show_root = False
+        self.guide_depth = 3
+        self.clock = clock
+        self.view: SessionView | None = None
+        self.nodes_by_id: dict[str, TreeNode[str]] = {}
+        self.pending_cancel = ""
+
+    def show_view(self, view: SessionView) -> None:
+        self.view = view
+        self.clear()
+        self.nodes_by_id.clear()
+        self.pending_cancel = ""
+        self.sync(list(view.agents))
+
+    def sync(self, changed: list[str] | set[str]) -> None:
+        """Add rows of new agents and relabel changed ones."""
+        if self.view is None:
+            return
+        now = self.clock()
+        for agent_id in changed:
+            row = self.view.agents.get(agent_id)
+            if row is None:
+                continue
+            node = self.nodes_by_id.get(agent_id)
+            if node is None:
+                parent = self.nodes_by_id.get(row.info.parent_id, self.root)
+                node = parent.add(row_label(row, now), data=agent_id, expand=True, allow_expand=False)
+                parent.allow_expand = True
+                self.nodes_by_id[agent_id] = node
+            else:
+                node.set_label(row_label(row, now))
+
+    def tick(self) -> None:
+        """Relabel the rows whose elapsed time moves (running ones)."""
+        if self.view is not None:
+            self.sync([a for a, row in self.view.agents.items() if not row.final])
+
+    def select_agent(self, agent_id: str) -> None:
+        node = self.nodes_by_id.get(agent_id)
+        if node is not None:
+            self.move_cursor(node)
+
+    @property
+    def selected_agent(self) -> str:
+        node = self.cursor_node
+        return node.data if node is not None and node.data else ROOT
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
+        event.stop()
+        if event.node.data:
+            self.post_message(self.Selected(event.node.data))
+
+    def action_cancel_agent(self) -> None:
+        agent_id = self.selected_agent
+        row = self.view.agents.get(agent_id) if self.view else None
+        if row is None:
+            return
+        if agent_id == ROOT:
+            self.notify("The root agent is the run: Esc interrupts it. c cancels a subagent.", timeout=4)
+            return
+        if row.final:
+            self.notify(f"{agent_id} has already ended ({words.agent_status(row.status)}).", timeout=4)
+            return
+        self.pending_cancel = agent_id
+        self.border_subtitle = f"cancel {agent_id}? y: yes · any other key: no"
+        self.add_class("confirming")
+
+    def on_key(self, event: events.Key) -> None:
+        if not self.pending_cancel:
+            return
+        event.stop()
+        event.prevent_default()
+        agent_id, self.pending_cancel = self.pending_cancel, ""
+        self.border_subtitle = ""
+        self.remove_class("confirming")
+        if event.key == "y":
+            self.post_message(self.CancelRequested(agent_id))
+        else:
+            self.notify(f"{agent_id} keeps running.", timeout=2)

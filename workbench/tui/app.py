@@ -1,0 +1,375 @@
+"""The Textual workbench: the parent loop, its subagents and the Inbox in live panes.
+
+The app is a client of `workbench.session` and of committed events only. The Session runs as
+an async worker on Textual's loop; its subscriber only queues the event and posts one message,
+so no UI handler runs inside a commit hook; events are applied to the view model in batches
+and only the changed widgets are touched. Nothing on the path to the first frame imports
+litellm or the engine: they import in a thread after the first frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import importlib
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+import libtmux  # noqa: F401  # reads sys.stdout.encoding at import: before Textual captures stdout
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Static
+
+from workbench.config import Settings, user_config_path
+from workbench.pb import workbench_pb2 as pb
+from workbench.tui.agents_pane import AgentsPane
+from workbench.tui.files_screen import ChangedFiles
+from workbench.tui.header_bar import HeaderBar
+from workbench.tui.inbox_pane import InboxPane
+from workbench.tui.picker import ResumePicker
+from workbench.tui.prompt_input import PromptInput
+from workbench.tui.status_line import StatusLine
+from workbench.tui.text import printable
+from workbench.tui.transcript import Transcript
+from workbench.tui.view import ROOT, Changes, SessionView
+
+if TYPE_CHECKING:
+    from workbench.session import Session
+
+DEMO_PROMPT = "fix the login check in auth.go"
+QUIT_WINDOW = 3.0  # seconds in which a second Ctrl+C quits
+
+
+def no_model_help() -> str:
+    return (
+        "No model is set. Set one with --model (workbench --model openai/gpt-4.1), the WORKBENCH_MODEL "
+        f'environment variable, or model = "..." in {user_config_path()}. '
+        "Or try the offline demo: a scripted model in a new temporary folder (ctrl+p: try the offline demo)."
+    )
+
+
+class EventsArrived(Message):
+    """Committed events are waiting in the app's queue."""
+
+
+class WorkbenchApp(App[int]):
+    CSS_PATH = "workbench.tcss"
+    TITLE = "workbench"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "interrupt", "interrupt"),
+        Binding("ctrl+c", "quit_twice", "quit (twice)", priority=True),
+        Binding("ctrl+o", "changed_files", "changed files"),
+    ]
+
+    def __init__(
+        self,
+        settings: Settings,
+        prompt: str | None = None,
+        resume: str | None = None,
+        pick: bool = False,
+        *,
+        clock: Callable[[], float] = time.time,
+        blink: bool = True,
+        preload: bool = True,
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        self.initial_prompt = prompt
+        self.resume_id = resume
+        self.pick = pick
+        self.clock = clock
+        self.blink = blink
+        self.preload_litellm = preload
+        self.session: Session | None = None
+        self.view = SessionView()
+        self.selected = ROOT
+        self._pending: list[pb.Event] = []
+        self._posted = False
+        self._unsubscribe: Callable[[], None] | None = None
+        self._to_send: list[str] = []
+        self._last_ctrl_c = 0.0
+        self.exit_code = 0
+
+    # --- layout ------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar(id="header")
+        with Horizontal(id="main"):
+            yield AgentsPane(self.clock, id="agents")
+            yield Transcript(self.clock, id="transcript")
+            yield InboxPane(id="inbox")
+        with Vertical(id="prompt-area"):
+            with Horizontal(id="setup"):
+                yield Static(no_model_help(), markup=False, id="setup-help")
+                yield Button("Try the offline demo", id="try-demo", variant="primary")
+            yield PromptInput(blink=self.blink, id="prompt")
+        yield StatusLine(self.clock, id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(AgentsPane).border_title = "Agents"
+        self.query_one(InboxPane).border_title = "Inbox"
+        self.query_one("#setup").display = False
+        self._show_header()
+        self.query_one(PromptInput).focus()
+        self.set_interval(1.0, self._tick)
+        self.call_after_refresh(self._start)
+
+    def _start(self) -> None:
+        """After the first frame: litellm starts importing, then the session opens (or the picker shows)."""
+        if self.preload_litellm:
+            from workbench.model import preload
+
+            preload()
+        if self.pick:
+            self.run_worker(self._pick(), group="session")
+        elif not self.settings.model and not self.resume_id:
+            self.query_one("#setup").display = True
+            self.query_one(StatusLine).message = "no model set"
+            self.query_one(StatusLine).sync()
+        else:
+            self.open_session(self.settings, self.resume_id, self.initial_prompt)
+
+    def _show_header(self) -> None:
+        v = self.view
+        model = v.model or (self.session.settings.model if self.session else self.settings.model)
+        workspace = v.workspace or str(self.session.settings.workspace if self.session else self.settings.workspace)
+        self.query_one(HeaderBar).show(v.title, model, workspace, v.session_id)
+
+    # --- the session -------------------------------------------------------------------
+
+    def open_session(self, settings: Settings, resume: str | None, prompt: str | None) -> None:
+        self.run_worker(self._open(settings, resume, prompt), group="session", exclusive=True)
+
+    async def _open(self, settings: Settings, resume: str | None, prompt: str | None) -> None:
+        status = self.query_one(StatusLine)
+        status.message = "resuming…" if resume else "opening the session…"
+        status.sync()
+        await self._close_session()
+        module = await asyncio.to_thread(importlib.import_module, "workbench.session")
+        try:
+            session: Session = await module.Session.open(settings, resume=resume)
+        except module.SessionError as err:
+            self._problem(str(err))
+            return
+        self.session, self.settings = session, settings
+        self.view = SessionView()
+        self.view.model, self.view.workspace = settings.model, str(settings.workspace)
+        self.view.session_id = session.id
+        self.selected = ROOT
+        self.query_one("#setup").display = False
+        self.query_one(AgentsPane).show_view(self.view)
+        self.query_one(InboxPane).show_view(self.view)
+        self.query_one(Transcript).show(ROOT, self.view.transcript(ROOT))
+        status.view, status.message = self.view, ""
+        self._unsubscribe = session.subscribe(self._on_event, after=0)
+        self.run_worker(self._context_window(settings.model), group="window")
+        for text in [*([prompt] if prompt else []), *self._to_send]:
+            session.send(text)
+        self._to_send.clear()
+        self._show_header()
+        status.sync()
+
+    async def _context_window(self, model: str) -> None:
+        """The model's window for the status line, looked up in a thread (it needs litellm)."""
+        from workbench.model import ModelSpec, context_window
+
+        window = await asyncio.to_thread(context_window, ModelSpec(model).wire_model)
+        status = self.query_one(StatusLine)
+        status.window = window
+        status.sync()
+
+    async def _close_session(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        session, self.session = self.session, None
+        self._pending.clear()
+        if session is not None:
+            await session.close()
+
+    def _problem(self, text: str) -> None:
+        status = self.query_one(StatusLine)
+        status.message = ""
+        status.sync()
+        self.notify(printable(text), severity="error", timeout=10, markup=False)
+
+    async def _pick(self) -> None:
+        module = await asyncio.to_thread(importlib.import_module, "workbench.session")
+        sessions = await asyncio.to_thread(module.list_sessions, self.settings)
+        chosen = await self.push_screen_wait(ResumePicker(sessions, str(self.settings.workspace)))
+        if chosen:
+            self.open_session(self.settings, chosen, self.initial_prompt)
+        elif self.session is None:
+            if self.settings.model:
+                self.open_session(self.settings, None, self.initial_prompt)
+            else:
+                self.query_one("#setup").display = True
+
+    # --- events: the subscriber only queues and posts ----------------------------------
+
+    def _on_event(self, event: pb.Event) -> None:
+        self._pending.append(event)
+        if not self._posted:
+            self._posted = True
+            self.post_message(EventsArrived())
+
+    def on_events_arrived(self, _: EventsArrived) -> None:
+        self._posted = False
+        batch, self._pending = self._pending, []
+        if batch:
+            self.render_changes(self.view.apply(batch))
+
+    def apply_events(self, events: list[pb.Event]) -> None:
+        """Apply events at once (snapshots and benchmarks feed fixed events this way)."""
+        self.render_changes(self.view.apply(events))
+
+    def render_changes(self, changes: Changes) -> None:
+        with self.batch_update():
+            agents = self.query_one(AgentsPane)
+            if agents.view is not self.view:
+                agents.show_view(self.view)
+            else:
+                agents.sync([*changes.new_agents, *changes.agents])
+            transcript = self.query_one(Transcript)
+            if transcript.agent_id != self.selected or transcript.items is not self.view.transcript(self.selected):
+                transcript.show(self.selected, self.view.transcript(self.selected))
+            else:
+                transcript.add(changes.added.get(self.selected, []))
+            transcript.update(changes.updated)
+            inbox = self.query_one(InboxPane)
+            if inbox.view is not self.view:
+                inbox.show_view(self.view)
+            elif changes.inbox:
+                inbox.sync()
+            status = self.query_one(StatusLine)
+            status.view = self.view
+            if changes.status:
+                status.message = ""
+                status.sync()
+                self._show_header()
+                self._title_transcript()
+
+    def _tick(self) -> None:
+        self.query_one(AgentsPane).tick()
+        self.query_one(StatusLine).sync()
+
+    def _title_transcript(self) -> None:
+        row = self.view.agents.get(self.selected)
+        transcript = self.query_one(Transcript)
+        transcript.border_title = printable(f"{row.info.name or row.info.id}" if row else self.selected)
+
+    # --- input -------------------------------------------------------------------------
+
+    def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        if self.session is not None:
+            self.session.send(event.text)
+        elif not self.settings.model:
+            self.notify(no_model_help(), severity="warning", timeout=8, markup=False)
+        else:
+            self._to_send.append(event.text)  # sent as soon as the session is open
+
+    def on_agents_pane_selected(self, event: AgentsPane.Selected) -> None:
+        if event.agent_id != self.selected:
+            self.selected = event.agent_id
+            self.query_one(Transcript).show(event.agent_id, self.view.transcript(event.agent_id))
+            self._title_transcript()
+
+    def on_agents_pane_cancel_requested(self, event: AgentsPane.CancelRequested) -> None:
+        if self.session is not None:
+            self.notify(f"cancelling {event.agent_id}…", timeout=3)
+            self.run_worker(self.session.cancel(event.agent_id), group="cancel")
+
+    def on_inbox_pane_open(self, event: InboxPane.Open) -> None:
+        agents = self.query_one(AgentsPane)
+        agents.select_agent(event.agent_id)
+        agents.focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "try-demo":
+            self.action_try_demo()
+
+    def action_interrupt(self) -> None:
+        if self.session is not None and self.session.busy:
+            status = self.query_one(StatusLine)
+            status.message = "interrupting…"
+            status.sync()
+            self.run_worker(self.session.cancel(), group="cancel")
+
+    def action_quit_twice(self) -> None:
+        now = time.monotonic()
+        if now - self._last_ctrl_c < QUIT_WINDOW:
+            self.run_worker(self._quit(), group="quit", exclusive=True)
+            return
+        self._last_ctrl_c = now
+        self.notify("Press Ctrl+C again to quit (Esc interrupts the run).", timeout=QUIT_WINDOW)
+
+    async def _quit(self) -> None:
+        await self._close_session()
+        self.exit(self.exit_code)
+
+    # --- commands ----------------------------------------------------------------------
+
+    def action_try_demo(self) -> None:
+        folder = Path(tempfile.mkdtemp(prefix="workbench-demo-"))
+        settings = dataclasses.replace(self.settings, model="demo", workspace=folder)
+        self.open_session(settings, None, DEMO_PROMPT)
+
+    def action_changed_files(self) -> None:
+        self.push_screen(ChangedFiles(self.view.changed_files))
+
+    def action_toggle_pane(self, pane: str) -> None:
+        widget = self.query_one(f"#{pane}")
+        widget.display = not widget.display
+
+    def action_copy_answer(self) -> None:
+        if self.view.last_answer:
+            self.copy_to_clipboard(self.view.last_answer)
+            self.notify("Copied the last answer.", timeout=3)
+        else:
+            self.notify("No answer yet.", timeout=3)
+
+    def action_show_attach(self) -> None:
+        command = self.view.attach_command
+        if command:
+            self.copy_to_clipboard(command)
+        text = f"{command} (copied)" if command else "No terminal server runs yet: it starts with the first bash call."
+        self.notify(printable(text), timeout=8, markup=False)
+
+    def action_new_session(self) -> None:
+        if self.settings.model:
+            self.open_session(self.settings, None, None)
+        else:
+            self.notify(no_model_help(), severity="warning", timeout=8, markup=False)
+
+    def action_resume_session(self) -> None:
+        self.run_worker(self._pick(), group="picker")
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        commands: list[tuple[str, str, Callable[[], object]]] = [
+            ("New session", "Start a new session in this workspace", self.action_new_session),
+            ("Resume session", "Pick a stored session and continue it", self.action_resume_session),
+            ("Cancel run", "Interrupt the running turn (Esc)", self.action_interrupt),
+            ("Changed files", "Files this session wrote or edited, with diffs (ctrl+o)", self.action_changed_files),
+            ("Copy last answer", "The root agent's last answer to the clipboard", self.action_copy_answer),
+            ("Show tmux attach command", "Watch the session's shell", self.action_show_attach),
+            ("Toggle agents pane", "Show or hide the Agents pane", lambda: self.action_toggle_pane("agents")),
+            ("Toggle inbox pane", "Show or hide the Inbox pane", lambda: self.action_toggle_pane("inbox")),
+            ("Try the offline demo", "The scripted demo model in a new temporary folder", self.action_try_demo),
+        ]
+        for title, help_text, callback in commands:
+            yield SystemCommand(title, help_text, callback)
+        yield from super().get_system_commands(screen)
+
+
+def run_app(settings: Settings, prompt: str | None, resume: str | None, pick: bool) -> int:
+    """`workbench`, `workbench "TASK"`, `workbench --resume [ID]`: run the TUI; the exit status."""
+    app = WorkbenchApp(settings, prompt=prompt, resume=resume, pick=pick)
+    code = app.run()
+    return code if isinstance(code, int) else app.return_code or 0

@@ -1,0 +1,42 @@
+"""Changed files: the files this session wrote or edited, each with its latest diff."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from workbench.tui.text import diff_text, printable
+
+
+class ChangedFiles(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss", "back")]
+
+    def __init__(self, files: dict[str, str]) -> None:
+        super().__init__()
+        self.files = dict(files)
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="files"):
+            yield OptionList(*[Option(Text(printable(p)), id=p) for p in self.files], id="file-list")
+            with VerticalScroll(id="file-diff"):
+                yield Static(Text("No file changed yet.", style="dim"), id="diff")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).border_title = f"Changed files ({len(self.files)})"
+        if self.files:
+            self.show(next(iter(self.files)))
+
+    def show(self, path: str) -> None:
+        diff = self.files.get(path, "")
+        self.query_one("#diff", Static).update(diff_text(diff) if diff else Text("(no diff recorded)", style="dim"))
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option.id:
+            self.show(event.option.id)

@@ -1,0 +1,78 @@
+"""The Inbox pane: what subagents sent back to their parents, with the unread count.
+
+Each item: the child, its final status and its cause (or a summary of its result). Enter on
+an item selects that child in the Agents pane. Focusing the pane marks everything read.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from workbench import words
+from workbench.pb import workbench_pb2 as pb
+from workbench.tui.agents_pane import STATUS_STYLE
+from workbench.tui.text import one_line, printable
+from workbench.tui.view import InboxEntry, SessionView
+
+
+def entry_text(entry: InboxEntry) -> Text:
+    item = entry.item
+    if item.kind == pb.INBOX_KIND_MESSAGE:
+        text = Text("✉ ", style="cyan")
+        text.append(printable(item.child_name or item.child_id), style="bold")
+        text.append(f" → {printable(entry.recipient)}\n  ", style="dim")
+        text.append(one_line(item.text, 120))
+        return text
+    glyph, style = STATUS_STYLE.get(item.status, ("·", ""))
+    text = Text(f"{glyph} ", style=style)
+    text.append(printable(item.child_name or item.child_id), style="bold")
+    text.append(f" {item.child_id}  {words.agent_status(item.status)}", style=style)
+    detail = item.cause or item.result
+    if detail:
+        text.append("\n  ")
+        text.append(one_line(detail, 120), style="red" if item.cause else "")
+    return text
+
+
+class InboxPane(OptionList):
+    class Open(Message):
+        """Show this child (Enter on its Inbox item)."""
+
+        def __init__(self, agent_id: str) -> None:
+            super().__init__()
+            self.agent_id = agent_id
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.view: SessionView | None = None
+        self.shown = 0
+
+    def show_view(self, view: SessionView) -> None:
+        self.view = view
+        self.clear_options()
+        self.shown = 0
+        self.sync()
+
+    def sync(self) -> None:
+        if self.view is None:
+            return
+        new = self.view.inbox[self.shown :]
+        if new:
+            self.add_options([Option(entry_text(e), id=str(e.seq)) for e in new])
+            self.shown = len(self.view.inbox)
+        if self.has_focus:
+            self.view.unread = 0
+        unread = self.view.unread
+        self.border_title = f"Inbox ({unread} unread)" if unread else f"Inbox ({len(self.view.inbox)})"
+
+    def on_focus(self) -> None:
+        self.sync()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if self.view is not None:
+            entry = self.view.inbox[event.option_index]
+            self.post_message(self.Open(entry.item.child_id))

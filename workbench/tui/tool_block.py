@@ -1,0 +1,153 @@
+"""One tool call in the transcript: a collapsible block with name, argument summary, status, duration.
+
+While bash or tmux runs, its output streams into a line-based log view (one widget, not one
+per line). A failed call is marked as an error and expanded, with its partial output and its
+cause side by side when the block is wide, stacked when narrow. A defect's traceback is there
+on demand (`t`). write_file and edit_file show their diff.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.containers import Container, Vertical
+from textual.widgets import Log, Static
+
+from workbench.tui.items import ToolItem
+from workbench.tui.text import diff_text, duration, plain, printable
+
+NARROW = 70  # cells: below this a failed call's output and cause stack instead of sitting side by side
+SHOWN_LINES = 400  # lines of a finished call's output shown in the block (the tail; the whole is in the log)
+
+
+def _tail(text: str, lines: int = SHOWN_LINES) -> str:
+    parts = text.splitlines()
+    if len(parts) <= lines:
+        return text
+    return f"… {len(parts) - lines} earlier lines not shown\n" + "\n".join(parts[-lines:])
+
+
+class ToolBlock(Vertical, can_focus=True):
+    """A tool call. Enter or a click toggles it; `t` shows a defect's traceback."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,space", "toggle_open", "expand", show=False),
+        Binding("t", "traceback", "traceback", show=False),
+    ]
+
+    def __init__(self, item: ToolItem) -> None:
+        super().__init__(classes="tool")
+        self.item = item
+        self.expanded = False
+        self.show_traceback = False
+        self._version = -1
+        self._chunks_written = 0
+        self._body_state = ""  # what the body shows now: "", "live", "done", "collapsed"
+        self._opened_failure = False
+        self._header = Static(markup=False, classes="tool-header")
+        self._body = Vertical(classes="tool-body")
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield self._header
+        yield self._body
+
+    def on_mount(self) -> None:
+        self.refresh_item()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < NARROW, "narrow")
+
+    def on_click(self) -> None:
+        self.action_toggle_open()
+
+    def action_toggle_open(self) -> None:
+        self.expanded = not self.expanded
+        self.refresh_item(force=True)
+
+    def action_traceback(self) -> None:
+        if self.item.defect is not None:
+            self.show_traceback = not self.show_traceback
+            self.expanded = True
+            self.refresh_item(force=True)
+
+    # --- rendering ---------------------------------------------------------------------
+
+    def header_text(self) -> Text:
+        item = self.item
+        arrow = "▼" if self.expanded else "▶"
+        text = Text(f"{arrow} ", style="dim")
+        text.append(item.call.name, style="bold")
+        if item.summary:
+            text.append("  ")
+            text.append(printable(item.summary))
+        text.append("  ")
+        result = item.result
+        if result is None:
+            text.append("running", style="yellow")
+        elif result.is_error:
+            text.append(f"✗ failed {duration(result.duration)}", style="bold red")
+        else:
+            text.append(f"✓ {duration(result.duration)}", style="green")
+        if item.defect is not None:
+            text.append("  defect: t shows the traceback", style="red")
+        return text
+
+    def refresh_item(self, force: bool = False) -> None:
+        item = self.item
+        if item.version == self._version and not force:
+            return
+        if item.failed and not self._opened_failure:
+            self.expanded = self._opened_failure = True  # a failure opens itself once; the person may close it
+        self._version = item.version
+        self.set_class(item.failed, "error")
+        self.set_class(item.running, "running")
+        self._header.update(self.header_text())
+        if item.running and item.call.name in ("bash", "tmux"):
+            self._stream_live()
+        else:
+            self._render_done()
+
+    def _stream_live(self) -> None:
+        """Running bash/tmux: write the new chunks into the log view (always shown while it runs)."""
+        if self._body_state != "live":
+            self._body.remove_children()
+            self._body.mount(Log(max_lines=5000, auto_scroll=True, classes="live-output"))
+            self._body_state, self._chunks_written = "live", 0
+            self._body.display = True
+        chunks = self.item.output[self._chunks_written :]
+        if chunks:
+            log = self._body.query_one(Log)
+            log.write(printable("".join(chunks)))
+            self._chunks_written += len(chunks)
+
+    def _render_done(self) -> None:
+        self._body.remove_children()
+        self._body_state = "done" if self.expanded else "collapsed"
+        self._body.display = self.expanded
+        if not self.expanded:
+            return
+        item, result = self.item, self.item.result
+        widgets: list[Static | Container] = []
+        if result is None:
+            widgets.append(Static(plain(_tail(item.streamed) or "(no output yet)"), classes="output"))
+        elif result.is_error:
+            partial = item.streamed or result.output
+            out = Vertical(
+                Static("output so far", classes="pane-title"),
+                Static(plain(_tail(partial)) if partial else Text("(none)", style="dim"), classes="output"),
+                classes="pane",
+            )
+            cause_text = plain(result.error or "(no cause given)", "red")
+            for note in result.notes:
+                cause_text.append("\n" + printable(note), style="yellow")
+            cause = Vertical(Static("cause", classes="pane-title"), Static(cause_text, classes="cause"), classes="pane")
+            widgets.append(Container(out, cause, classes="failure"))
+        elif item.diff:
+            widgets.append(Static(diff_text(item.diff), classes="diff"))
+        else:
+            widgets.append(Static(plain(_tail(result.output)) if result.output else Text("(no output)", "dim")))
+        if item.defect is not None and self.show_traceback:
+            widgets.append(Static(plain(item.defect.traceback, "red"), classes="traceback"))
+        self._body.mount_all(widgets)

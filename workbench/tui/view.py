@@ -1,0 +1,365 @@
+"""The screen's state, built only from committed events: a pure view model, no widgets.
+
+`SessionView.apply(events)` folds a batch of pb.Events into: the agent rows (status, start
+and end time, tool-call count, last activity), each agent's transcript items, the Inbox with
+its unread count, usage and the last call's prompt size, changed files with their diffs, and
+the tmux attach command. It returns what changed, so widgets update only those parts. The
+same events give the same state whether they arrive live or are replayed on resume.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from workbench import words
+from workbench.pb import workbench_pb2 as pb
+from workbench.tui.items import FILE_TOOLS, AssistantItem, Item, NoticeItem, ToolItem, UserItem
+from workbench.tui.text import arguments_of, one_line
+
+ROOT = "main"
+
+
+@dataclass
+class AgentRow:
+    """One agent in the tree."""
+
+    info: pb.AgentInfo
+    started: float
+    ended: float = 0.0
+    tool_calls: int = 0
+    activity: str = ""
+    children: list[str] = field(default_factory=list)
+    usage: pb.Usage = field(default_factory=pb.Usage)
+
+    @property
+    def status(self) -> int:
+        return self.info.status
+
+    @property
+    def final(self) -> bool:
+        return self.info.status in words.FINAL_AGENT_STATUSES
+
+
+@dataclass
+class InboxEntry:
+    recipient: str
+    item: pb.InboxItem
+    seq: int
+
+
+@dataclass
+class Changes:
+    """What one batch changed: widgets refresh only these."""
+
+    agents: set[str] = field(default_factory=set)
+    new_agents: list[str] = field(default_factory=list)
+    added: dict[str, list[Item]] = field(default_factory=dict)
+    updated: set[int] = field(default_factory=set)  # Item.key
+    inbox: bool = False
+    status: bool = False
+    files: bool = False
+    runs_ended: list[pb.RunFinished] = field(default_factory=list)
+
+    def add(self, agent_id: str, item: Item) -> None:
+        self.added.setdefault(agent_id, []).append(item)
+
+
+class SessionView:
+    """Everything the screen shows about one session, from its events."""
+
+    def __init__(self) -> None:
+        self.session_id = ""
+        self.model = ""
+        self.workspace = ""
+        self.title = ""
+        self.last_seq = 0
+        self.agents: dict[str, AgentRow] = {}
+        self.transcripts: dict[str, list[Item]] = {}
+        self.inbox: list[InboxEntry] = []
+        self.unread = 0
+        self.usage = pb.Usage()
+        self.prompt_tokens = 0  # the root's last call: how much of the window it used
+        self.changed_files: dict[str, str] = {}  # path -> latest diff
+        self.run_files: list[str] = []  # paths changed by the current run of the root
+        self.attach_command = ""
+        self.busy = False
+        self.last_answer = ""
+        self._tools: dict[str, ToolItem] = {}
+        self._streams: dict[str, AssistantItem] = {}  # agent -> the assistant item being streamed
+
+    # --- reading -----------------------------------------------------------------------
+
+    def transcript(self, agent_id: str) -> list[Item]:
+        """The agent's items: the list itself, which later events extend in place."""
+        return self.transcripts.setdefault(agent_id, [])
+
+    def tree_order(self) -> list[tuple[int, AgentRow]]:
+        """(depth, row) for each agent, parents first, children in spawn order."""
+        out: list[tuple[int, AgentRow]] = []
+
+        def walk(agent_id: str, depth: int) -> None:
+            row = self.agents[agent_id]
+            out.append((depth, row))
+            for child in row.children:
+                walk(child, depth + 1)
+
+        for agent_id, row in self.agents.items():
+            if not row.info.parent_id or row.info.parent_id not in self.agents:
+                walk(agent_id, 0)
+        return out
+
+    def tool(self, call_id: str) -> ToolItem | None:
+        return self._tools.get(call_id)
+
+    # --- applying events ---------------------------------------------------------------
+
+    def apply(self, events: list[pb.Event]) -> Changes:
+        changes = Changes()
+        for event in events:
+            if event.seq and event.seq <= self.last_seq:
+                continue  # seen already (a re-sync may repeat events); applying twice would double text
+            self.last_seq = max(self.last_seq, event.seq)
+            if not self.session_id:
+                self.session_id = event.session_id
+            kind = event.WhichOneof("kind")
+            handler = getattr(self, f"_on_{kind}", None)
+            if handler is not None:
+                handler(event, changes)
+        return changes
+
+    def _time(self, event: pb.Event) -> float:
+        return event.time.seconds + event.time.nanos / 1e9
+
+    def _append(self, event: pb.Event, item: Item, changes: Changes) -> Item:
+        self.transcripts.setdefault(event.agent_id, []).append(item)
+        changes.add(event.agent_id, item)
+        return item
+
+    def _touch(self, item: Item, changes: Changes) -> None:
+        item.version += 1
+        changes.updated.add(item.key)
+
+    def _activity(self, agent_id: str, text: str, changes: Changes) -> None:
+        row = self.agents.get(agent_id)
+        if row is not None:
+            row.activity = text
+            changes.agents.add(agent_id)
+
+    def _on_agent_spawned(self, event: pb.Event, changes: Changes) -> None:
+        info = event.agent_spawned.agent
+        row = self.agents.get(info.id)
+        if row is None:  # a new agent; the root comes again with each run and keeps its row
+            row = AgentRow(info=pb.AgentInfo(), started=self._time(event))
+            self.agents[info.id] = row
+            changes.new_agents.append(info.id)
+            parent = self.agents.get(info.parent_id)
+            if parent is not None:
+                parent.children.append(info.id)
+        row.info.CopyFrom(info)
+        row.started, row.ended = self._time(event), 0.0
+        row.activity = "started"
+        changes.agents.add(info.id)
+
+    def _on_run_started(self, event: pb.Event, changes: Changes) -> None:
+        run = event.run_started
+        if event.agent_id == ROOT:
+            self.busy, self.run_files = True, []
+            self.model = run.model or self.model
+            self.workspace = run.workspace or self.workspace
+            if not self.title:
+                self.title = one_line(run.prompt, 60)
+            changes.status = True
+
+    def _on_text_delta(self, event: pb.Event, changes: Changes) -> None:
+        stream = self._streams.get(event.agent_id)
+        if stream is None:
+            stream = AssistantItem(event.seq, self._time(event))
+            self._streams[event.agent_id] = stream
+            self._append(event, stream, changes)
+        else:
+            self._touch(stream, changes)
+        stream.text += event.text_delta.text
+        self._activity(event.agent_id, "writing", changes)
+
+    def _on_message(self, event: pb.Event, changes: Changes) -> None:
+        message = event.message
+        if message.role == pb.ROLE_USER:
+            self._user_message(event, changes)
+        elif message.role == pb.ROLE_ASSISTANT:
+            stream = self._streams.pop(event.agent_id, None)
+            if stream is not None:
+                stream.text, stream.done = message.text, True
+                self._touch(stream, changes)
+            elif message.text:
+                self._append(event, AssistantItem(event.seq, self._time(event), message.text, done=True), changes)
+            if message.text and event.agent_id == ROOT:
+                self.last_answer = message.text
+        elif message.role == pb.ROLE_TOOL:  # normally told by tool_call_finished; a synthetic result is not
+            item = self._tools.get(message.tool_result.call_id)
+            if item is not None and item.result is None:
+                item.result = message.tool_result
+                self._touch(item, changes)
+
+    def _user_message(self, event: pb.Event, changes: Changes) -> None:
+        text = event.message.text
+        for item in self.transcript(event.agent_id):
+            if isinstance(item, UserItem) and item.queued and item.text == text:
+                item.queued = False  # the queued prompt reached the agent
+                self._touch(item, changes)
+                return
+        self._append(event, UserItem(event.seq, self._time(event), text), changes)
+
+    def _on_prompt_queued(self, event: pb.Event, changes: Changes) -> None:
+        item = UserItem(event.seq, self._time(event), event.prompt_queued.text, queued=True)
+        self._append(event, item, changes)
+
+    def _on_tool_call_delta(self, event: pb.Event, changes: Changes) -> None:
+        delta = event.tool_call_delta
+        self._activity(event.agent_id, f"writing a {delta.name or 'tool'} call ({delta.chars} chars)", changes)
+
+    def _on_tool_call_started(self, event: pb.Event, changes: Changes) -> None:
+        call = event.tool_call_started.call
+        item = ToolItem(event.seq, self._time(event), call)
+        self._tools[call.id] = item
+        self._append(event, item, changes)
+        row = self.agents.get(event.agent_id)
+        if row is not None:
+            row.tool_calls += 1
+        self._activity(event.agent_id, f"{call.name} {item.summary}".strip(), changes)
+
+    def _on_tool_output(self, event: pb.Event, changes: Changes) -> None:
+        item = self._tools.get(event.tool_output.call_id)
+        if item is not None:
+            item.output.append(event.tool_output.text)
+            self._touch(item, changes)
+
+    def _on_tool_call_finished(self, event: pb.Event, changes: Changes) -> None:
+        result = event.tool_call_finished.result
+        item = self._tools.get(result.call_id)
+        if item is None:  # a result with no start (an old log): show it anyway
+            call = pb.ToolCall(id=result.call_id, name=result.name)
+            item = ToolItem(event.seq, self._time(event), call)
+            self._tools[call.id] = item
+            self._append(event, item, changes)
+        item.result = result
+        self._touch(item, changes)
+        word = "failed" if result.is_error else "done"
+        self._activity(event.agent_id, f"{result.name} {word}", changes)
+        if not result.is_error and result.name in FILE_TOOLS:
+            path = result.metadata.fields.get("path")
+            name = path.string_value if path is not None else str(arguments_of(item.call.arguments).get("path", ""))
+            if name:
+                self.changed_files.pop(name, None)
+                self.changed_files[name] = item.diff
+                if name not in self.run_files:
+                    self.run_files.append(name)
+                changes.files = True
+
+    def _on_defect(self, event: pb.Event, changes: Changes) -> None:
+        defect = event.defect
+        item = self._tools.get(defect.call_id) if defect.call_id else None
+        if item is not None:
+            item.defect = defect
+            self._touch(item, changes)
+            return
+        text = f"defect in {defect.where}: {defect.error_type}: {defect.message}"
+        notice = NoticeItem(event.seq, self._time(event), "defect", text, "error")
+        notice.detail = defect.traceback
+        self._append(event, notice, changes)
+
+    def _on_retry_wait(self, event: pb.Event, changes: Changes) -> None:
+        wait = event.retry_wait
+        text = f"model call failed (attempt {wait.attempt} of {wait.max_attempts}): {one_line(wait.reason, 120)}"
+        notice = NoticeItem(event.seq, self._time(event), "retry", text, "warning")
+        notice.until = self._time(event) + wait.seconds
+        self._append(event, notice, changes)
+        self._activity(event.agent_id, f"retrying ({one_line(wait.reason, 40)})", changes)
+        changes.status = True
+
+    def _on_stream_discarded(self, event: pb.Event, changes: Changes) -> None:
+        stream = self._streams.pop(event.agent_id, None)
+        if stream is not None:
+            stream.discarded = True
+            self._touch(stream, changes)
+        gone = event.stream_discarded
+        text = f"the model's reply broke off ({gone.discarded_chars} chars discarded); asking again"
+        self._append(event, NoticeItem(event.seq, self._time(event), "discarded", text, "warning"), changes)
+
+    def _on_compaction(self, event: pb.Event, changes: Changes) -> None:
+        c = event.compaction
+        text = f"compacted the conversation: {c.messages_before} -> {c.messages_after} messages ({one_line(c.reason)})"
+        self._append(event, NoticeItem(event.seq, self._time(event), "compaction", text), changes)
+
+    def _on_notice(self, event: pb.Event, changes: Changes) -> None:
+        n = event.notice
+        self._append(event, NoticeItem(event.seq, self._time(event), "notice", n.text, n.level or "info"), changes)
+
+    def _on_guard_decision(self, event: pb.Event, changes: Changes) -> None:
+        d = event.guard_decision
+        if d.verdict == pb.GUARD_VERDICT_RECORD:
+            return
+        name = d.call.name or "call"
+        text = f"guard: {words.guard_verdict(d.verdict)} {name} ({d.judge}): {one_line(d.reason, 120)}"
+        level = "error" if d.verdict == pb.GUARD_VERDICT_BLOCK else "warning"
+        self._append(event, NoticeItem(event.seq, self._time(event), "guard", text, level), changes)
+
+    def _on_review_decided(self, event: pb.Event, changes: Changes) -> None:
+        r = event.review_decided
+        text = "approved" if r.approved else f"denied{': ' + one_line(r.reason) if r.reason else ''}"
+        self._append(event, NoticeItem(event.seq, self._time(event), "review", f"review: {text}"), changes)
+
+    def _on_inbox_item(self, event: pb.Event, changes: Changes) -> None:
+        self.inbox.append(InboxEntry(event.agent_id, event.inbox_item, event.seq))
+        self.unread += 1
+        changes.inbox = True
+        self._activity(event.agent_id, "got an Inbox item", changes)
+
+    def _on_agent_status(self, event: pb.Event, changes: Changes) -> None:
+        change = event.agent_status
+        row = self.agents.get(change.agent_id)
+        if row is not None:
+            row.info.status = change.status
+            changes.agents.add(change.agent_id)
+            waiting = change.status == pb.AGENT_STATUS_WAITING
+            word = "waiting for its subagents" if waiting else words.agent_status(change.status)
+            self._activity(change.agent_id, word, changes)
+
+    def _on_agent_finished(self, event: pb.Event, changes: Changes) -> None:
+        done = event.agent_finished
+        row = self.agents.get(done.agent_id)
+        if row is None:
+            return
+        row.info.status = done.status
+        row.ended = self._time(event)
+        row.usage.CopyFrom(done.usage)
+        self._streams.pop(done.agent_id, None)
+        word = one_line(done.cause, 60) if done.cause else words.agent_status(done.status)
+        self._activity(done.agent_id, word, changes)
+
+    def _on_run_finished(self, event: pb.Event, changes: Changes) -> None:
+        if event.agent_id != ROOT:
+            return
+        run = event.run_finished
+        self.busy = False
+        changes.status = True
+        changes.runs_ended.append(run)
+        if run.status not in (pb.RUN_STATUS_FINISHED, pb.RUN_STATUS_TERMINATED):
+            text = f"run {words.run_status(run.status)}{': ' + one_line(run.reason, 160) if run.reason else ''}"
+            self._append(event, NoticeItem(event.seq, self._time(event), "run", text, "warning"), changes)
+        if self.run_files:
+            text = "changed: " + ", ".join(self.run_files) + "  (ctrl+p: changed files)"
+            self._append(event, NoticeItem(event.seq, self._time(event), "files", text), changes)
+
+    def _on_terminal_ready(self, event: pb.Event, changes: Changes) -> None:
+        self.attach_command = event.terminal_ready.attach_command
+        changes.status = True
+
+    def _on_usage_update(self, event: pb.Event, changes: Changes) -> None:
+        update = event.usage_update
+        self.usage.CopyFrom(update.session_total)
+        row = self.agents.get(event.agent_id)
+        if row is not None:
+            row.usage.CopyFrom(update.agent_total)
+        if event.agent_id == ROOT:
+            self.prompt_tokens = update.call.input_tokens
+        changes.status = True
