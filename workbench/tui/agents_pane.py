@@ -37,20 +37,19 @@ STATUS_STYLE: dict[int, tuple[str, str]] = {
 
 
 def row_label(row: AgentRow, now: float) -> Text:
+    """Status and time first (a narrow pane cuts the end): `✗ lint failed 11s · a2 async · 3 calls · activity`."""
     glyph, style = STATUS_STYLE.get(row.status, ("·", ""))
     text = Text(f"{glyph} ", style=style)
     text.append(printable(row.info.name or row.info.id), style="bold")
+    text.append(f" {words.agent_status(row.status)}", style=style)
+    if row.started:
+        text.append(f" {duration((row.ended or now) - row.started)}")
     if row.info.parent_id:
-        text.append(f" {row.info.id} {words.spawn_mode(row.info.mode)}", style="dim")
-    text.append(f"  {words.agent_status(row.status)}", style=style)
-    started = row.started
-    end = row.ended or now
-    if started:
-        text.append(f" {duration(end - started)}")
+        text.append(f" · {row.info.id} {words.spawn_mode(row.info.mode)}", style="dim")
     if row.tool_calls:
-        text.append(f"  {row.tool_calls} call{'s' if row.tool_calls != 1 else ''}", style="dim")
+        text.append(f" · {row.tool_calls} call{'s' if row.tool_calls != 1 else ''}", style="dim")
     if row.activity:
-        text.append(f"  {printable(row.activity)}", style="italic dim")
+        text.append(f" · {printable(row.activity)}", style="italic dim")
     return text
 
 

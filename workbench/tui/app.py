@@ -16,7 +16,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol
 
 import libtmux  # noqa: F401  # reads sys.stdout.encoding at import: before Textual captures stdout
 from textual.app import App, ComposeResult, SystemCommand
@@ -39,11 +39,29 @@ from workbench.tui.text import printable
 from workbench.tui.transcript import Transcript
 from workbench.tui.view import ROOT, Changes, SessionView
 
-if TYPE_CHECKING:
-    from workbench.session import Session
+
+class Session(Protocol):
+    """What the app uses of `workbench.session.Session` (imported after the first frame)."""
+
+    id: str
+    settings: Settings
+
+    @property
+    def busy(self) -> bool: ...
+
+    def send(self, prompt: str) -> None: ...
+
+    async def cancel(self, agent_id: str | None = None) -> None: ...
+
+    def subscribe(self, fn: Callable[[pb.Event], None], after: int = 0) -> Callable[[], None]:
+        raise NotImplementedError
+
+    async def close(self) -> None: ...
+
 
 DEMO_PROMPT = "fix the login check in auth.go"
 QUIT_WINDOW = 3.0  # seconds in which a second Ctrl+C quits
+NARROW_SCREEN = 110  # columns: below this the side column (Agents, Inbox) narrows
 
 
 def no_model_help() -> str:
@@ -77,6 +95,7 @@ class WorkbenchApp(App[int]):
         clock: Callable[[], float] = time.time,
         blink: bool = True,
         preload: bool = True,
+        offline: bool = False,
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -86,6 +105,7 @@ class WorkbenchApp(App[int]):
         self.clock = clock
         self.blink = blink
         self.preload_litellm = preload
+        self.offline = offline  # no session: shows only what `apply_events` is given (snapshots, benchmarks)
         self.session: Session | None = None
         self.view = SessionView()
         self.selected = ROOT
@@ -101,9 +121,10 @@ class WorkbenchApp(App[int]):
     def compose(self) -> ComposeResult:
         yield HeaderBar(id="header")
         with Horizontal(id="main"):
-            yield AgentsPane(self.clock, id="agents")
+            with Vertical(id="side"):
+                yield AgentsPane(self.clock, id="agents")
+                yield InboxPane(id="inbox")
             yield Transcript(self.clock, id="transcript")
-            yield InboxPane(id="inbox")
         with Vertical(id="prompt-area"):
             with Horizontal(id="setup"):
                 yield Static(no_model_help(), markup=False, id="setup-help")
@@ -121,8 +142,13 @@ class WorkbenchApp(App[int]):
         self.set_interval(1.0, self._tick)
         self.call_after_refresh(self._start)
 
+    def on_resize(self) -> None:
+        self.screen.set_class(self.size.width < NARROW_SCREEN, "narrow")
+
     def _start(self) -> None:
         """After the first frame: litellm starts importing, then the session opens (or the picker shows)."""
+        if self.offline:
+            return
         if self.preload_litellm:
             from workbench.model import preload
 

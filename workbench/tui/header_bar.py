@@ -22,15 +22,15 @@ class HeaderBar(Static):
     def show(self, title: str, model: str, workspace: str, session_id: str) -> None:
         text = Text(" workbench", style="bold")
         if title:
-            text.append(f"  {printable(title)}", style="bold")
+            text.append(f" · {printable(title)}", style="bold")
         if model == "demo":
-            text.append("  demo (scripted, not a language model)", style="bold yellow")
+            text.append(" · demo (scripted, not a language model)", style="bold yellow")
         elif model:
-            text.append(f"  {printable(model)}", style="cyan")
+            text.append(f" · {printable(model)}", style="cyan")
         else:
-            text.append("  no model set", style="bold red")
+            text.append(" · no model set", style="bold red")
         if workspace:
-            text.append(f"  {printable(short_path(workspace))}", style="dim")
+            text.append(f" · {printable(short_path(workspace))}", style="dim")
         if session_id:
-            text.append(f"  session {session_id}", style="dim")
+            text.append(f" · session {session_id}", style="dim")
         self.update(text)

@@ -96,6 +96,8 @@ class ToolBlock(Vertical, can_focus=True):
 
     def refresh_item(self, force: bool = False) -> None:
         item = self.item
+        if not self._body.is_attached:
+            return  # not mounted yet: on_mount renders the item as it is then
         if item.version == self._version and not force:
             return
         if item.failed and not self._opened_failure:
