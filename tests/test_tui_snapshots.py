@@ -5,6 +5,8 @@ Update after an intended change of the screen: `pytest tests/test_tui_snapshots.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,8 +20,19 @@ from workbench.tui.picker import ResumePicker
 SIZE = (130, 36)
 
 
+@pytest.fixture(autouse=True)
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Times on screen are local: the same zone on every machine."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
 def offline_app(tmp_path: Path) -> WorkbenchApp:
-    settings = Settings(model="openai/gpt-4.1", workspace=tmp_path, data_dir=tmp_path / "data")
+    """No session: the app shows only the fixed events it is given (a fixed workspace name, never opened)."""
+    settings = Settings(model="openai/gpt-4.1", workspace=Path("/home/dev/src/app"), data_dir=tmp_path / "data")
     return WorkbenchApp(settings, clock=lambda: START + 60, blink=False, preload=False, offline=True)
 
 
