@@ -141,9 +141,12 @@ def terminal_host(store: Any, session_id: str, settings: Settings | None = None)
     from workbench.store import Recorder
     from workbench.tools.terminal import TerminalHost
 
-    passthrough = tuple(settings.shell_env_passthrough) if settings is not None else ()
     return TerminalHost(
-        f"workbench-{session_id}", Recorder(store, session_id, "main").emit, env_passthrough=passthrough
+        f"workbench-{session_id}",
+        Recorder(store, session_id, "main").emit,
+        env_passthrough=tuple(settings.shell_env_passthrough) if settings is not None else (),
+        data_dir=settings.data_dir if settings is not None else None,
+        session_id=session_id,
     )
 
 

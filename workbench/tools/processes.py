@@ -90,3 +90,40 @@ def kill_session(sid: int) -> None:
     for pid in _session_pids(sid):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
+
+
+def start_time(pid: int) -> int:
+    """When the process started (clock ticks since boot): with the pid, names one process for good."""
+    fields = _stat_fields(pid)
+    return int(fields[19]) if fields is not None and len(fields) > 19 else 0
+
+
+def same_process(pid: int, started: int) -> bool:
+    """Is `pid` still the process that started at `started` (not a reused pid)?"""
+    return pid_alive(pid) and (not started or start_time(pid) == started)
+
+
+def marked_pids(name: str, value: str) -> list[int]:
+    """Processes whose environment holds NAME=VALUE (a session's marker); never this process."""
+    entry = f"{name}={value}".encode()
+    found = []
+    with contextlib.suppress(OSError):
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as fh:
+                    env = fh.read()
+            except OSError:
+                continue
+            if entry in env.split(b"\0"):
+                found.append(int(pid))
+    return found
+
+
+def kill_all(pids: list[int]) -> None:
+    """Stop them all first (none forks while the others die), then kill them."""
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)

@@ -40,7 +40,16 @@ import libtmux
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.bash_run import CANCEL_GRACE, BashRun, OutputSink
-from workbench.tools.processes import cmdline, foreground_pgid, kill_session, pid_alive, zombie_status
+from workbench.tools.leftovers import (
+    end_session,
+    in_cgroup,
+    kill_cgroup,
+    make_cgroup,
+    owner_record,
+    records_dir,
+    write_record,
+)
+from workbench.tools.processes import cmdline, foreground_pgid, kill_session, pid_alive, start_time, zombie_status
 from workbench.tools.shell_env import BASH_RC, SHELL_ENV, TMUX_CONF, decode_cwd, shell_environment
 from workbench.tools.terminal_state import AgentState, Completion, Shell, Window, start_dir
 from workbench.tools.tmux_control import ControlClient, ServerGone, ServerStalled, TmuxError
@@ -69,10 +78,17 @@ class TerminalHost:
         publish: Callable[[str, Any], object] | None = None,
         *,
         env_passthrough: tuple[str, ...] = (),
+        data_dir: Path | None = None,
+        session_id: str = "",
+        use_cgroup: bool = True,
     ):
         self.socket_name = socket_name
         self.publish = publish or (lambda kind, message: None)
         self.env_passthrough = env_passthrough
+        # what ends the session's processes, also after a kill -9 (leftovers.reap_orphans)
+        self.record = owner_record(session_id or socket_name, socket_name)
+        self.records_dir = records_dir(data_dir) if data_dir is not None else None
+        self.use_cgroup = use_cgroup
         self.attach_command = f"tmux -L {socket_name} attach"
         self.command_timeout = COMMAND_TIMEOUT
         self.server: libtmux.Server | None = None
@@ -139,9 +155,15 @@ class TerminalHost:
         return self.dir
 
     async def _start(self) -> None:
-        conf = self._prepare_dir() / "tmux.conf"
+        folder = self._prepare_dir()
+        conf = folder / "tmux.conf"
         self.server = libtmux.Server(socket_name=self.socket_name, config_file=str(conf))
         await self._kill_stale_server()
+        record = self.record
+        if self.use_cgroup and not record.cgroup:
+            record.cgroup = str(await asyncio.to_thread(make_cgroup, self.socket_name) or "")
+        record.dir = str(folder)
+        self._save_record()  # before the server exists: a kill -9 from here on is cleaned up
         env = shell_environment(os.environ, self.socket_name, self.env_passthrough)
         await self.launch_server(server_argv(self.socket_name, conf), env)
         argv = ["tmux", "-L", self.socket_name, "-f", str(conf), "-C", "attach-session", "-t", SESSION]
@@ -149,6 +171,12 @@ class TerminalHost:
         (info,) = await self.ctrl("display-message -p '#{pid} #{socket_path}'")
         pid, self.socket_path = info.split(" ", 1)
         self.server_pid = int(pid)
+        record.server_pid, record.server_start = self.server_pid, start_time(self.server_pid)
+        record.socket_path = self.socket_path
+        if record.cgroup and not in_cgroup(self.server_pid, Path(record.cgroup)):  # joining was refused
+            await asyncio.to_thread(kill_cgroup, Path(record.cgroup))
+            record.cgroup = ""
+        self._save_record()
         self.publish(
             "terminal_ready",
             pb.TerminalReady(socket_name=self.socket_name, attach_command=self.attach_command),
@@ -156,7 +184,12 @@ class TerminalHost:
 
     async def launch_server(self, argv: list[str], env: dict[str, str]) -> None:
         """Start the tmux server process (the one place; a sandbox wraps `argv` here)."""
-        await start_server(argv, env, self.command_timeout)
+        cgroup = Path(self.record.cgroup) if self.record.cgroup else None
+        await start_server(argv, env, self.command_timeout, cgroup)
+
+    def _save_record(self) -> None:
+        if self.records_dir is not None:
+            write_record(self.records_dir, self.record)
 
     async def _kill_stale_server(self) -> None:
         """A server already on our socket (a crashed earlier run of a resumed session) goes."""
@@ -213,7 +246,15 @@ class TerminalHost:
         if self._closed:
             return
         self._closed = True
+        terminals = [w.pid for state in self.agents.values() for w in self._windows_of(state)]
         await self._forget_server()
+        if self.record.dir:  # it was started: end what its shells started, wherever it went
+            await asyncio.to_thread(end_session, self.record)
+            for pid in terminals:
+                await asyncio.to_thread(kill_session, pid)
+            if self.records_dir is not None:
+                with contextlib.suppress(OSError):
+                    (self.records_dir / f"{self.socket_name}.json").unlink()
         if self._fifo_fds is not None:
             with contextlib.suppress(Exception):
                 asyncio.get_running_loop().remove_reader(self._fifo_fds[0])
@@ -230,9 +271,7 @@ class TerminalHost:
         state = self.agents.pop(agent_id, None)
         if state is None or not self.alive():
             return
-        windows = list(state.windows.values())
-        if state.shell is not None:
-            windows.append(state.shell.window)
+        windows = self._windows_of(state)
         for w in windows:
             with contextlib.suppress(ServerGone, TmuxError):
                 await self.ctrl(f"send-keys -t {w.window_id} C-c")
@@ -243,6 +282,10 @@ class TerminalHost:
             busy = [w for w in busy if foreground_pgid(w.pid) not in (0, w.pid)]
         for w in windows:
             await self.kill_window(w)
+
+    @staticmethod
+    def _windows_of(state: AgentState) -> list[Window]:
+        return [*state.windows.values(), *([state.shell.window] if state.shell is not None else [])]
 
     # -- reports from the shells, on the FIFO --
 

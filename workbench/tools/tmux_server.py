@@ -15,6 +15,7 @@ from pathlib import Path
 
 import libtmux
 
+from workbench.tools.leftovers import join_cgroup
 from workbench.tools.tmux_control import ServerGone, TmuxError
 
 SESSION = "workbench"  # the tmux session that holds every agent's windows
@@ -44,11 +45,14 @@ def server_argv(socket_name: str, conf: Path) -> list[str]:
     ]
 
 
-async def start_server(argv: list[str], env: Mapping[str, str], timeout: float = COMMAND_TIMEOUT) -> None:
+async def start_server(
+    argv: list[str], env: Mapping[str, str], timeout: float = COMMAND_TIMEOUT, cgroup: Path | None = None
+) -> None:
     """Start the tmux server: `argv` from `server_argv`, `env` becomes every shell's environment.
 
     tmux copies the starting client's environment into the server's global environment, which
-    every window inherits: this is where the shells' environment is decided.
+    every window inherits: this is where the shells' environment is decided. With `cgroup`, the
+    starting client joins it before exec, so the server and all it starts are in it.
     """
     proc = await asyncio.create_subprocess_exec(
         *argv,
@@ -57,6 +61,7 @@ async def start_server(argv: list[str], env: Mapping[str, str], timeout: float =
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
+        preexec_fn=(lambda: join_cgroup(cgroup)) if cgroup is not None else None,
     )
     try:
         _, err = await asyncio.wait_for(proc.communicate(), timeout)

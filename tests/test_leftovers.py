@@ -1,0 +1,161 @@
+"""Every process started from a session's shells ends with the session, also after kill -9."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.test_shell import Term
+from workbench.tools.leftovers import make_cgroup, reap_orphans, records_dir
+from workbench.tools.processes import pid_alive
+from workbench.tools.terminal import TerminalHost
+
+# Each escape writes the pid of a `sleep` that must not outlive the session.
+ESCAPES = {
+    "disown": "sleep 3001 & echo $! > {d}/disown; disown",
+    "subshell": "(sleep 3002 & echo $! > {d}/subshell)",
+    "nohup": "nohup sleep 3003 > /dev/null 2>&1 & echo $! > {d}/nohup",
+    "setsid": "setsid sh -c 'echo $$ > {d}/setsid; exec sleep 3004' &",
+    "trap_hup": "(trap '' HUP; sleep 3005 & echo $! > {d}/trap_hup)",
+    "env_i": "env -i sh -c 'echo $$ > {d}/env_i; exec sleep 3006' &",
+    "setsid_env_i": "setsid env -i sh -c 'echo $$ > {d}/setsid_env_i; exec sleep 3007' &",
+}
+# Without a cgroup only the marker in the environment and the terminal session find them: a
+# program that clears its environment AND leaves the terminal session gets out.
+ESCAPE_WITHOUT_CGROUP = {"setsid_env_i"}
+
+
+async def _server_running(socket: str) -> bool:
+    proc = await asyncio.create_subprocess_exec("tmux", "-L", socket, "has-session", stderr=subprocess.DEVNULL)
+    return await proc.wait() == 0
+
+
+def _cgroup_usable() -> bool:
+    probe = make_cgroup(f"probe-{uuid.uuid4().hex[:8]}")
+    if probe is None:
+        return False
+    probe.rmdir()
+    return True
+
+
+async def _start_escapes(term: Term, folder: Path) -> dict[str, int]:
+    command = "\n".join(e.format(d=folder) for e in ESCAPES.values()) + "\necho started"
+    assert (await term.ok("bash", command=command)).endswith("started\n")
+    pids = {}
+    for name in ESCAPES:
+        path = folder / name
+        for _ in range(200):  # the background ones write their pid a moment later
+            if path.exists() and path.read_text().strip():
+                break
+            await asyncio.sleep(0.02)
+        pids[name] = int(path.read_text())
+    assert all(pid_alive(pid) for pid in pids.values()), pids
+    return pids
+
+
+async def _gone(pids: dict[str, int]) -> set[str]:
+    """The escapes still alive after a few seconds' grace for the kernel to reap them."""
+    for _ in range(100):
+        alive = {name for name, pid in pids.items() if pid_alive(pid)}
+        if not alive:
+            return alive
+        await asyncio.sleep(0.05)
+    return alive
+
+
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "marker"])
+async def test_closing_the_host_ends_every_background_escape(cgroup: bool, workspace: Path, tmp_path: Path) -> None:
+    if cgroup and not _cgroup_usable():
+        pytest.skip("no cgroup v2 delegation here")
+    host = TerminalHost(f"wbtest-{uuid.uuid4().hex[:10]}", use_cgroup=cgroup)
+    term = Term(host, workspace, tmp_path)
+    try:
+        pids = await _start_escapes(term, tmp_path)
+    finally:
+        await host.close()
+    alive = await _gone(pids)
+    expected = set() if cgroup else ESCAPE_WITHOUT_CGROUP
+    for name in alive - expected:
+        os.kill(pids[name], signal.SIGKILL)
+    assert alive == expected
+    for name in alive:
+        os.kill(pids[name], signal.SIGKILL)
+
+
+async def test_stopping_one_agent_leaves_the_other_agents_commands_running(workspace: Path, tmp_path: Path) -> None:
+    host = TerminalHost(f"wbtest-{uuid.uuid4().hex[:10]}")
+    term = Term(host, workspace, tmp_path)
+    try:
+        await term.ok("bash", agent="a2", command=f"nohup sleep 3011 > /dev/null 2>&1 & echo $! > {tmp_path}/other")
+        other = int((tmp_path / "other").read_text())
+        await term.ok("bash", agent="a1", command="echo here")
+        await host.stop_agent("a1")
+        assert pid_alive(other)
+        assert await term.ok("bash", agent="a2", command="echo still") == "still\n"
+    finally:
+        await host.close()
+    assert not await _gone({"other": other})
+
+
+OWNER = textwrap.dedent(
+    """
+    import asyncio, json, sys
+    from pathlib import Path
+    from workbench.config import Settings
+    from workbench.pb import workbench_pb2 as pb
+    from workbench.tools import Toolbox, ToolContext
+    from workbench.tools.terminal import TerminalHost
+
+    async def main(data: Path, ws: Path, socket: str, command: str) -> None:
+        host = TerminalHost(socket, data_dir=data, session_id="s-orphan")
+        ctx = ToolContext(workspace=ws, settings=Settings(workspace=ws, data_dir=data), session_dir=data / "s",
+                          terminal=host)
+        call = pb.ToolCall(id="c1", name="bash", arguments=json.dumps({"command": command, "timeout": 600}))
+        result = await Toolbox(["bash"]).invoke(call, ctx)
+        print(json.dumps({"output": result.output, "dir": str(host.dir), "server": host.server_pid,
+                          "socket": host.socket_path}), flush=True)
+        await asyncio.sleep(600)  # killed with SIGKILL by the test
+
+    asyncio.run(main(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4]))
+    """
+)
+
+
+async def test_reap_orphans_ends_what_a_killed_owner_left(workspace: Path, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    socket = f"wbtest-{uuid.uuid4().hex[:10]}"
+    command = (
+        f"nohup sleep 3021 > /dev/null 2>&1 & echo $! > {tmp_path}/nohup; "
+        f"setsid sh -c 'echo $$ > {tmp_path}/setsid; exec sleep 3022' & sleep 0.1; echo started"
+    )
+    owner = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", OWNER, str(data), str(workspace), socket, command, stdout=subprocess.PIPE
+    )
+    assert owner.stdout is not None
+    line = await asyncio.wait_for(owner.stdout.readline(), 60)
+    info = json.loads(line)
+    assert info["output"].endswith("started\n")
+    leftovers = {"nohup": int((tmp_path / "nohup").read_text()), "setsid": int((tmp_path / "setsid").read_text())}
+    leftovers["server"] = info["server"]
+    assert reap_orphans(data) == []  # its owner is alive: not an orphan
+    owner.kill()  # SIGKILL: no cleanup runs
+    await owner.wait()
+    assert all(pid_alive(pid) for pid in leftovers.values()), "kill -9 left them running"
+    assert await _server_running(socket)
+
+    assert reap_orphans(data) == ["s-orphan"]
+    assert not await _gone(leftovers)
+    assert not await _server_running(socket)
+    assert not Path(info["dir"]).exists()
+    assert not Path(info["socket"]).exists()
+    assert list(records_dir(data).iterdir()) == []
+    assert reap_orphans(data) == []
