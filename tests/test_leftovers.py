@@ -9,11 +9,14 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from tests.scripted_server import ScriptedModel, call, reply
+from tests.test_cli import args as cli_args
 from tests.test_shell import Term
 from workbench.tools.leftovers import make_cgroup, reap_orphans, records_dir
 from workbench.tools.processes import pid_alive
@@ -159,3 +162,30 @@ async def test_reap_orphans_ends_what_a_killed_owner_left(workspace: Path, tmp_p
     assert not Path(info["socket"]).exists()
     assert list(records_dir(data).iterdir()) == []
     assert reap_orphans(data) == []
+
+
+@pytest.mark.parametrize("end", ["finished", "sigterm"])
+def test_a_workbench_run_leaves_no_process_behind(
+    end: str, scripted_model: ScriptedModel, workspace: Path, tmp_path: Path
+) -> None:
+    command = (
+        f"setsid sh -c 'echo $$ > {tmp_path}/setsid; exec sleep 3041' &\n"
+        f"nohup sleep 3042 > /dev/null 2>&1 & echo $! > {tmp_path}/nohup\n"
+        f"(trap '' HUP; sleep 3043 & echo $! > {tmp_path}/hup)\nsleep 0.2; echo started"
+    )
+    last = reply("done") if end == "finished" else reply("slow", delay=30)
+    scripted_model.add(reply("", call("bash", command=command)), last)
+    argv = [sys.executable, "-m", "workbench.cli", *cli_args(scripted_model, workspace, tmp_path, "go")]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if end == "sigterm":
+        deadline = time.monotonic() + 60
+        while len(scripted_model.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == (0 if end == "finished" else 143), err
+    pids = {name: int((tmp_path / name).read_text()) for name in ("setsid", "nohup", "hup")}
+    alive = asyncio.run(_gone(pids))
+    for name in alive:
+        os.kill(pids[name], signal.SIGKILL)
+    assert not alive

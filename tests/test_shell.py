@@ -19,6 +19,7 @@ from workbench.config import Settings
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools import Toolbox, ToolContext
+from workbench.tools.not_found import missing_command
 from workbench.tools.processes import pid_alive
 from workbench.tools.terminal import TerminalHost
 
@@ -581,3 +582,24 @@ async def test_python_output_is_unbuffered_in_the_shell(term: Term, monkeypatch:
     result = await term.call("bash", command="python3 -c 'import time; print(\"early\"); time.sleep(100)'", timeout=1.5)
     assert result.is_error and "timed out" in result.error
     assert result.output == "early\n"
+
+
+async def test_command_not_found_names_the_close_executable_on_path(
+    term: Term, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "pytest").write_text("#!/bin/sh\necho ran\n")
+    (tools / "pytest").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:/usr/bin:/bin")  # the server starts on the first call
+    result = await term.call("bash", command="pytset -q")
+    assert result.metadata["exit_code"] == 127
+    assert "Did you mean `pytest`?" in result.error and "install" not in result.error
+    unknown = await term.call("bash", command="zqxjkv --help")
+    assert "Did you mean" not in unknown.error and "install the program" in unknown.error
+
+
+def test_the_missing_name_is_read_from_bash_s_message() -> None:
+    assert missing_command("x\nbash: pytset: command not found\n") == "pytset"
+    assert missing_command("bash: line 3: ./gradlew: command not found") == ""
+    assert missing_command("all fine") == ""

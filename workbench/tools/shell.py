@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import math
 import re
 import shlex
 import signal
 import time
-from typing import Literal
+from typing import Any, Literal
 
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools import ToolContext, tool
+from workbench.tools import ToolContext, ToolFn, tool
+from workbench.tools.not_found import close_commands, missing_command
 from workbench.tools.output_cap import CappedOutput, saved_output_path
 from workbench.tools.terminal import TerminalHost, Window, start_dir
-from workbench.tools.tmux_control import TmuxError
+from workbench.tools.tmux_control import ServerGone, ServerStalled, TmuxError
 
 WAIT_POLL = 0.1  # seconds between screen checks of tmux(action="wait")
 RESERVED = re.compile(r"^bash(-\d+)?$")
@@ -53,7 +55,13 @@ def _check_text(**values: str | None) -> None:
             ) from err
 
 
-def _status_text(status: int) -> str:
+def _status_text(status: int, close: list[str] | None = None) -> str:
+    if status == 127 and close:
+        others = f" (also close: {', '.join(close[1:])})" if close[1:] else ""
+        return (
+            f"exit code 127: command not found. Did you mean `{close[0]}`?{others} "
+            "Check the spelling, or run `command -v NAME`."
+        )
     if status == 127:
         return (
             "exit code 127: command not found. Check the spelling and PATH (`command -v NAME`), "
@@ -118,11 +126,9 @@ async def bash(
         raise
     text, cut = output.finish()
     if status != 0:
-        raise Feedback(
-            "; ".join([_status_text(status), *notes]),
-            output=text,
-            metadata={"exit_code": status, "window": "bash", **cut},
-        )
+        close = await asyncio.to_thread(close_commands, missing_command(text)) if status == 127 else []
+        metadata = {"exit_code": status, "window": "bash", **cut}
+        raise Feedback("; ".join([_status_text(status, close), *notes]), output=text, metadata=metadata)
     if not notes and not cut:
         return text  # the common case: no copy through a ToolResult
     result = pb.ToolResult(output=text, notes=notes)
@@ -255,7 +261,26 @@ async def _wait(host: TerminalHost, w: Window, pattern: str | None, limit: float
             await asyncio.sleep(WAIT_POLL)
 
 
+def _server_loss_is_feedback(fn: ToolFn) -> ToolFn:
+    """A tmux server that went away (or stalled and was killed) is told to the model."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> str | pb.ToolResult:
+        try:
+            return await fn(*args, **kwargs)
+        except ServerStalled as err:
+            raise Feedback(str(err)) from err
+        except ServerGone as err:
+            raise Feedback(
+                "the tmux server stopped (killed from outside?); the next call starts a fresh tmux server "
+                "(earlier windows and shell variables are gone)"
+            ) from err
+
+    return wrapper
+
+
 @tool
+@_server_loss_is_feedback
 async def tmux(
     action: Literal["new", "send", "capture", "wait", "list", "kill"],
     ctx: ToolContext,
