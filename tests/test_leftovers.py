@@ -17,7 +17,7 @@ import pytest
 
 from tests.scripted_server import ScriptedModel, call, reply
 from tests.test_cli import args as cli_args
-from tests.test_shell import Term
+from tests.test_shell import Term, _until
 from workbench.tools.leftovers import make_cgroup, reap_orphans, records_dir
 from workbench.tools.processes import pid_alive
 from workbench.tools.terminal import TerminalHost
@@ -55,11 +55,8 @@ async def _start_escapes(term: Term, folder: Path) -> dict[str, int]:
     assert (await term.ok("bash", command=command)).endswith("started\n")
     pids = {}
     for name in ESCAPES:
-        path = folder / name
-        for _ in range(200):  # the background ones write their pid a moment later
-            if path.exists() and path.read_text().strip():
-                break
-            await asyncio.sleep(0.02)
+        path = folder / name  # the background ones write their pid a moment later
+        await _until(lambda path=path: path.exists() and path.read_text().strip() != "")  # type: ignore[misc]
         pids[name] = int(path.read_text())
     assert all(pid_alive(pid) for pid in pids.values()), pids
     return pids

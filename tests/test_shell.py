@@ -9,7 +9,7 @@ import subprocess
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,14 @@ async def _run(*argv: str) -> str:
     proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE)
     out, _ = await proc.communicate()
     return out.decode()
+
+
+async def _until(condition: Callable[[], bool], timeout: float = 10) -> None:
+    """Wait for a condition another process brings about (bounded: a test never hangs)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not come about in time"
+        await asyncio.sleep(0.01)
 
 
 class Term:
@@ -180,13 +188,16 @@ async def test_sentinel_text_in_commands_and_output_is_plain_output(term: Term) 
     assert await term.ok("bash", command="x=1\n" * 200 + "echo only") == "only\n"
 
 
-async def test_output_streams_while_the_command_runs(term: Term) -> None:
+async def test_output_streams_while_the_command_runs(term: Term, tmp_path: Path) -> None:
     call_id = term.next_id()
-    task = asyncio.create_task(term.call("bash", call_id=call_id, command="echo first; sleep 0.5; echo second"))
-    await asyncio.wait_for(term.first_chunk[call_id].wait(), 5)
+    go = tmp_path / "go"  # the command goes on only when the test has seen its first line
+    command = f"echo first; while [ ! -e {go} ]; do sleep 0.02; done; echo second"
+    task = asyncio.create_task(term.call("bash", call_id=call_id, command=command))
+    await asyncio.wait_for(term.first_chunk[call_id].wait(), 10)
     assert not task.done()
     assert "".join(term.chunks[call_id]) == "first\n"
-    result = await task
+    go.touch()
+    result = await asyncio.wait_for(task, 10)
     assert result.output == "first\nsecond\n"
 
 
@@ -254,8 +265,7 @@ async def test_cancel_kills_a_command_that_ignores_ctrl_c(term: Term, tmp_path: 
     command = f"echo go; bash -c 'trap \"\" INT; echo $$ > {pid_file}; sleep 100 & wait'"
     task = asyncio.create_task(term.call("bash", call_id=call_id, command=command))
     await asyncio.wait_for(term.first_chunk[call_id].wait(), 5)
-    while not pid_file.exists() or not pid_file.read_text().strip():
-        await asyncio.sleep(0.01)
+    await _until(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
     started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -285,14 +295,16 @@ async def test_a_server_killed_during_a_command_is_a_clear_error(term: Term) -> 
     assert await term.ok("bash", command="echo back") == "back\n"
 
 
-async def test_two_agents_run_at_the_same_time_without_mixing_output(term: Term) -> None:
-    loop = "for i in $(seq 300); do echo {tag}$i; done; sleep 0.3; echo {tag}-end"
-    started = time.monotonic()
-    a, b = await asyncio.gather(
-        term.call("bash", agent="a1", command=loop.format(tag="A")),
-        term.call("bash", agent="a2", command=loop.format(tag="B")),
+async def test_two_agents_run_at_the_same_time_without_mixing_output(term: Term, tmp_path: Path) -> None:
+    # each waits until the other has started: both end only if they overlap (else a timeout)
+    loop = (
+        "for i in $(seq 300); do echo {tag}$i; done; touch {dir}/{tag}; "
+        "while [ ! -e {dir}/{other} ]; do sleep 0.02; done; echo {tag}-end"
     )
-    assert time.monotonic() - started < 0.6 + 0.3  # they overlapped
+    a, b = await asyncio.gather(
+        term.call("bash", agent="a1", command=loop.format(tag="A", other="B", dir=tmp_path), timeout=30),
+        term.call("bash", agent="a2", command=loop.format(tag="B", other="A", dir=tmp_path), timeout=30),
+    )
     assert a.output == "".join(f"A{i}\n" for i in range(1, 301)) + "A-end\n"
     assert b.output == "".join(f"B{i}\n" for i in range(1, 301)) + "B-end\n"
     agents = term.host.agents
@@ -579,7 +591,7 @@ async def test_a_directory_name_with_a_newline_is_kept_across_a_fresh_shell(term
 
 async def test_python_output_is_unbuffered_in_the_shell(term: Term, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)  # the server starts on the first call
-    result = await term.call("bash", command="python3 -c 'import time; print(\"early\"); time.sleep(100)'", timeout=1.5)
+    result = await term.call("bash", command="python3 -c 'import time; print(\"early\"); time.sleep(100)'", timeout=4)
     assert result.is_error and "timed out" in result.error
     assert result.output == "early\n"
 
