@@ -1,6 +1,7 @@
 """The bash tool's round trip on tmux, against `subprocess.run(["bash", "-c", cmd])`.
 
     .venv/bin/python -m tools.benchmarks.shell      # or: .venv/bin/python tools/bench.py shell
+    .venv/bin/python -m tools.benchmarks.shell --against OTHER_CHECKOUT   # before/after, alternating
 
 Same process run, same commands, with a clean HOME; blocks of the two sides alternate so drift
 hits both. The bash tool is measured through `Toolbox.invoke` (argument validation, the
@@ -124,6 +125,52 @@ async def _run(home: Path) -> dict[str, float]:
     return figures
 
 
+ROUND_TRIP_CHILD = """
+import asyncio, json, statistics, sys, tempfile, time, uuid
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from workbench.config import Settings
+from workbench.pb import workbench_pb2 as pb
+from workbench.tools import Toolbox, ToolContext
+from workbench.tools.terminal import TerminalHost
+
+async def main(n: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        host = TerminalHost(f"wbbench-rt-{uuid.uuid4().hex[:8]}")
+        ctx = ToolContext(workspace=root, settings=Settings(workspace=root, data_dir=root / "d"),
+                          session_dir=root / "s", terminal=host)
+        box, args, samples = Toolbox(["bash"]), json.dumps({"command": "true"}), []
+        try:
+            for i in range(n + 20):
+                start = time.perf_counter()
+                result = await box.invoke(pb.ToolCall(id=f"c{i}", name="bash", arguments=args), ctx)
+                if i >= 20:
+                    samples.append((time.perf_counter() - start) * 1000)
+                assert not result.is_error, result.error
+        finally:
+            await host.close()
+        print(statistics.median(samples))
+
+asyncio.run(main(int(sys.argv[2])))
+"""
+
+
+def compare(other: Path, rounds: int = 5, n: int = 200) -> None:
+    """`true` through the bash tool, this tree against another checkout, in alternating child processes."""
+    print(f"shell: bash tool 'true' round trip, this tree vs {other} (alternating, {rounds} x {n} calls)")
+    ours: list[float] = []
+    theirs: list[float] = []
+    for _ in range(rounds):
+        for tree, into in ((other, theirs), (ROOT, ours)):
+            out = subprocess.run(
+                [sys.executable, "-c", ROUND_TRIP_CHILD, str(tree), str(n)], capture_output=True, text=True, check=True
+            )
+            into.append(float(out.stdout.split()[-1]))
+    mine, base = statistics.median(ours), statistics.median(theirs)
+    print(f"  this tree  median of medians {mine:7.3f} ms   vs other tree {base:7.3f} ms   ratio {mine / base:5.2f}x")
+
+
 def main() -> dict[str, float]:
     """Print the bash round trip for `true` and `seq 100000` against `bash -c`, as ratios."""
     print("shell: bash tool round trip on tmux vs subprocess.run(['bash', '-c', cmd]), same run")
@@ -138,4 +185,7 @@ def main() -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    main()
+    if "--against" in sys.argv:  # e.g. a `git worktree` of main before a change
+        compare(Path(sys.argv[sys.argv.index("--against") + 1]).resolve())
+    else:
+        main()
