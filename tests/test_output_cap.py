@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
-from tests.test_shell import Term, host, term  # noqa: F401 - the shell fixtures
+from tests.test_shell import Term, _until, host, term  # noqa: F401 - the shell fixtures
 from tools.benchmarks.shell_output import ROOT, measure
 from workbench.tools.output_cap import CappedOutput
 
@@ -79,3 +80,35 @@ def test_memory_and_event_log_stay_flat_whatever_a_command_prints() -> None:
     assert big["rss_mb"] < base["rss_mb"] + 100, (big, base)  # before: 1.8 GB
     assert big["db_mb"] < 2, big  # the events stop at 1 MB (before: 269 MB)
     assert big["saved_mb"] <= 64.1, big  # saved_output_cap (before: 268 MB)
+
+
+def _on_disk(path: Path) -> int:
+    return path.stat().st_blocks * 512 if path.exists() else 0
+
+
+async def test_a_running_command_s_output_file_gives_back_what_was_read(term: Term, tmp_path: Path) -> None:  # noqa: F811
+    go = tmp_path / "go"
+    command = f"head -c 100M /dev/zero | tr '\\0' y; echo; while [ ! -e {go} ]; do sleep 0.05; done; echo end"
+    await term.ok("bash", command="true")  # the host and its folder are up
+    assert term.host.dir is not None
+    folder = term.host.dir
+    task = asyncio.create_task(term.call("bash", command=command, timeout=120))
+    await _until(lambda: any(folder.glob("*.out")))
+    (out_file,) = folder.glob("*.out")
+    # the whole output is written, then read: the file keeps its size but not its blocks
+    await _until(lambda: out_file.stat().st_size > 100_000_000 and _on_disk(out_file) < 40_000_000, 60)
+    go.touch()
+    result = await asyncio.wait_for(task, 60)
+    assert not result.is_error and result.output.endswith("yyyy\nend\n")
+    assert result.metadata["original_chars"] == 100 * 2**20 + 5
+
+
+async def test_a_detached_command_s_output_file_keeps_only_its_tail_on_disk(term: Term) -> None:  # noqa: F811
+    command = "head -c 100M /dev/zero | tr '\\0' y; echo; echo last line; sleep 1000"
+    result = await term.call("bash", command=command, timeout=0.5)
+    assert "timed out" in result.error
+    (window,) = term.host.agent("a1").windows.values()
+    assert window.output is not None
+    out_file = window.output
+    await _until(lambda: out_file.stat().st_size > 100_000_000 and _on_disk(out_file) < 20_000_000, 60)
+    assert "last line" in await term.ok("tmux", action="capture", window=window.name)

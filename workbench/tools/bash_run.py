@@ -20,9 +20,10 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.feedback import Feedback
+from workbench.tools.output_cap import release_head
 from workbench.tools.processes import cmdline, cwd_of, foreground_pgid, pid_alive, zombie_status
 from workbench.tools.terminal_state import AgentState, Completion, Shell, start_dir
 from workbench.tools.tmux_control import ServerGone, ServerStalled, TmuxError
@@ -36,6 +37,7 @@ TICK = 0.05  # seconds between output reads while a command runs (grows to TICK_
 TICK_MAX = 0.25
 READ_CHUNK = 1 << 20  # bytes of output read at a time
 TICK_READ = 32 << 20  # bytes read per tick while a command runs; the rest at the next tick
+RELEASE_STEP = 16 << 20  # bytes read between two releases of the output file's head
 SERVER_STOPPED = (
     "the tmux server stopped while the command ran (killed from outside?); its output so far is "
     "above. The next call starts a fresh tmux server and shell."
@@ -49,24 +51,33 @@ class OutputSink(Protocol):
 
 
 class OutputFile:
-    """Reads a growing output file incrementally, in bounded pieces (whole UTF-8 characters)."""
+    """Reads a growing output file incrementally, in bounded pieces (whole UTF-8 characters).
+
+    What was read is given back to the filesystem as it goes (a hole punched in the file's
+    head), so a command that prints a lot holds only the unread part on disk.
+    """
 
     def __init__(self, path: Path):
         self.path = path
-        self.fh: BinaryIO | None = None
+        self.fd: int | None = None
+        self.pos = 0
+        self.released = 0
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.end: int | None = None  # read no further than this offset
 
     def read(self, size: int = READ_CHUNK) -> tuple[str, bool]:
         """Up to `size` bytes' text; and whether that filled `size` (more may be there)."""
-        if self.fh is None:
+        if self.fd is None:
             try:
-                self.fh = open(self.path, "rb")
+                self.fd = os.open(self.path, os.O_RDWR)  # writable: to release what was read
             except FileNotFoundError:
                 return "", False
         if self.end is not None:
-            size = max(0, min(size, self.end - self.fh.tell()))
-        data = self.fh.read(size)
+            size = max(0, min(size, self.end - self.pos))
+        data = os.pread(self.fd, size, self.pos) if size else b""
+        self.pos += len(data)
+        if self.pos - self.released >= RELEASE_STEP:
+            self.released = release_head(self.fd, self.pos)
         return self.decoder.decode(data), bool(data) and len(data) == size
 
     def rest(self) -> str:
@@ -85,9 +96,9 @@ class OutputFile:
             return False
 
     def close(self) -> None:
-        if self.fh is not None:
-            self.fh.close()
-            self.fh = None
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 class BashRun:
@@ -109,7 +120,7 @@ class BashRun:
         self.workspace, self.timeout, self.deadline, self.sink = workspace, timeout, deadline, sink
         self.cwd = ""
         self.notes: list[str] = []
-        self.run_id = host.next_run_id()
+        self.run_id = host.reports.next_run_id()
         assert host.dir is not None
         self.script = host.dir / f"{self.run_id}.sh"
         self.out_path = host.dir / f"{self.run_id}.out"
@@ -138,7 +149,7 @@ class BashRun:
         finally:
             self.output.close()
             if self.shell is None or self.shell.window.run is not self.done:  # a detached run is listened for
-                self.host.forget_run(self.run_id)
+                self.host.reports.forget_run(self.run_id)
             with contextlib.suppress(OSError):
                 self.script.unlink()
 
@@ -159,7 +170,7 @@ class BashRun:
 
     async def start(self) -> None:
         self.script.write_text(self.command)
-        self.host.expect_run(self.run_id, self.done)
+        self.host.reports.expect_run(self.run_id, self.done)
         assert self.shell is not None
         try:
             await self.host.type_run(self.shell, self.run_id)
@@ -175,7 +186,7 @@ class BashRun:
             self.notes += self.state.notes
             self.state.notes = []
             self.done = asyncio.get_running_loop().create_future()
-            self.host.expect_run(self.run_id, self.done)
+            self.host.reports.expect_run(self.run_id, self.done)
             await self.host.type_run(self.shell, self.run_id)
 
     # -- 3. following the command --
@@ -215,7 +226,7 @@ class BashRun:
             if gone.done() or not pid_alive(self.host.server_pid):
                 raise Feedback(SERVER_STOPPED)
             if not pid_alive(self.shell.window.pid):
-                self.host.read_reports()  # its report may have been written just before it ended
+                self.host.reports.read()  # its report may have been written just before it ended
                 if self.done.done():
                     return
                 await self.shell_ended()
@@ -298,6 +309,7 @@ class BashRun:
         w.name, w.output, w.run, w.command = name, self.out_path, self.done, what
         state.windows[name] = w
         state.shell = None
+        self.host.watch_detached()
         with contextlib.suppress(ServerGone, TmuxError):
             await self.host.ctrl(f"rename-window -t {w.window_id} '{self.agent_id}/{name}'")
         return name

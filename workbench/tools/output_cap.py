@@ -12,10 +12,52 @@ A limit of 0 means no limit. The registry's `limit_output` and the bash tool bot
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import ctypes
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_PUNCH_HOLE = 0x01 | 0x02  # FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE
+_BLOCK = 1 << 16
+
+
+def release_head(fd: int, upto: int) -> int:
+    """Give the file's bytes before `upto` back to the filesystem (a hole: offsets and size stay,
+    those bytes read as zeros). Returns how far it released (0 where holes are not supported)."""
+    upto -= upto % _BLOCK
+    if upto <= 0:
+        return 0
+    if _LIBC.fallocate(fd, _PUNCH_HOLE, ctypes.c_int64(0), ctypes.c_int64(upto)) != 0:
+        return 0
+    return upto
+
+
+def release_all_but_tail(path: os.PathLike[str] | str, keep: int) -> None:
+    """Release all but the last `keep` bytes of a file another process may still be writing."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return
+    try:
+        release_head(fd, os.fstat(fd).st_size - keep)
+    finally:
+        os.close(fd)
+
+
+async def keep_tails(files: Callable[[], list[Path]], keep: int, every: float) -> None:
+    """Every `every` seconds, release all but the last `keep` bytes of each file `files()` names
+    that holds more than twice that on disk; end when it names none."""
+    while paths := files():
+        for path in paths:
+            with contextlib.suppress(OSError):
+                if path.stat().st_blocks * 512 > 2 * keep:
+                    await asyncio.to_thread(release_all_but_tail, path, keep)
+        await asyncio.sleep(every)
 
 
 def saved_output_path(folder: Path, call_id: str) -> Path:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import os
 import secrets
 import shlex
@@ -49,8 +48,10 @@ from workbench.tools.leftovers import (
     records_dir,
     write_record,
 )
+from workbench.tools.output_cap import keep_tails
 from workbench.tools.processes import cmdline, foreground_pgid, kill_session, pid_alive, start_time, zombie_status
-from workbench.tools.shell_env import BASH_RC, SHELL_ENV, TMUX_CONF, decode_cwd, shell_environment
+from workbench.tools.shell_env import BASH_RC, SHELL_ENV, TMUX_CONF, shell_environment
+from workbench.tools.shell_reports import ShellReports
 from workbench.tools.terminal_state import AgentState, Completion, Shell, Window, start_dir
 from workbench.tools.tmux_control import ControlClient, ServerGone, ServerStalled, TmuxError
 from workbench.tools.tmux_server import (
@@ -63,6 +64,8 @@ from workbench.tools.tmux_server import (
 )
 
 READY_TIMEOUT = 10.0  # seconds for a new shell to come up
+DETACHED_KEEP = 4 << 20  # bytes of a detached command's output kept on disk (capture and wait read 1 MB)
+TRIM_EVERY = 0.5  # seconds between two trims of detached commands' output files
 
 
 class TerminalHost:
@@ -98,12 +101,9 @@ class TerminalHost:
         self.dir: Path | None = None
         self.agents: dict[str, AgentState] = {}
         self._start_lock: asyncio.Lock | None = None
-        self._fifo_fds: tuple[int, int] | None = None
-        self._fifo_buf = b""
-        self._ready: dict[str, asyncio.Future[int]] = {}
-        self._runs: dict[str, asyncio.Future[Completion]] = {}
-        self._next_run = 0
+        self.reports = ShellReports()
         self._closed = False
+        self._trimmer: asyncio.Task[None] | None = None
 
     # -- lifecycle --
 
@@ -144,11 +144,7 @@ class TerminalHost:
         if self.dir is None:
             self.dir = Path(tempfile.mkdtemp(prefix=f"workbench-{self.socket_name[:40]}-"))
             fifo = self.dir / "done.fifo"
-            os.mkfifo(fifo, 0o600)
-            rfd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-            wfd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # keeps the reader from seeing EOF
-            self._fifo_fds = (rfd, wfd)
-            asyncio.get_running_loop().add_reader(rfd, self.read_reports)
+            self.reports.open(fifo)
             q = shlex.quote
             (self.dir / "tmux.conf").write_text(TMUX_CONF)
             (self.dir / "bashrc").write_text(BASH_RC % {"dir": q(str(self.dir)), "fifo": q(str(fifo))})
@@ -215,13 +211,7 @@ class TerminalHost:
             with contextlib.suppress(OSError):
                 Path(self.socket_path).unlink()
             self.socket_path = ""
-        waiting: list[asyncio.Future[Any]] = [*self._ready.values(), *self._runs.values()]
-        for fut in waiting:
-            if not fut.done():
-                fut.set_exception(ServerGone("the tmux server went away"))
-                fut.exception()  # seen: a detached run's future may have no one awaiting it
-        self._ready.clear()
-        self._runs.clear()
+        self.reports.fail_all("the tmux server went away")
         for state in self.agents.values():
             state.shell = None
             state.windows.clear()
@@ -246,6 +236,8 @@ class TerminalHost:
         if self._closed:
             return
         self._closed = True
+        if self._trimmer is not None:
+            self._trimmer.cancel()
         terminals = [w.pid for state in self.agents.values() for w in self._windows_of(state)]
         await self._forget_server()
         if self.record.dir:  # it was started: end what its shells started, wherever it went
@@ -255,13 +247,7 @@ class TerminalHost:
             if self.records_dir is not None:
                 with contextlib.suppress(OSError):
                     (self.records_dir / f"{self.socket_name}.json").unlink()
-        if self._fifo_fds is not None:
-            with contextlib.suppress(Exception):
-                asyncio.get_running_loop().remove_reader(self._fifo_fds[0])
-            for fd in self._fifo_fds:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-            self._fifo_fds = None
+        self.reports.close()
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
@@ -287,42 +273,15 @@ class TerminalHost:
     def _windows_of(state: AgentState) -> list[Window]:
         return [*state.windows.values(), *([state.shell.window] if state.shell is not None else [])]
 
-    # -- reports from the shells, on the FIFO --
+    # -- detached commands' output files --
 
-    def read_reports(self) -> None:
-        """`ready TOKEN PID` from a new shell, `done|exit TOKEN RUN STATUS PWD` at a command's end."""
-        assert self._fifo_fds is not None
-        try:
-            data = os.read(self._fifo_fds[0], 65536)
-        except BlockingIOError:
-            return
-        except OSError as err:
-            if err.errno == errno.EAGAIN:
-                return
-            raise
-        self._fifo_buf += data
-        *lines, self._fifo_buf = self._fifo_buf.split(b"\n")
-        for raw in lines:
-            parts = raw.decode(errors="replace").split(" ", 4)
-            if parts[0] == "ready" and len(parts) >= 3:
-                ready = self._ready.pop(parts[1], None)
-                if ready is not None and not ready.done():
-                    ready.set_result(int(parts[2]))
-            elif parts[0] in ("done", "exit") and len(parts) >= 4:
-                run = self._runs.pop(parts[2], None)
-                if run is not None and not run.done():
-                    pwd = decode_cwd(parts[4]) if len(parts) > 4 else ""
-                    run.set_result(Completion(int(parts[3]), pwd, parts[0] == "exit"))
+    def watch_detached(self) -> None:
+        """A command runs on detached: keep its output file's size on disk bounded."""
+        if self._trimmer is None or self._trimmer.done():
+            self._trimmer = asyncio.create_task(keep_tails(self._detached_outputs, DETACHED_KEEP, TRIM_EVERY))
 
-    def next_run_id(self) -> str:
-        self._next_run += 1
-        return f"r{self._next_run}"
-
-    def expect_run(self, run_id: str, done: asyncio.Future[Completion]) -> None:
-        self._runs[run_id] = done
-
-    def forget_run(self, run_id: str) -> None:
-        self._runs.pop(run_id, None)
+    def _detached_outputs(self) -> list[Path]:
+        return [w.output for s in self.agents.values() for w in s.windows.values() if w.output is not None]
 
     # -- tmux commands, each with a time bound --
 
@@ -409,8 +368,7 @@ class TerminalHost:
             return state.shell
         assert self.dir is not None
         token = secrets.token_hex(6)
-        ready: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        self._ready[token] = ready
+        ready = self.reports.expect_ready(token)
         rc = shlex.quote(str(self.dir / "bashrc"))
         command = f"exec bash --noprofile --rcfile {rc} -i"
         try:
@@ -424,7 +382,7 @@ class TerminalHost:
                     f"look at it with `{self.attach_command}`"
                 ) from err
         finally:
-            self._ready.pop(token, None)
+            self.reports.forget_ready(token)
         state.shell = Shell(window, token, argv=await asyncio.to_thread(cmdline, window.pid))
         return state.shell
 
