@@ -12,6 +12,7 @@ import inspect
 import json
 import logging
 import re
+import reprlib
 import time
 import traceback
 import types
@@ -174,6 +175,26 @@ _PY_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+ECHO_CHARS = 200  # a value the model sent is quoted back in an error at most this long
+PROBLEMS_SHOWN = 10  # argument problems listed in one error; the rest are counted
+
+
+def shorten(value: str, limit: int = ECHO_CHARS) -> str:
+    """`value` quoted for an error message, cut with a note when it is longer than `limit` characters."""
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}… (shortened: {len(value):,} characters)"
+
+
+_PREVIEW = reprlib.Repr()
+_PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother, _PREVIEW.maxlist, _PREVIEW.maxdict = 3, 60, 60, 6, 6
+
+
+def preview(value: Any) -> str:
+    """A short, bounded rendering of any argument value (deep nesting and huge values included)."""
+    return shorten(value, 60) if isinstance(value, str) else _PREVIEW.repr(value)
+
+
 def _check(value: Any, spec: dict[str, Any], where: str) -> tuple[Any, list[str]]:
     kind = spec.get("type", "string")
     if kind == "integer" and isinstance(value, float) and value.is_integer():
@@ -181,9 +202,9 @@ def _check(value: Any, spec: dict[str, Any], where: str) -> tuple[Any, list[str]
     if isinstance(value, bool) and kind in ("integer", "number"):
         return value, [f"{where} must be {kind}, got boolean"]
     if not isinstance(value, _PY_TYPES[kind]):
-        return value, [f"{where} must be {kind}, got {type(value).__name__} {json.dumps(value)[:60]}"]
+        return value, [f"{where} must be {kind}, got {type(value).__name__} {preview(value)}"]
     if "enum" in spec and value not in spec["enum"]:
-        return value, [f"{where} must be one of {', '.join(map(str, spec['enum']))}, got {value!r}"]
+        return value, [f"{where} must be one of {', '.join(map(str, spec['enum']))}, got {preview(value)}"]
     if kind == "array":
         checked: list[Any] = []
         problems: list[str] = []
@@ -199,7 +220,7 @@ def validate(args: dict[str, Any], schema: dict[str, Any]) -> tuple[dict[str, An
     """Check arguments against a tool's schema; return them (ints coerced) and the problems."""
     props = schema["properties"]
     problems = [f"missing required argument {name!r}" for name in schema["required"] if name not in args]
-    problems += [f"unknown argument {name!r}" for name in args if name not in props]
+    problems += [f"unknown argument {shorten(name, 80)}" for name in args if name not in props]
     clean = {}
     for name, value in args.items():
         if name in props:
@@ -246,9 +267,16 @@ class Toolbox:
 
     async def invoke(self, call: pb.ToolCall, ctx: ToolContext) -> pb.ToolResult:
         """Run one call; every outcome, bad arguments included, is a ToolResult."""
+        result = await self._invoke(call, ctx)
+        limit_error(result, ctx.settings.output_limit)
+        return result
+
+    async def _invoke(self, call: pb.ToolCall, ctx: ToolContext) -> pb.ToolResult:
         found = self.tools.get(call.name)
         if found is None:
-            return _error(call, f"unknown tool {call.name!r}; available tools: {', '.join(self.tools) or '(none)'}")
+            return _error(
+                call, f"unknown tool {shorten(call.name, 80)}; available tools: {', '.join(self.tools) or '(none)'}"
+            )
         try:
             args = json.loads(call.arguments) if call.arguments.strip() else {}
         except json.JSONDecodeError as err:
@@ -257,14 +285,19 @@ class Toolbox:
                 f"arguments are not valid JSON ({err}); send one JSON object matching the schema "
                 f"{self.schema_text(call.name)}",
             )
+        except RecursionError:  # arrays or objects nested past what the decoder can follow
+            return _error(
+                call,
+                "argument nesting too deep: the arguments hold arrays or objects nested inside each other "
+                f"beyond what can be read; send one flat JSON object matching the schema {self.schema_text(call.name)}",
+            )
         if not isinstance(args, dict):
             return _error(call, f"arguments must be a JSON object matching the schema {self.schema_text(call.name)}")
         args, problems = validate(args, found.schema)
         if problems:
-            return _error(
-                call,
-                f"invalid arguments: {'; '.join(problems)}. Expected the schema {self.schema_text(call.name)}",
-            )
+            more = len(problems) - PROBLEMS_SHOWN
+            listed = "; ".join(problems[:PROBLEMS_SHOWN]) + (f"; and {more:,} more problems" if more > 0 else "")
+            return _error(call, f"invalid arguments: {listed}. Expected the schema {self.schema_text(call.name)}")
         call_ctx = ctx.for_call(call.id)
         started = time.monotonic()
         outcome: str | pb.ToolResult | BaseException
@@ -277,6 +310,17 @@ class Toolbox:
         result = to_result(call, outcome, streamed="".join(call_ctx.streamed), duration=time.monotonic() - started)
         limit_output(result, ctx.settings.output_limit, ctx.outputs_dir, ctx.settings.saved_output_cap)
         return result
+
+
+def limit_error(result: pb.ToolResult, limit: int) -> None:
+    """Hold the error text to the output limit too: cut its middle with a note (it often quotes the model)."""
+    text = result.error
+    if not limit or len(text) <= limit:
+        return
+    half = max(limit // 2 - 100, 50)
+    note = f"\n[... {len(text) - 2 * half:,} characters of this error cut from the middle ...]\n"
+    result.error = text[:half] + note + text[-half:]
+    result.metadata["original_error_chars"] = len(text)
 
 
 def limit_output(result: pb.ToolResult, limit: int, folder: Path, saved_cap: int = 0) -> None:
@@ -292,4 +336,16 @@ def limit_output(result: pb.ToolResult, limit: int, folder: Path, saved_cap: int
     result.metadata.update(meta)
 
 
-__all__ = ["REGISTRY", "Tool", "ToolContext", "Toolbox", "builtin_tools", "limit_output", "tool", "validate"]
+__all__ = [
+    "REGISTRY",
+    "Tool",
+    "ToolContext",
+    "Toolbox",
+    "builtin_tools",
+    "limit_error",
+    "limit_output",
+    "preview",
+    "shorten",
+    "tool",
+    "validate",
+]

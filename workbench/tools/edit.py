@@ -15,11 +15,13 @@ from pathlib import Path
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools import ToolContext, tool
+from workbench.tools.bounded import may_take_long, path_lock, run_bounded
 from workbench.tools.files import (
     check_fresh,
     check_readable,
     check_writable,
     decode_text,
+    diff_metadata,
     encode_text,
     numbered,
     read_whole,
@@ -27,7 +29,7 @@ from workbench.tools.files import (
     unified_diff,
     write_checked,
 )
-from workbench.tools.paths import resolve, shown
+from workbench.tools.paths import resolve_and, shown
 
 
 def _squash(line: str) -> str:
@@ -85,6 +87,7 @@ _LINE_PREFIX = re.compile(r"^\s*\d+\t")
 
 
 def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feedback:
+    may_take_long()  # the closest region: difflib over windows of the whole file
     name = shown(ctx, target)
     reread = (
         f"Re-read the file with read_file(path={name!r}) and copy old_text exactly from it "
@@ -179,7 +182,14 @@ async def edit_file(
         new_text: the replacement text
         replace_all: replace every occurrence instead of exactly one
     """
-    target = resolve(ctx, path)
+    return await run_bounded(
+        lambda: resolve_and(ctx, path, lambda target: _edit(ctx, target, path, old_text, new_text, replace_all))
+    )
+
+
+def _edit(ctx: ToolContext, target: Path, path: str, old_text: str, new_text: str, replace_all: bool) -> pb.ToolResult:
+    check_readable(ctx, target, path)  # a missing path first, with its did-you-mean
+    check_writable(ctx, target, path)
     name = shown(ctx, target)
     if not old_text:
         raise Feedback(
@@ -188,36 +198,35 @@ async def edit_file(
         )
     if old_text == new_text:
         raise Feedback("old_text and new_text are the same, so there is nothing to change")
-    check_readable(ctx, target, path)
-    check_writable(ctx, target, path)
-    data = read_whole(ctx, target, path)
-    text = decode_text(ctx, target, data)
-    check_fresh(ctx, target, data)
-    spans, note = _occurrences(text, old_text, new_text)
-    if not spans:
-        raise _not_found(ctx, target, text, old_text)
-    count = len(spans)
-    at_lines = [_line_of(text, start) for start, _, _ in spans]
-    if count > 1 and not replace_all:
-        raise Feedback(
-            f"old_text occurs {count} times in {name}, at lines {', '.join(map(str, at_lines))}; "
-            "include more surrounding lines in old_text so it matches exactly once, or set "
-            f"replace_all=true to replace all {count}"
-        )
     encode_text(new_text, "new_text")
-    pieces, done = [], 0
-    for start, end, replacement in spans if replace_all else spans[:1]:
-        pieces += [text[done:start], replacement]
-        done = end
-    new = "".join([*pieces, text[done:]])
-    encoded = new.encode("utf-8")
-    write_checked(ctx, target, path, encoded)
-    remember(ctx, target, encoded)
+    with path_lock(str(target)):
+        data = read_whole(ctx, target, path, read=False)
+        text = decode_text(ctx, target, data)
+        check_fresh(ctx, target, data)
+        spans, note = _occurrences(text, old_text, new_text)
+        if not spans:
+            raise _not_found(ctx, target, text, old_text)
+        count = len(spans)
+        at_lines = [_line_of(text, start) for start, _, _ in spans]
+        if count > 1 and not replace_all:
+            raise Feedback(
+                f"old_text occurs {count} times in {name}, at lines {', '.join(map(str, at_lines))}; "
+                "include more surrounding lines in old_text so it matches exactly once, or set "
+                f"replace_all=true to replace all {count}"
+            )
+        pieces, done = [], 0
+        for start, end, replacement in spans if replace_all else spans[:1]:
+            pieces += [text[done:start], replacement]
+            done = end
+        new = "".join([*pieces, text[done:]])
+        encoded = new.encode("utf-8")
+        write_checked(ctx, target, path, encoded)
+        remember(ctx, target, encoded)
     diff = unified_diff(text, new, name)
     where = f"line {at_lines[0]}" if len(at_lines) == 1 else f"lines {', '.join(map(str, at_lines))}"
     occurrences = "1 occurrence" if len(at_lines) == 1 else f"{len(at_lines)} occurrences"
     result = pb.ToolResult(output=f"edited {name}: replaced {occurrences} at {where}{note}\n{diff}")
-    result.metadata.update({"path": name, "diff": diff})
+    result.metadata.update({"path": name, **diff_metadata(diff)})
     return result
 
 

@@ -15,30 +15,31 @@ from __future__ import annotations
 import difflib
 import hashlib
 import os
-import stat
-import tempfile
 from pathlib import Path
 
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools import ToolContext, tool
+from workbench.tools.bounded import LONG_BYTES, may_take_long, path_lock, run_bounded
+from workbench.tools.confined import existing_mode, open_folder, read_checked, write_in_folder
 from workbench.tools.paths import (
+    allows,
     explain,
     first_file_component,
     inside,
     missing_message,
     mode_text,
-    resolve,
+    resolve_and,
     shown,
     workspace_root,
 )
-from workbench.tools.walk import read_regular
 
 PAGE_LINES = 2000  # default read_file page
 FILE_MAX_BYTES = 64 * 1024 * 1024  # larger files are not read whole (read_file, edit_file, grep)
 PAGE_BYTES = 256 * 1024  # a page never holds more (and never more than the output limit)
 LINE_CHARS = 2000  # longer lines are cut in read_file
 BINARY_SNIFF = 8192  # bytes looked at for NUL to call a file binary
+DIFF_METADATA_CHARS = 64 * 1024  # the diff in a result's metadata (for the TUI) is cut here
 STATE_KEY = "files.seen"  # ctx.state: resolved path -> digest of the content the agent last saw
 
 
@@ -113,11 +114,14 @@ def decode_text(ctx: ToolContext, target: Path, data: bytes) -> str:
         ) from err
 
 
-def read_whole(ctx: ToolContext, target: Path, given: str, doing: str = "reading") -> bytes:
+def read_whole(ctx: ToolContext, target: Path, given: str, doing: str = "reading", *, read: bool = True) -> bytes:
     """The whole file, or Feedback: the tools hold a file in memory, so a huge one is refused
-    (a multi-GB log would exhaust memory and end the session) with a pointer to bash."""
+    (a multi-GB log would exhaust memory and end the session) with a pointer to bash.
+
+    The file read is the one opened, checked to lie where reading is allowed (`read`) or, for a
+    file about to be changed, in the workspace; a swap on the way raises confined.PathChanged."""
     try:
-        data = read_regular(target, FILE_MAX_BYTES + 1)
+        data = read_checked(target, allows(ctx, read=read), FILE_MAX_BYTES + 1)
     except OSError as err:
         raise explain(ctx, err, target, given, doing) from err
     if len(data) > FILE_MAX_BYTES:
@@ -155,10 +159,15 @@ async def read_file(path: str, ctx: ToolContext, offset: int = 1, limit: int = P
         offset: first line to read, 1-based; a negative number counts from the end (-20: the last 20 lines)
         limit: largest number of lines to read
     """
+    return await run_bounded(
+        lambda: resolve_and(ctx, path, lambda target: _read_page(ctx, target, path, offset, limit), read=True)
+    )
+
+
+def _read_page(ctx: ToolContext, target: Path, path: str, offset: int, limit: int) -> str:
+    data = read_whole(ctx, target, path)
     if limit < 1:
         raise Feedback(f"limit must be at least 1 (a number of lines), got {limit}")
-    target = resolve(ctx, path, read=True)
-    data = read_whole(ctx, target, path)
     text = decode_text(ctx, target, data)
     remember(ctx, target, data)
     name = shown(ctx, target)
@@ -194,31 +203,16 @@ async def read_file(path: str, ctx: ToolContext, offset: int = 1, limit: int = P
 # --- writing --------------------------------------------------------------------------------
 
 
-def atomic_write(target: Path, content: str | bytes) -> None:
-    """Write via a temporary file in the same folder, then rename: never a half-written file.
-
-    An existing file keeps its permission bits; a new one gets the usual umask-based mode.
-    """
-    target.parent.mkdir(parents=True, exist_ok=True)
+def atomic_write(ctx: ToolContext, target: Path, data: bytes) -> None:
+    """Write `target` (resolved, in the workspace) via a temporary file in its folder and a
+    rename: never a half-written file. Missing folders are created; every step is taken
+    relative to the checked folder (see `confined`). An existing file keeps its permission
+    bits; a new one gets the usual umask-based mode."""
+    folder = open_folder(workspace_root(ctx), target.parent, create=True)
     try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    # the temporary name stays short: a 250-byte file name plus a prefix and suffix would not fit
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:64]}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        write_in_folder(folder, target.name, data, existing_mode(folder, target.name))
+    finally:
+        os.close(folder)
 
 
 def check_readable(ctx: ToolContext, target: Path, given: str) -> None:
@@ -244,9 +238,9 @@ def check_writable(ctx: ToolContext, target: Path, given: str) -> None:
         )
 
 
-def write_checked(ctx: ToolContext, target: Path, given: str, content: str | bytes) -> None:
+def write_checked(ctx: ToolContext, target: Path, given: str, data: bytes) -> None:
     try:
-        atomic_write(target, content)
+        atomic_write(ctx, target, data)
     except OSError as err:
         raise explain(ctx, err, target, given, "writing") from err
 
@@ -255,6 +249,15 @@ def unified_diff(before: str, after: str, name: str) -> str:
     return "".join(
         difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{name}", f"b/{name}", n=3)
     ).replace("\\ No newline", "\n\\ No newline")
+
+
+def diff_metadata(diff: str) -> dict[str, object]:
+    """The change as the TUI shows it: the unified diff, cut at DIFF_METADATA_CHARS with a note."""
+    if len(diff) <= DIFF_METADATA_CHARS:
+        return {"diff": diff}
+    cut = diff.rfind("\n", 0, DIFF_METADATA_CHARS) + 1 or DIFF_METADATA_CHARS
+    note = f"[... diff cut: {len(diff) - cut:,} more characters of {len(diff):,} not shown]\n"
+    return {"diff": diff[:cut] + note, "diff_cut": True, "diff_chars": len(diff)}
 
 
 def encode_text(text: str, what: str) -> bytes:
@@ -281,29 +284,47 @@ async def write_file(path: str, content: str, ctx: ToolContext) -> pb.ToolResult
         path: file path relative to the workspace root
         content: the complete new content of the file
     """
-    target = resolve(ctx, path)
+    data = encode_text(content, "content")
+    return await run_bounded(lambda: resolve_and(ctx, path, lambda target: _write_whole(ctx, target, path, data)))
+
+
+def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.ToolResult:
+    if len(data) > LONG_BYTES:
+        may_take_long()
     check_writable(ctx, target, path)
     name = shown(ctx, target)
     before: str | None = None
-    size = target.stat().st_size if target.is_file() else 0
-    if size > FILE_MAX_BYTES:  # too large to hold for a diff; it cannot have been read either
-        what = f"replaced {size:,} bytes"
-    elif target.exists():
-        old = read_whole(ctx, target, path, "reading")
-        check_fresh(ctx, target, old)
+    created = False
+    with path_lock(str(target)):
         try:
-            before = old.decode("utf-8")
-        except UnicodeDecodeError:
-            before = None
-        what = f"replaced {len(old):,} bytes"
-    else:
-        created = [p for p in target.parents if not p.exists() and inside(p, workspace_root(ctx))]
-        what = "new file" + (f", created folder {shown(ctx, created[0])}" if created else "")
-    data = encode_text(content, "content")
-    write_checked(ctx, target, path, data)
-    remember(ctx, target, data)
-    result = pb.ToolResult(output=f"wrote {len(data):,} bytes, {_line_count(content):,} lines to {name} ({what})")
-    result.metadata.update({"path": name, "diff": unified_diff(before or "", content, name)})
+            size = target.stat().st_size
+        except FileNotFoundError:
+            size = -1
+        except OSError as err:
+            raise explain(ctx, err, target, path, "writing") from err
+        if size > FILE_MAX_BYTES:  # too large to hold for a diff; it cannot have been read either
+            what = f"replaced {size:,} bytes"
+        elif size >= 0:
+            old = read_whole(ctx, target, path, "reading", read=False)
+            check_fresh(ctx, target, old)
+            try:
+                before = old.decode("utf-8")
+            except UnicodeDecodeError:
+                before = None
+            what = f"replaced {len(old):,} bytes"
+        else:
+            created = True
+            new_folders = [p for p in target.parents if not p.exists() and inside(p, workspace_root(ctx))]
+            what = "new file" + (f", created folder {shown(ctx, new_folders[0])}" if new_folders else "")
+        write_checked(ctx, target, path, data)
+        remember(ctx, target, data)
+    text = data.decode("utf-8")
+    result = pb.ToolResult(output=f"wrote {len(data):,} bytes, {_line_count(text):,} lines to {name} ({what})")
+    result.metadata.update({"path": name})
+    if created:
+        result.metadata.update({"created": True, **diff_metadata(unified_diff("", text, name))})
+    elif before is not None:
+        result.metadata.update(diff_metadata(unified_diff(before, text, name)))
     return result
 
 
@@ -323,6 +344,7 @@ __all__ = [
     "check_readable",
     "check_writable",
     "decode_text",
+    "diff_metadata",
     "encode_text",
     "human_size",
     "numbered",

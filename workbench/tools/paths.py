@@ -11,14 +11,21 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from workbench.feedback import Feedback
-from workbench.tools import ToolContext
+from workbench.tools import ToolContext, shorten
+from workbench.tools.bounded import LONG_PATH_PARTS, may_take_long
+from workbench.tools.confined import PathChanged
 from workbench.tools.skills import readable_skill_folders
 from workbench.tools.walk import NotRegularFile, WalkStats, ignore_for, walk
 
 SUGGEST_SCAN = 20_000  # entries walked to find "did you mean" candidates
 NAME_MAX = 255  # bytes in one file name, on Linux and macOS file systems
+PATH_MAX = 4096  # bytes in a whole path, on Linux
+CHANGED_RETRIES = 3  # a path that changes under us this many times in a row is given up on
+
+T = TypeVar("T")
 
 
 # --- paths and confinement ------------------------------------------------------------------
@@ -64,6 +71,13 @@ def allowed(ctx: ToolContext) -> Callable[[Path], bool]:
     return lambda p: any(inside(p, r) for r in roots)
 
 
+def allows(ctx: ToolContext, *, read: bool) -> Callable[[Path], bool]:
+    """Whether a real path may be used: in the workspace, or with `read` also in a read root
+    (looked up only for a path outside the workspace: listing the skills reads every SKILL.md)."""
+    root = workspace_root(ctx)
+    return lambda p: inside(p, root) or (read and any(inside(p, r) for r in read_roots(ctx)))
+
+
 def _symlink_on_the_way(start: Path, raw: Path) -> Path | None:
     """The first symlink met when walking `raw` (relative to `start`) component by component."""
     current = Path(raw.anchor) if raw.is_absolute() else start
@@ -74,6 +88,29 @@ def _symlink_on_the_way(start: Path, raw: Path) -> Path | None:
     return None
 
 
+def _link_text(link: Path) -> str:
+    try:
+        return os.readlink(link)
+    except OSError:  # it changed again since it was seen
+        return "?"
+
+
+def resolve_and(ctx: ToolContext, path: str, use: Callable[[Path], T], *, read: bool = False) -> T:
+    """Resolve `path` (see `resolve`) and `use` the target; when the path changed between the two
+    (confined.PathChanged: a folder swapped for a symlink), resolve it again, which refuses it if
+    it now leads outside. A path that keeps changing is given up on with Feedback."""
+    for _ in range(CHANGED_RETRIES):
+        target = resolve(ctx, path, read=read)
+        try:
+            return use(target)
+        except PathChanged:
+            continue
+    raise Feedback(
+        f"{shorten(path)} kept changing while it was being opened (a folder on the way was replaced, "
+        "for example by a symlink); nothing was read or written. Check the path and try again"
+    )
+
+
 def resolve(ctx: ToolContext, path: str, *, read: bool = False) -> Path:
     """Resolve a path the model gave (symlinks followed), or refuse it with Feedback.
 
@@ -82,13 +119,21 @@ def resolve(ctx: ToolContext, path: str, *, read: bool = False) -> Path:
     """
     root = workspace_root(ctx)
     text = path.strip()
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > PATH_MAX:
+        raise Feedback(
+            f"the path is {size:,} bytes long ({shorten(text, 80)}); a path has at most {PATH_MAX:,} bytes. "
+            "Check the path; relative paths start in the workspace"
+        )
     if "\x00" in text:
-        raise Feedback(f"the path {path!r} contains a NUL character, which no file name can hold; check the path")
+        raise Feedback(
+            f"the path {shorten(path)} contains a NUL character, which no file name can hold; check the path"
+        )
     try:
         parts = [os.fsencode(part) for part in Path(text).parts]
     except UnicodeEncodeError as err:
         raise Feedback(
-            f"the path {path!r} holds a character that is not valid Unicode text ({text[err.start]!r}, "
+            f"the path {shorten(path)} holds a character that is not valid Unicode text ({text[err.start]!r}, "
             "a lone surrogate), which no file name can hold; check the path"
         ) from err
     too_long = next((part for part in parts if len(part) > NAME_MAX), None)
@@ -97,6 +142,8 @@ def resolve(ctx: ToolContext, path: str, *, read: bool = False) -> Path:
             f"a name in the path is {len(too_long):,} bytes long ({os.fsdecode(too_long)[:40]!r}…); file names "
             f"have at most {NAME_MAX} bytes. Use a shorter name"
         )
+    if len(parts) > LONG_PATH_PARTS:  # resolving takes time that grows with the square of the depth
+        may_take_long()
     raw = Path(os.path.expanduser(text)) if text else Path(".")
     target = Path(os.path.realpath(os.path.join(root, raw)))
     if inside(target, root):
@@ -107,11 +154,11 @@ def resolve(ctx: ToolContext, path: str, *, read: bool = False) -> Path:
     link = _symlink_on_the_way(root, raw)
     if link is not None:
         why = (
-            f"{path!r} goes through the symlink {shown(ctx, link)} -> {os.readlink(link)}, "
+            f"{shorten(path)} goes through the symlink {shown(ctx, link)} -> {_link_text(link)}, "
             f"which leads to {target}, outside the workspace {root}"
         )
     else:
-        why = f"{path!r} resolves to {target}, outside the workspace {root}"
+        why = f"{shorten(path)} resolves to {target}, outside the workspace {root}"
     if read:
         also = f"saved tool outputs ({ctx.outputs_dir}), skill folders"
         if ctx.settings.read_roots:
@@ -202,6 +249,7 @@ def missing_message(ctx: ToolContext, target: Path, given: str) -> str:
 
 def suggest(ctx: ToolContext, target: Path, limit: int = 5) -> list[str]:
     """Paths of the real tree close to a missing one: same name elsewhere, then similar paths."""
+    may_take_long()  # a walk of up to SUGGEST_SCAN entries
     root = workspace_root(ctx)
     base = root if inside(target, root) else next((r for r in read_roots(ctx) if inside(target, r)), None)
     if base is None:
@@ -231,6 +279,7 @@ def suggest(ctx: ToolContext, target: Path, limit: int = 5) -> list[str]:
 
 __all__ = [
     "allowed",
+    "allows",
     "explain",
     "first_file_component",
     "inside",
@@ -238,6 +287,7 @@ __all__ = [
     "mode_text",
     "read_roots",
     "resolve",
+    "resolve_and",
     "shown",
     "suggest",
     "workspace_root",

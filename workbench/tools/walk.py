@@ -50,13 +50,26 @@ def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> byte
     device or a socket raises NotRegularFile (an OSError) at once instead of hanging the caller
     or reading without end. A directory raises IsADirectoryError, as `open` would.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    return read_opened(os.open(path, READ_FLAGS), path, limit)
+
+
+READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC  # how the file tools open a file to read
+
+
+def check_regular(fd: int, path: str | os.PathLike[str]) -> os.stat_result:
+    """The status of an open file, or NotRegularFile / IsADirectoryError when it is not a regular file."""
+    st = os.fstat(fd)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegularFile(path, _kind(st.st_mode))
+    return st
+
+
+def read_opened(fd: int, path: str | os.PathLike[str], limit: int | None = None) -> bytes:
+    """Read a file opened with READ_FLAGS (see `read_regular`); the descriptor is closed."""
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-        if not stat.S_ISREG(mode):
-            raise NotRegularFile(path, _kind(mode))
+        check_regular(fd, path)
         os.set_blocking(fd, True)
         fh = os.fdopen(fd, "rb")
     except BaseException:
@@ -374,4 +387,16 @@ class Search:
         return self.matcher.match(sub) is not None
 
 
-__all__ = ["Ignore", "NotRegularFile", "Search", "WalkStats", "glob_regex", "ignore_for", "read_regular", "walk"]
+__all__ = [
+    "READ_FLAGS",
+    "Ignore",
+    "NotRegularFile",
+    "Search",
+    "WalkStats",
+    "check_regular",
+    "glob_regex",
+    "ignore_for",
+    "read_opened",
+    "read_regular",
+    "walk",
+]
