@@ -84,6 +84,32 @@ def closest_region(text: str, needle: str) -> Region | None:
 
 
 _LINE_PREFIX = re.compile(r"^\s*\d+\t")
+REGION_FLOOR = 0.6  # a closest region less similar than this is not shown: it would mislead
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _indentation_difference(found: list[str], old_lines: list[str]) -> str:
+    """Tabs against spaces, said only when that is how the lines both hold differ: each line
+    of old_text whose text is in the region is paired with that line, and their indents compared."""
+    unused = list(found)
+    differ: list[tuple[str, str]] = []
+    for line in old_lines:
+        match = next((f for f in unused if line.strip() and f.strip() == line.strip()), None)
+        if match is None:
+            continue
+        unused.remove(match)
+        if _indent(match) != _indent(line):
+            differ.append((_indent(match), _indent(line)))
+    if not differ:
+        return ""
+    if all("\t" in file and "\t" not in old and " " in old for file, old in differ):
+        return "the file indents with tabs where old_text uses spaces"
+    if all("\t" in old and "\t" not in file and " " in file for file, old in differ):
+        return "the file indents with spaces where old_text uses tabs"
+    return f"the indentation differs on {len(differ)} of the lines old_text shares with the file"
 
 
 def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feedback:
@@ -100,22 +126,19 @@ def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feed
             f"(like {old_lines[0][:12]!r}); those are not part of the file. {reread}"
         )
     region = closest_region(text, old_text)
-    if region is None or region.similarity < 0.3:
+    if region is None or region.similarity < REGION_FLOOR:
         return Feedback(
             f"old_text not found in {name}, and no part of the file resembles it; check that this "
-            f"is the file you mean. {reread}"
+            f"is the file you mean and that old_text is text from it, not a summary or a placeholder. {reread}"
         )
     lines = text.splitlines()
     found = lines[region.first - 1 : region.last]
     differences = []
     if [_squash(x) for x in found] == [_squash(x) for x in old_lines]:
         differences.append("it differs from old_text only in whitespace")
-    file_tabs = any(x.startswith("\t") for x in found)
-    want_tabs = any(x.startswith("\t") for x in old_lines)
-    if file_tabs and not want_tabs:
-        differences.append("the file indents with tabs where old_text uses spaces")
-    elif want_tabs and not file_tabs and any(x.startswith(" ") for x in found):
-        differences.append("the file indents with spaces where old_text uses tabs")
+    indentation = _indentation_difference(found, old_lines)
+    if indentation:
+        differences.append(indentation)
     present = {_squash(x) for x in found}
     missing = [x.strip() for x in old_lines if _squash(x) and _squash(x) not in present]
     if missing:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import regex
 
 from workbench.feedback import Feedback
-from workbench.tools import ToolContext, tool
+from workbench.tools import ToolContext, shorten, tool
+from workbench.tools.bounded import run_bounded
+from workbench.tools.confined import PathChanged, read_checked
 from workbench.tools.files import BINARY_SNIFF, FILE_MAX_BYTES, human_size
 from workbench.tools.listing import count_of, fit, in_thread, place, search_plan, skipped_note
-from workbench.tools.paths import allowed, explain, resolve, shown
+from workbench.tools.paths import allowed, allows, explain, missing_message, resolve, shown
 from workbench.tools.walk import WalkStats, read_regular, walk
 
 GREP_CAP = 200  # matching lines shown
@@ -33,14 +36,37 @@ class _SlowPattern(Exception):
         self.path = path
 
 
-def _grep_file(path: str, matcher: Any) -> list[tuple[int, str]] | None:
+def _existing(ctx: ToolContext, path: str) -> Path:
+    target = resolve(ctx, path, read=True)
+    if not target.exists():
+        raise Feedback(missing_message(ctx, target, path))
+    return target
+
+
+def _compile(pattern: str) -> Any:
+    """The pattern compiled by `regex`, checked first by Python's `re` for its familiar error messages."""
+    try:
+        re.compile(pattern, re.MULTILINE)
+        return regex.compile(pattern, regex.MULTILINE | regex.VERSION0)
+    except (re.error, regex.error) as err:
+        at = f" at position {err.pos}" if err.pos is not None else ""
+        raise Feedback(
+            f"invalid regular expression {shorten(pattern)}: {err.msg}{at}. grep takes a Python regex; "
+            r"to match ( ) [ ] { } . * + ? | \ literally, put a backslash before them (e.g. 'foo\(')"
+        ) from err
+
+
+def _grep_file(
+    path: str, matcher: Any, is_allowed: Callable[[Path], bool] | None = None
+) -> list[tuple[int, str]] | None:
     """Matching lines of one file as (line number, line); None for a binary file.
 
     `matcher` is compiled by the `regex` engine: each search releases the GIL and stops after
     GREP_MATCH_SECONDS, so a pattern that backtracks catastrophically ((a+)+$ on a long line)
     neither freezes the whole process nor runs on forever; it raises _SlowPattern.
     """
-    data = read_regular(path, FILE_MAX_BYTES + 1)
+    limit = FILE_MAX_BYTES + 1
+    data = read_regular(path, limit) if is_allowed is None else read_checked(Path(path), is_allowed, limit)
     if len(data) > FILE_MAX_BYTES:
         raise _TooLarge(path)
     if b"\x00" in data[:BINARY_SNIFF]:
@@ -81,21 +107,19 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
         path: file or folder to search, relative to the workspace root
         glob: only search files whose name matches this glob, e.g. "*.py" or "src/**/*.go"
     """
-    try:
-        re.compile(pattern, re.MULTILINE)  # Python's own syntax and error messages; `regex` then runs it
-        matcher = regex.compile(pattern, regex.MULTILINE | regex.VERSION0)
-    except (re.error, regex.error) as err:
-        at = f" at position {err.pos}" if err.pos is not None else ""
-        raise Feedback(
-            f"invalid regular expression {pattern!r}: {err.msg}{at}. grep takes a Python regex; "
-            r"to match ( ) [ ] { } . * + ? | \ literally, put a backslash before them (e.g. 'foo\(')"
-        ) from err
-    target = resolve(ctx, path or ".", read=True)
+    target = await run_bounded(lambda: _existing(ctx, path or "."))  # a missing path first
+    matcher = await in_thread(lambda stop: _compile(pattern))  # a huge pattern compiles slowly
     try:
         if target.is_file():
             name = shown(ctx, target)
+            is_allowed = allows(ctx, read=True)
             try:
-                lines = await in_thread(lambda stop: _grep_file(str(target), matcher))
+                lines = await in_thread(lambda stop: _grep_file(str(target), matcher, is_allowed))
+            except PathChanged as err:
+                raise Feedback(
+                    f"{name} changed while it was being opened (a folder on the way was replaced); "
+                    "nothing was read. Check the path and try again"
+                ) from err
             except _TooLarge as err:
                 raise Feedback(
                     f"{name} is too large (over {human_size(FILE_MAX_BYTES)}) for grep, which holds a file in "
@@ -106,7 +130,7 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
             if lines is None:
                 raise Feedback(f"{name} is a binary file; grep searches text files only")
             return _grep_report(ctx, {name: lines}, 1, WalkStats(), pattern, name)
-        search, start = search_plan(ctx, path, glob)
+        search, start = await run_bounded(lambda: search_plan(ctx, path, glob))
 
         def run(stop: threading.Event) -> tuple[dict[str, list[tuple[int, str]]], int, WalkStats]:
             stats = WalkStats()
@@ -133,7 +157,7 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
         results, searched, stats = await in_thread(run)
     except _SlowPattern as err:
         raise Feedback(
-            f"grep stopped: one search of {pattern!r} in {shown(ctx, Path(err.path))} took longer than "
+            f"grep stopped: one search of {shorten(pattern)} in {shown(ctx, Path(err.path))} took longer than "
             f"{GREP_MATCH_SECONDS:g} s. The pattern backtracks catastrophically (nested repetition such as "
             "(a+)+ or (x|xy)*, or many .* in a row); write it without repetition inside repetition, or "
             "narrow path or glob"
@@ -152,8 +176,8 @@ def _grep_report(
 ) -> str:
     total = sum(len(v) for v in results.values())
     if total == 0:
-        within = f" (files matching {glob!r})" if glob else ""
-        message = f"no matches for {pattern!r} in {place(where)}{within}; {count_of(searched, 'file')} searched"
+        within = f" (files matching {shorten(glob)})" if glob else ""
+        message = f"no matches for {shorten(pattern)} in {place(where)}{within}; {count_of(searched, 'file')} searched"
         if re.search(r"[A-Za-z]", pattern) and not pattern.startswith("(?i)"):
             message += "; the search is case-sensitive (start the pattern with (?i) to ignore case)"
         skipped = skipped_note(stats)

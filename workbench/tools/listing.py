@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from workbench.feedback import Feedback
-from workbench.tools import ToolContext, tool
+from workbench.tools import ToolContext, shorten, tool
+from workbench.tools.bounded import run_bounded
 from workbench.tools.files import FILE_MAX_BYTES, human_size
 from workbench.tools.paths import allowed, explain, inside, missing_message, read_roots, resolve, shown, workspace_root
 from workbench.tools.walk import Ignore, Search, WalkStats, glob_regex, ignore_for, walk
@@ -60,7 +61,7 @@ def search_plan(ctx: ToolContext, path: str, pattern: str | None) -> tuple[Searc
         try:
             search.matcher = glob_regex(pattern)
         except re.error as err:
-            raise Feedback(f"invalid glob {pattern!r}: {err}") from err
+            raise Feedback(f"invalid glob {shorten(pattern)}: {err}") from err
     return search, start
 
 
@@ -124,7 +125,7 @@ async def ls(ctx: ToolContext, path: str = ".") -> str:
     Args:
         path: folder relative to the workspace root
     """
-    return _list_folder(ctx, resolve(ctx, path, read=True), path)
+    return await in_thread(lambda stop: _list_folder(ctx, resolve(ctx, path, read=True), path))
 
 
 def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
@@ -201,7 +202,7 @@ async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str:
         pattern: glob pattern, e.g. "**/*.py", "*.{ts,tsx}", "tests/test_*.py"
         path: folder to search below, relative to the workspace root
     """
-    search, start = search_plan(ctx, path, pattern)
+    search, start = await run_bounded(lambda: search_plan(ctx, path, pattern))
 
     def run(stop: threading.Event) -> tuple[list[str], WalkStats]:
         stats = WalkStats()
@@ -216,7 +217,7 @@ async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str:
     where = shown(ctx, start)
     if not found:
         hidden = await in_thread(lambda stop: _ignored_matches(ctx, search, stop))
-        message = f"no files match {pattern!r} in {place(where)}"
+        message = f"no files match {shorten(pattern)} in {place(where)}"
         if hidden:
             message += (
                 f"; {count_of(len(hidden), 'ignored file')} would match, e.g. {', '.join(hidden[:3])} "

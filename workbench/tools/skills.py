@@ -20,7 +20,7 @@ import yaml
 
 from workbench.config import Settings
 from workbench.feedback import Feedback
-from workbench.tools import ToolContext, tool
+from workbench.tools import ToolContext, shorten, tool
 from workbench.tools.walk import read_regular
 
 SKILL_FOLDERS = (".workbench/skills", ".agents/skills", ".claude/skills")
@@ -172,14 +172,14 @@ async def skill(name: str, ctx: ToolContext) -> str:
     if found is None:
         broken = [p for p in problems if p.path.parent.name == name.strip()]
         if broken:
-            raise Feedback(f"the skill {name!r} cannot be loaded: {broken[0].path} {broken[0].reason}")
+            raise Feedback(f"the skill {shorten(name)} cannot be loaded: {broken[0].path} {broken[0].reason}")
         if skills:
             close = difflib.get_close_matches(name, [s.name for s in skills], n=1, cutoff=0.6)
-            message = f"no skill named {name!r}" + (f"; did you mean {close[0]!r}?" if close else ".")
+            message = f"no skill named {shorten(name)}" + (f"; did you mean {close[0]!r}?" if close else ".")
             message += " Available skills: " + "; ".join(f"{s.name} ({s.description[:80]})" for s in skills)
         else:
             places = ", ".join(str(r) for r, _ in skill_roots(ctx.settings))
-            message = f"no skill named {name!r}: no skills are installed (looked in {places})"
+            message = f"no skill named {shorten(name)}: no skills are installed (looked in {places})"
         if problems:
             message += ". Skills that failed to load: " + "; ".join(map(str, problems))
         raise Feedback(message)

@@ -19,11 +19,12 @@ import httpx
 from workbench.config import Settings
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools import ToolContext, tool
+from workbench.tools import ToolContext, shorten, tool
 from workbench.tools.web_body import clean_text, count_capped, read_capped, redact
 from workbench.tools.web_guard import AddressRefused, CheckedBackend, HostPolicy, ResolveFailed, guarded_client
 
 MAX_REDIRECTS = 5
+URL_MAX_CHARS = 8192  # longer URLs are refused before anything echoes them
 
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -198,6 +199,11 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
     """
     settings = ctx.settings
     url = url.strip()
+    if len(url) > URL_MAX_CHARS:
+        raise Feedback(
+            f"the URL is {len(url):,} characters long ({shorten(url, 80)}); web_fetch takes URLs of at most "
+            f"{URL_MAX_CHARS:,} characters"
+        )
     _check_scheme(url, f"the URL {url!r}")
     if max_chars is not None and max_chars < 1:
         raise Feedback(f"max_chars must be at least 1, got {max_chars}")

@@ -23,10 +23,11 @@ import httpx
 from workbench.config import SEARCH_BACKENDS, Settings
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools import ToolContext, tool
+from workbench.tools import ToolContext, shorten, tool
 from workbench.tools.web_body import USER_AGENT, clean_text, read_capped, redact
 
 MAX_SEARCH_RESULTS = 20  # Brave and Tavily answer at most 20 per request
+QUERY_MAX_CHARS = 2048  # longer queries are refused (search engines cut them)
 
 
 @dataclass
@@ -247,6 +248,12 @@ async def web_search(query: str, ctx: ToolContext, max_results: int = 8) -> pb.T
     """
     if not query.strip():
         raise Feedback("web search failed: the query is empty; no results were produced")
+    if len(query) > QUERY_MAX_CHARS:
+        raise Feedback(
+            f"web search failed: the query is {len(query):,} characters long ({shorten(query, 80)}); a search "
+            f"query has at most {QUERY_MAX_CHARS:,} characters (search engines cut longer ones); "
+            "no results were produced"
+        )
     if max_results < 1:
         raise Feedback(f"max_results must be between 1 and {MAX_SEARCH_RESULTS}, got {max_results}")
     count = min(max_results, MAX_SEARCH_RESULTS)
