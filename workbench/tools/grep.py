@@ -13,10 +13,10 @@ import regex
 from workbench.feedback import Feedback
 from workbench.tools import ToolContext, shorten, tool
 from workbench.tools.bounded import run_bounded
-from workbench.tools.confined import PathChanged, read_checked
+from workbench.tools.confined import read_checked
 from workbench.tools.files import BINARY_SNIFF, FILE_MAX_BYTES, human_size
 from workbench.tools.listing import count_of, fit, in_thread, place, search_plan, skipped_note
-from workbench.tools.paths import allowed, allows, explain, missing_message, resolve, shown
+from workbench.tools.paths import allowed, allows, explain, missing_message, resolve, resolve_and, shown
 from workbench.tools.walk import WalkStats, read_regular, walk
 
 GREP_CAP = 200  # matching lines shown
@@ -114,12 +114,9 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
             name = shown(ctx, target)
             is_allowed = allows(ctx, read=True)
             try:
-                lines = await in_thread(lambda stop: _grep_file(str(target), matcher, is_allowed))
-            except PathChanged as err:
-                raise Feedback(
-                    f"{name} changed while it was being opened (a folder on the way was replaced); "
-                    "nothing was read. Check the path and try again"
-                ) from err
+                lines = await in_thread(
+                    lambda stop: resolve_and(ctx, path, lambda t: _grep_file(str(t), matcher, is_allowed), read=True)
+                )
             except _TooLarge as err:
                 raise Feedback(
                     f"{name} is too large (over {human_size(FILE_MAX_BYTES)}) for grep, which holds a file in "

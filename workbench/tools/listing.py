@@ -163,9 +163,12 @@ def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
                 dest = os.readlink(entry.path)
             except OSError:
                 dest = "?"
-            real = Path(os.path.realpath(entry.path))  # not Path.resolve: it raises on a symlink loop
-            where = "" if is_allowed(real) else " (outside the workspace)"
-            broken = "" if real.exists() else " (broken)"
+            try:
+                real: Path | None = Path(os.path.realpath(entry.path))  # not Path.resolve: it raises on a loop
+            except OSError:  # the link changed while it was followed
+                real = None
+            where = "" if real is None or is_allowed(real) else " (outside the workspace)"
+            broken = "" if real is not None and real.exists() else " (broken)"
             files.append(f"{entry.name} -> {dest}{where}{broken}")
         elif is_dir:
             folders.append(entry.name + "/")

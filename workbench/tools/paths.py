@@ -95,6 +95,23 @@ def _link_text(link: Path) -> str:
         return "?"
 
 
+def _kept_changing(path: str) -> Feedback:
+    return Feedback(
+        f"{shorten(path)} kept changing while it was being opened (a folder on the way was replaced, "
+        "for example by a symlink); nothing was read or written. Check the path and try again"
+    )
+
+
+def _real_path(joined: str, given: str) -> Path:
+    """`os.path.realpath`, which raises when a symlink on the way vanishes while it is being read."""
+    for _ in range(CHANGED_RETRIES):
+        try:
+            return Path(os.path.realpath(joined))
+        except OSError:
+            continue
+    raise _kept_changing(given)
+
+
 def resolve_and(ctx: ToolContext, path: str, use: Callable[[Path], T], *, read: bool = False) -> T:
     """Resolve `path` (see `resolve`) and `use` the target; when the path changed between the two
     (confined.PathChanged: a folder swapped for a symlink), resolve it again, which refuses it if
@@ -105,10 +122,7 @@ def resolve_and(ctx: ToolContext, path: str, use: Callable[[Path], T], *, read: 
             return use(target)
         except PathChanged:
             continue
-    raise Feedback(
-        f"{shorten(path)} kept changing while it was being opened (a folder on the way was replaced, "
-        "for example by a symlink); nothing was read or written. Check the path and try again"
-    )
+    raise _kept_changing(path)
 
 
 def resolve(ctx: ToolContext, path: str, *, read: bool = False) -> Path:
@@ -145,7 +159,7 @@ def resolve(ctx: ToolContext, path: str, *, read: bool = False) -> Path:
     if len(parts) > LONG_PATH_PARTS:  # resolving takes time that grows with the square of the depth
         may_take_long()
     raw = Path(os.path.expanduser(text)) if text else Path(".")
-    target = Path(os.path.realpath(os.path.join(root, raw)))
+    target = _real_path(os.path.join(root, raw), path)
     if inside(target, root):
         return target
     extra = read_roots(ctx) if read else []

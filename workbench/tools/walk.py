@@ -264,7 +264,11 @@ def walk(
                 if include_links:
                     yield sub, entry
                     continue
-                real = Path(os.path.realpath(entry.path))  # not Path.resolve: it raises on a symlink loop
+                try:
+                    real = Path(os.path.realpath(entry.path))  # not Path.resolve: it raises on a symlink loop
+                except OSError:  # the link changed while it was followed
+                    stats.unreadable += 1
+                    continue
                 if allowed is not None and not allowed(real):
                     stats.outside += 1
                 elif real.is_file():
