@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Literal
 
 import pytest
 
+from tests.conftest import run_agent
+from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config import Settings
-from workbench.feedback import model_text
+from workbench.feedback import Feedback, model_text
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools import REGISTRY, Toolbox, ToolContext, limit_output, tool
 
@@ -117,3 +120,82 @@ async def test_non_feedback_exception_is_a_defect_event_and_logged(
     assert kind == "defect" and isinstance(defect, pb.Defect)
     assert defect.call_id == "c9" and defect.error_type == "KeyError" and "Traceback" in defect.traceback
     assert "defect in test_buggy" in caplog.text and "KeyError" in caplog.text
+
+
+# --- hostile arguments: deep nesting, and huge values quoted back in errors ------------------
+
+DEEP = "[" * 100_000 + "]" * 100_000  # json.loads raised RecursionError, which ended the run
+HUGE = "x" * 3_000_000
+
+
+async def test_deeply_nested_arguments_are_feedback(tmp_path: Path) -> None:
+    box = Toolbox(["test_schema"])
+    for arguments in ('{"name": ' + DEEP + "}", DEEP, '{"name": ' + '{"a": ' * 100_000 + "1" + "}" * 100_001):
+        result = await box.invoke(pb.ToolCall(id="c", name="test_schema", arguments=arguments), ctx(tmp_path))
+        assert result.is_error and "argument nesting too deep" in result.error, result.error[:200]
+
+
+async def test_deeply_nested_arguments_do_not_end_the_run(settings: Settings, scripted_model: ScriptedModel) -> None:
+    scripted_model.add(reply("", call("read_file", '{"path": ' + DEEP + "}")), reply("recovered"))
+    run = await run_agent(settings, "go")
+    assert run.outcome.status == pb.RUN_STATUS_FINISHED and run.outcome.text == "recovered"
+    (content,) = [m["content"] for m in scripted_model.requests[1]["messages"] if m["role"] == "tool"]
+    assert "argument nesting too deep" in content
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "says"),
+    [
+        (HUGE, {"name": "a"}, "unknown tool 'xxx"),
+        ("test_schema", {"name": "a", HUGE: 1}, "unknown argument 'xxx"),
+        ("test_schema", {"name": "a", "mode": HUGE}, "must be one of fast, slow, got 'xxx"),
+        ("test_schema", {"name": "a", "count": HUGE}, "must be integer, got str 'xxx"),
+        ("test_schema", {"name": "a", "tags": [HUGE, 1]}, "argument 'tags'[1] must be string"),
+    ],
+    ids=["tool name", "argument name", "enum value", "wrong type", "list item"],
+)
+async def test_a_huge_value_is_shortened_where_an_error_quotes_it(
+    tmp_path: Path, name: str, arguments: dict[str, object], says: str
+) -> None:
+    result = await Toolbox(["test_schema"]).invoke(
+        pb.ToolCall(id="c", name=name, arguments=json.dumps(arguments)), ctx(tmp_path)
+    )
+    assert result.is_error and says in result.error, result.error[:300]
+    assert len(model_text(result)) < 2000 and (
+        "(shortened: 3,000,000 characters)" in result.error or HUGE[:300] not in result.error
+    )
+
+
+async def test_a_wrong_type_deep_or_wide_value_is_previewed_briefly(tmp_path: Path) -> None:
+    box = Toolbox(["test_schema"])
+    for value in ([[[[[[1]]]]]] * 100_000, {"k": list(range(1_000_000))}, "[" * 900 + "]" * 900):
+        arguments = (
+            json.dumps({"name": "a", "count": value})
+            if not isinstance(value, str)
+            else '{"name": "a", "count": ' + value + "}"
+        )
+        result = await box.invoke(pb.ToolCall(id="c", name="test_schema", arguments=arguments), ctx(tmp_path))
+        assert result.is_error and "argument 'count' must be integer" in result.error and len(result.error) < 2000
+
+
+async def test_many_argument_problems_are_counted_not_all_listed(tmp_path: Path) -> None:
+    arguments = json.dumps({"name": "a", **{f"extra{i}": 1 for i in range(100_000)}})
+    result = await Toolbox(["test_schema"]).invoke(
+        pb.ToolCall(id="c", name="test_schema", arguments=arguments), ctx(tmp_path)
+    )
+    assert "unknown argument 'extra9'" in result.error and "and 99,990 more problems" in result.error
+    assert len(result.error) < 2000
+
+
+async def test_an_error_text_obeys_the_output_limit(tmp_path: Path) -> None:
+    @tool(name="test_loud_failure")
+    async def loud(ctx: ToolContext) -> str:
+        """Fail at length."""
+        raise Feedback("start " + "y" * 3_000_000 + " end")
+
+    c = ctx(tmp_path)
+    result = await Toolbox(["test_loud_failure"]).invoke(pb.ToolCall(id="c", name="test_loud_failure"), c)
+    assert len(result.error) <= c.settings.output_limit
+    assert result.error.startswith("start yyy") and result.error.endswith("yyy end")
+    assert "characters of this error cut from the middle" in result.error
+    assert result.metadata["original_error_chars"] == 3_000_010
