@@ -162,3 +162,10 @@ def test_skill_md_that_is_a_fifo_or_huge_is_reported_not_read(workspace: Path) -
     reasons = {p.path.parent.name: p.reason for p in problems}
     assert "a FIFO (named pipe), not a regular file" in reasons["pipe"]
     assert f"larger than {SKILL_MD_BYTES:,} bytes" in reasons["huge"]
+
+
+async def test_a_huge_skill_name_is_shortened_in_the_error(workspace: Path, tmp_path: Path) -> None:
+    put(workspace, ".workbench/skills/release/SKILL.md", skill_md("release", "Cut a release"))
+    result = await invoke(workspace, tmp_path, "skill", name="r" * 3_000_000)
+    assert result.is_error and "no skill named" in result.error and "release" in result.error
+    assert "(shortened: 3,000,000 characters)" in result.error and len(model_text(result)) < 2000

@@ -98,6 +98,8 @@ async def _search_json(
         raise SearchFailed(f"{name} at {shown} sent more than {settings.web_max_bytes:,} bytes", shown, status)
     try:
         return json.loads(body)
+    except RecursionError as err:  # a hostile or broken backend: arrays nested past what can be read
+        raise SearchFailed(f"{name} at {shown} answered JSON nested too deeply to read", shown, status) from err
     except ValueError as err:
         preview = clean_text(body[:120].decode("utf-8", "replace")) or "(empty body)"
         raise SearchFailed(
