@@ -19,13 +19,14 @@ from typing import Any
 
 from workbench.config import Settings
 from workbench.feedback import Feedback
-from workbench.inbox import STATUS_WORD, Inbox
+from workbench.inbox import Inbox
 from workbench.loop import AgentLoop, Budget
 from workbench.model import ModelClient, ModelSpec
 from workbench.pb import workbench_pb2 as pb
 from workbench.prompt import system_prompt
 from workbench.store import Recorder, Store
 from workbench.tools import Toolbox, ToolContext, record_defect
+from workbench.words import agent_ended, agent_status
 
 ROOT_ID = "main"
 STOP_WAIT = 15.0  # seconds to wait for a cancelled agent (and its subtree) to end
@@ -134,20 +135,23 @@ class AgentTree:
         )
 
     def set_status(self, agent_id: str, status: pb.AgentStatus) -> None:
-        """Save an agent's new status and its event in one transaction."""
+        """Save an agent's new status and its event in one transaction; memory follows the commit."""
         info = self.nodes[agent_id].info
-        info.status = status
+        saved = pb.AgentInfo()
+        saved.CopyFrom(info)
+        saved.status = status
         with self.store.transaction():
-            self.store.save_agent(self.session_id, info)
+            self.store.save_agent(self.session_id, saved)
             Recorder(self.store, self.session_id, agent_id).emit(
-                "agent_status", pb.AgentStatusChanged(agent_id=agent_id, status=status)
+                pb.AgentStatusChanged(agent_id=agent_id, status=status)
             )
+            self.store.on_commit(lambda: setattr(info, "status", status))
 
     # --- building and registering an agent ------------------------------------------------
 
     def _build(self, info: pb.AgentInfo, parent: Agent | None, messages: list[pb.Message], spec: ModelSpec) -> Agent:
         recorder = Recorder(self.store, self.session_id, info.id)
-        inbox = Inbox(self.settings.inbox_limit, on_put=lambda item: recorder.emit("inbox_item", item))
+        inbox = Inbox(self.settings.inbox_limit, on_put=recorder.emit, on_commit=self.store.on_commit)
         agent = Agent(info, parent, recorder, inbox)
         toolbox = Toolbox(list(info.tools))
         agent.loop = AgentLoop(
@@ -166,27 +170,49 @@ class AgentTree:
             parent.children.append(agent)
         with self.store.transaction():
             self.store.save_agent(self.session_id, info)
-            recorder.emit("agent_spawned", pb.AgentSpawned(agent=info))
+            recorder.emit(pb.AgentSpawned(agent=info))
         return agent
 
     # --- the root -------------------------------------------------------------------------
 
-    async def run_root(self, prompt: str, tools: list[str] | None = None) -> pb.RunFinished:
-        """Run the session's root agent; its children end with it. Cancellation is re-raised."""
+    @property
+    def root(self) -> Agent | None:
+        return self.nodes.get(ROOT_ID)
+
+    def make_root(self, prompt: str, tools: list[str] | None = None, messages: list[pb.Message] | None = None) -> Agent:
+        """The session's root agent, new (a system prompt) or rebuilt from `messages` (a resume)."""
         info = pb.AgentInfo(
             id=ROOT_ID, name="main", mode=pb.SPAWN_MODE_ROOT, status=pb.AGENT_STATUS_RUNNING, prompt=prompt
         )
         info.model = self.settings.model
         info.created.GetCurrentTime()
         info.tools.extend(Toolbox(tools).tools)
-        system = pb.Message(role=pb.ROLE_SYSTEM, text=system_prompt(self.settings))
-        agent = self._build(info, None, [system], self.spec())
-        assert agent.loop is not None
-        agent.entered, agent.started = True, time.monotonic()
+        if not messages:
+            messages = [pb.Message(role=pb.ROLE_SYSTEM, text=system_prompt(self.settings))]
+        return self._build(info, None, messages, self.spec())
+
+    def restore(self, agents: list[pb.AgentInfo]) -> None:
+        """Continue a stored session: child ids go on from the highest one used."""
+        ids = [int(a.id[1:]) for a in agents if a.id[:1] == "a" and a.id[1:].isdigit()]
+        self._spawned = max(ids, default=0)
+
+    async def run_root(self, prompt: str, tools: list[str] | None = None) -> pb.RunFinished:
+        """Run the session's root agent on `prompt` (the first run builds it); its children end
+        with the run. The root stays for the next prompt: the conversation goes on. Cancellation
+        is re-raised."""
+        agent = self.root or self.make_root(prompt, tools)
+        loop = agent.loop
+        assert loop is not None
+        if agent.ending or agent.info.status != pb.AGENT_STATUS_RUNNING:  # a second run of the root
+            agent.ending, agent.cancel_cause = False, ""
+            agent.done = asyncio.get_running_loop().create_future()
+            agent.children = [c for c in agent.children if not c.done.done()]
+            self.set_status(agent.id, pb.AGENT_STATUS_RUNNING)
+        agent.entered, agent.started, agent.ended = True, time.monotonic(), 0.0
         try:
-            return await agent.loop.run(prompt)
+            return await loop.run(prompt)
         finally:
-            final = agent.loop.outcome or pb.RunFinished(status=pb.RUN_STATUS_FAILED, reason="the run ended early")
+            final = loop.outcome or pb.RunFinished(status=pb.RUN_STATUS_FAILED, reason="the run ended early")
             status = FINAL_STATUS.get(final.status, pb.AGENT_STATUS_FAILED)
             await self._end(agent, status, final.text, final.reason, final.usage, run_status=final.status)
 
@@ -300,26 +326,37 @@ class AgentTree:
             return
         status: pb.AgentStatus = pb.AGENT_STATUS_FAILED
         cause = ""
-        deadline = asyncio.timeout(agent.info.timeout or None)
+        timer = None
+        if agent.info.timeout:
+            timed_out = (pb.RUN_STATUS_WAIT_TIMEOUT, f"timed out after {agent.info.timeout:g} s")
+
+            def expire() -> None:  # its run_finished, agent_finished and Inbox item all say timed out
+                loop.cancel_as = timed_out
+                if agent.task is not None:
+                    agent.task.cancel()
+
+            timer = asyncio.get_running_loop().call_later(agent.info.timeout, expire)
         try:
-            async with deadline:
-                outcome = await loop.run(agent.run_prompt)
+            outcome = await loop.run(agent.run_prompt)
             status = FINAL_STATUS.get(outcome.status, pb.AGENT_STATUS_FAILED)
             cause = outcome.reason
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-            status, cause = pb.AGENT_STATUS_CANCELLED, agent.cancel_cause or "cancelled"
+            if loop.cancel_as is not None:
+                status, cause = pb.AGENT_STATUS_TIMED_OUT, loop.cancel_as[1]
+            else:
+                status, cause = pb.AGENT_STATUS_CANCELLED, agent.cancel_cause or "cancelled"
         except (KeyboardInterrupt, SystemExit):
             raise
-        except BaseException as err:
-            if isinstance(err, TimeoutError) and deadline.expired():
-                status, cause = pb.AGENT_STATUS_TIMED_OUT, f"timed out after {agent.info.timeout:g} s"
-            else:  # a bug (a "panic"): FAILED, with its traceback recorded as a defect
-                record_defect(loop.ctx, f"subagent {agent.id}", err)
-                status = pb.AGENT_STATUS_FAILED
-                cause = f"the subagent crashed: {type(err).__name__}: {err}".rstrip(": ")
+        except BaseException as err:  # a bug (a "panic"): FAILED, with its traceback recorded as a defect
+            record_defect(loop.ctx, f"subagent {agent.id}", err)
+            status = pb.AGENT_STATUS_FAILED
+            cause = f"the subagent crashed: {type(err).__name__}: {err}".rstrip(": ")
+        finally:
+            if timer is not None:
+                timer.cancel()
         await self._end(agent, status, _last_answer(loop.messages), cause, loop.usage)
 
     # --- ending ---------------------------------------------------------------------------
@@ -338,23 +375,27 @@ class AgentTree:
         if status == pb.AGENT_STATUS_COMPLETED:
             cause = ""
         elif not cause and not result:
-            cause = f"it ended {STATUS_WORD.get(status, 'badly')} without a result or a cause"
+            cause = f"it ended {agent_ended(status)} without a result or a cause"
         try:
             try:
-                await self._stop_children(agent, f"its parent {agent.id} ended ({STATUS_WORD.get(status, '')})")
+                await self._stop_children(agent, f"its parent {agent.id} ended ({agent_ended(status)})")
             finally:  # also when cancelled again while its children stop
                 if status != pb.AGENT_STATUS_COMPLETED:
                     await self._stop_commands(agent)
         finally:
-            agent.info.status = status
             agent.ended = time.monotonic()
             finished = pb.AgentFinished(agent_id=agent.id, status=status, result=result, cause=cause, usage=usage)
             parent = agent.parent
+            saved = pb.AgentInfo()
+            saved.CopyFrom(agent.info)
+            saved.status = status
             with self.store.transaction():
-                self.store.save_agent(self.session_id, agent.info)
+                self.store.save_agent(self.session_id, saved)
                 if run_status is not None:
                     self.store.set_session_status(self.session_id, run_status)
-                agent.recorder.emit("agent_finished", finished)
+                    self.store.set_session_usage(self.session_id, self.budget.used)
+                agent.recorder.emit(finished)
+                self.store.on_commit(lambda: setattr(agent.info, "status", status))
                 if parent is not None and agent.info.mode != pb.SPAWN_MODE_SYNC and not parent.ending:
                     parent.inbox.put(
                         pb.InboxItem(
@@ -442,7 +483,7 @@ class AgentTree:
         elif kind == "retry_wait":
             text = f"retrying the model call ({event.retry_wait.reason})"
         elif kind == "agent_status":
-            text = STATUS_WORD.get(event.agent_status.status, pb.AgentStatus.Name(event.agent_status.status))
+            text = agent_status(event.agent_status.status)
             if event.agent_status.status == pb.AGENT_STATUS_WAITING:
                 text = "waiting for its subagents"
             elif event.agent_status.status == pb.AGENT_STATUS_RUNNING:
@@ -450,7 +491,7 @@ class AgentTree:
         elif kind == "inbox_item":
             text = "got an Inbox item"
         elif kind == "agent_finished":
-            text = STATUS_WORD.get(event.agent_finished.status, "finished")
+            text = agent_ended(event.agent_finished.status)
         else:
             return
         agent.activity, agent.activity_at = text, time.monotonic()
@@ -504,8 +545,7 @@ class AgentHandle:
         child = self._descendant(agent_id)
         if child.done.done() or child.ending:
             raise Feedback(
-                f"subagent {agent_id} has already ended ({STATUS_WORD.get(child.info.status, 'finished')}); "
-                "nothing to cancel"
+                f"subagent {agent_id} has already ended ({agent_ended(child.info.status)}); nothing to cancel"
             )
         return await self.tree.cancel(agent_id, f"cancelled by {self.agent_id}")
 
@@ -518,7 +558,7 @@ class AgentHandle:
             raise Feedback(f"no agent {agent_id!r}; {self._ids_note()}")
         if target.done.done() or target.ending:
             raise Feedback(
-                f"agent {agent_id} has already ended ({STATUS_WORD.get(target.info.status, 'finished')}); "
+                f"agent {agent_id} has already ended ({agent_ended(target.info.status)}); "
                 "messages reach only queued or running agents"
             )
         me = self.tree.nodes[self.agent_id]

@@ -8,7 +8,13 @@ model, kept apart from the underlying cause (`raise Feedback("...") from err`).
 
 from __future__ import annotations
 
+import asyncio
+
 from workbench.pb import workbench_pb2 as pb
+
+# What ends a tool's work without being its failure: these pass through `to_result`.
+CONTROL_FLOW: tuple[type[BaseException], ...] = (asyncio.CancelledError, KeyboardInterrupt, SystemExit, GeneratorExit)
+INTERRUPTED = "interrupted: the run was cancelled before this call finished"
 
 
 class Feedback(Exception):
@@ -43,10 +49,11 @@ def to_result(
 
     `streamed` is what the tool emitted through `ctx.emit` before it returned or raised; it is
     the output when the tool returned nothing else, and kept as partial output on failure.
-    Cancellation and interpreter exits are re-raised, never turned into feedback.
+    Cancellation and interpreter exits are re-raised, never turned into feedback; any other
+    BaseException a tool raises is its failure like an Exception.
     """
-    if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
-        raise outcome  # asyncio.CancelledError, KeyboardInterrupt, SystemExit: control flow
+    if isinstance(outcome, CONTROL_FLOW):
+        raise outcome
     result = pb.ToolResult(call_id=call.id, name=call.name, duration=duration)
     if isinstance(outcome, BaseException):
         extra = outcome.output if isinstance(outcome, Feedback) else ""
@@ -64,6 +71,21 @@ def to_result(
     else:
         result.output = outcome if outcome else streamed
     return result
+
+
+def interrupted(call: pb.ToolCall, why: str = INTERRUPTED, *, partial: str = "") -> pb.ToolResult:
+    """The synthetic result of a call that never finished: the run was cancelled, or the process died."""
+    return pb.ToolResult(call_id=call.id, name=call.name, is_error=True, error=why, output=partial)
+
+
+def machinery_bug(call: pb.ToolCall, err: BaseException) -> pb.ToolResult:
+    """The result of a call whose failure was inside Workbench, not the tool: still one result."""
+    return pb.ToolResult(
+        call_id=call.id,
+        name=call.name,
+        is_error=True,
+        error=f"the call failed inside workbench: {type(err).__name__}: {err}",
+    )
 
 
 def model_text(result: pb.ToolResult) -> str:

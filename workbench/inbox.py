@@ -16,9 +16,18 @@ from workbench.words import AGENT_ENDED as STATUS_WORD
 
 
 class Inbox:
-    def __init__(self, limit: int = 100, on_put: Callable[[pb.InboxItem], object] | None = None):
+    """Items change only after the write that records them commits (`on_commit`): a rolled-back
+    put leaves the Inbox as it was, and no waiter is woken for it."""
+
+    def __init__(
+        self,
+        limit: int = 100,
+        on_put: Callable[[pb.InboxItem], object] | None = None,
+        on_commit: Callable[[Callable[[], None]], None] = lambda hook: hook(),
+    ):
         self.limit = limit
         self.on_put = on_put
+        self.on_commit = on_commit
         self.pending: set[str] = set()
         self._items: list[pb.InboxItem] = []
         self._dropped = 0
@@ -29,6 +38,16 @@ class Inbox:
         self.pending.add(child_id)
 
     def put(self, item: pb.InboxItem) -> None:
+        """Record the item (`on_put`); it is in the Inbox once that write commits."""
+        if self.on_put is not None:
+            self.on_put(item)
+        self.on_commit(lambda: self._add(item))
+
+    def wake(self) -> None:
+        """Wake a `wait` without an item (the person sent a prompt)."""
+        self._changed.set()
+
+    def _add(self, item: pb.InboxItem) -> None:
         if item.kind == pb.INBOX_KIND_MESSAGE:
             if self.limit <= 0:  # no message is kept; the next drain's note counts it
                 self._dropped += 1
@@ -38,8 +57,6 @@ class Inbox:
                 self._items.remove(messages[0])
                 self._dropped += 1
         self._items.append(item)
-        if self.on_put is not None:
-            self.on_put(item)
         self._changed.set()
 
     def __len__(self) -> int:

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 
 from workbench.compaction import Compactor, NothingToCompact
 from workbench.config import Settings
-from workbench.feedback import cause_text
+from workbench.feedback import interrupted, machinery_bug
 from workbench.inbox import Inbox
 from workbench.model import ModelClient, add_usage
 from workbench.pb import workbench_pb2 as pb
 from workbench.retry import ContextOverflow, ModelCallFailed, RetryPolicy, call_with_retry
 from workbench.store import Recorder
-from workbench.tools import Toolbox, ToolContext, record_defect
+from workbench.tools import Toolbox, ToolContext
 
 log = logging.getLogger("workbench")
 
@@ -31,7 +31,6 @@ REMINDER = (
     "Reminder: this exact call (same tool, same arguments) has now failed {n} times with the same "
     "error. Do not repeat it; change the arguments or take another approach."
 )
-INTERRUPTED = "interrupted: the run was cancelled before this call finished"
 CANCEL_GRACE = 1.5  # seconds the tools of a cancelled run get to stop their work
 
 
@@ -81,7 +80,9 @@ class AgentLoop:
         self.inbox = inbox
         self.on_status = on_status
         self.usage = pb.Usage()
-        self.turns = 0
+        self.turns = 0  # model calls of the current run
+        self.cancel_as: tuple[pb.RunStatus, str] | None = None  # how a cancel ends the run (a timeout)
+        self.prompts: list[str] = []  # the person's prompts sent while a run goes: the next turn's
         self.outcome: pb.RunFinished | None = None
         self._failures: Counter[tuple[str, str, str]] = Counter()
         self._abandoned: set[str] = set()  # calls recorded as interrupted while their tool still ran
@@ -93,10 +94,24 @@ class AgentLoop:
 
     # --- the run --------------------------------------------------------------------------
 
+    def queue_prompt(self, text: str) -> None:
+        """A prompt of the person's for the running agent: a user message before its next model call.
+
+        It also wakes an agent that waits on its children, and a final answer given meanwhile
+        does not end the run: the agent takes another turn to read the prompt.
+        """
+        self.prompts.append(text)
+        if self.inbox is not None:
+            self.inbox.wake()
+
     async def run(self, prompt: str) -> pb.RunFinished:
-        """Run to an end; cancellation is recorded as CANCELLED and re-raised."""
+        """Run to an end; cancellation is recorded as CANCELLED and re-raised.
+
+        An agent may run again (the person's next prompt): the conversation goes on.
+        """
+        self.turns = 0
+        self.outcome = None
         self.recorder.emit(
-            "run_started",
             pb.RunStarted(
                 prompt=prompt,
                 model=self.client.spec.model,
@@ -113,14 +128,15 @@ class AgentLoop:
         except RunEnded as end:
             outcome = pb.RunFinished(status=end.status, reason=end.reason, text=end.text or self._last_text())
         except asyncio.CancelledError:
-            self._finish(pb.RunFinished(status=pb.RUN_STATUS_CANCELLED, reason="cancelled", text=self._last_text()))
+            status, reason = self.cancel_as or (pb.RUN_STATUS_CANCELLED, "cancelled")
+            self._finish(pb.RunFinished(status=status, reason=reason, text=self._last_text()))
             raise
         return self._finish(outcome)
 
     def _finish(self, outcome: pb.RunFinished) -> pb.RunFinished:
         outcome.usage.CopyFrom(self.usage)
         self.outcome = outcome
-        self.recorder.emit("run_finished", outcome)
+        self.recorder.emit(outcome)
         return outcome
 
     def _last_text(self) -> str:
@@ -128,11 +144,17 @@ class AgentLoop:
 
     def _append(self, message: pb.Message) -> None:
         self.messages.append(message)
-        self.recorder.emit("message", message)
+        self.recorder.emit(message)
+
+    def _take_prompts(self) -> None:
+        prompts, self.prompts = self.prompts, []
+        for text in prompts:
+            self._append(pb.Message(role=pb.ROLE_USER, text=text))
 
     async def _turns(self) -> str:
         while True:
             self._drain_inbox()
+            self._take_prompts()
             if self.turns >= self.settings.max_turns:
                 raise RunEnded(
                     pb.RUN_STATUS_BUDGET_EXHAUSTED,
@@ -144,6 +166,8 @@ class AgentLoop:
             self.turns += 1
             self._append(reply)
             if not reply.tool_calls:
+                if self.prompts:  # the person wrote during this call: they get the next turn
+                    continue
                 # children still to hear from, or an item that came during this call: another turn
                 if self.inbox is not None and (self.inbox.pending or len(self.inbox)):
                     await self._wait_for_children()
@@ -165,17 +189,17 @@ class AgentLoop:
         def count(usage: pb.Usage) -> None:
             add_usage(self.usage, usage)
             add_usage(self.budget.used, usage)
-            emit("usage_update", pb.UsageUpdate(call=usage, agent_total=self.usage, session_total=self.budget.used))
+            emit(pb.UsageUpdate(call=usage, agent_total=self.usage, session_total=self.budget.used))
 
         async def call(messages: list[pb.Message], tools: list[pb.ToolDefinition], stream: bool) -> pb.Message:
             def on_delta(text: str) -> None:
-                emit("text_delta", pb.TextDelta(text=text))
+                emit(pb.TextDelta(text=text))
 
             return await call_with_retry(
                 lambda: self.client.complete(messages, tools, on_delta if stream else lambda text: None),
                 self.policy,
-                on_wait=lambda wait: emit("retry_wait", wait),
-                on_discard=lambda discarded: emit("stream_discarded", discarded),
+                on_wait=emit,
+                on_discard=emit,
             )
 
         async def summarize(request: list[pb.Message]) -> pb.Message:
@@ -223,9 +247,8 @@ class AgentLoop:
                 if (err := task.exception()) is None:
                     self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=task.result()))
                     continue
-                error = f"the call failed inside workbench: {type(err).__name__}: {err}"
-                result = pb.ToolResult(call_id=call.id, name=call.name, is_error=True, error=error)
-                self.recorder.emit("tool_call_finished", pb.ToolCallFinished(result=result))
+                result = machinery_bug(call, err)
+                self.recorder.emit(pb.ToolCallFinished(result=result))
                 self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
             raise bug
         return [task.result() for task in tasks]
@@ -249,24 +272,17 @@ class AgentLoop:
                 log.warning(
                     "tool %s (call %s) did not stop within %.1f s of the cancel", call.name, call.id, CANCEL_GRACE
                 )
-            result = pb.ToolResult(call_id=call.id, name=call.name, is_error=True, error=INTERRUPTED)
-            self.recorder.emit("tool_call_finished", pb.ToolCallFinished(result=result))
+            result = interrupted(call)
+            self.recorder.emit(pb.ToolCallFinished(result=result))
             results.append(result)
         for result in results:
             self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
 
     async def _run_tool(self, call: pb.ToolCall) -> pb.ToolResult:
-        self.recorder.emit("tool_call_started", pb.ToolCallStarted(call=call))
-        try:
-            result = await self.toolbox.invoke(call, self.ctx)
-        except (Exception, KeyboardInterrupt, SystemExit):
-            raise  # a tool's Exception is a result already; this is a bug of the machinery, or an exit
-        except BaseException as err:  # a tool raised a BaseException: still the tool's failure
-            task = asyncio.current_task()
-            if isinstance(err, asyncio.CancelledError) and task is not None and task.cancelling():
-                raise  # the run is cancelled: _stop_tools records the call as interrupted
-            record_defect(self.ctx.for_call(call.id), call.name, err)
-            result = pb.ToolResult(call_id=call.id, name=call.name, is_error=True, error=cause_text(err, call.name))
+        self.recorder.emit(pb.ToolCallStarted(call=call))
+        # whatever the tool raises is its result already (feedback.to_result); what escapes is the
+        # run's cancel (recorded as interrupted by _stop_tools) or a bug of the machinery
+        result = await self.toolbox.invoke(call, self.ctx)
         if call.id in self._abandoned:
             return result  # the run already recorded this call as interrupted
         if result.is_error:
@@ -274,7 +290,7 @@ class AgentLoop:
             self._failures[key] += 1
             if self._failures[key] >= REMIND_AFTER:
                 result.notes.append(REMINDER.format(n=self._failures[key]))
-        self.recorder.emit("tool_call_finished", pb.ToolCallFinished(result=result))
+        self.recorder.emit(pb.ToolCallFinished(result=result))
         return result
 
     # --- inbox ----------------------------------------------------------------------------
@@ -290,7 +306,7 @@ class AgentLoop:
         self.on_status(pb.AGENT_STATUS_WAITING)
         arrived = await self.inbox.wait(self.settings.wait_cap)
         self.on_status(pb.AGENT_STATUS_RUNNING)
-        if not arrived:
+        if not arrived and not self.prompts:
             raise RunEnded(
                 pb.RUN_STATUS_WAIT_TIMEOUT,
                 f"waited {self.settings.wait_cap:.0f} s for {len(self.inbox.pending)} running subagent(s)",

@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from google.protobuf import json_format
+from google.protobuf.message import Message
 
 from workbench.pb import workbench_pb2 as pb
 
@@ -29,6 +30,9 @@ Subscriber = Callable[[pb.Event], None]
 BATCHED_KINDS = ("text_delta", "tool_output")
 BATCH_SECONDS = 0.05
 
+SCHEMA_VERSION = 2
+# Forward migrations: MIGRATIONS[v] takes a database at version v to v + 1. Version 0 is a new
+# file or one written before versions were kept (the tables below, created if missing).
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY,
@@ -53,6 +57,23 @@ CREATE TABLE IF NOT EXISTS events (
     PRIMARY KEY (session_id, seq)
 );
 """
+MIGRATIONS: dict[int, str] = {
+    0: _SCHEMA,
+    1: """
+ALTER TABLE sessions ADD COLUMN title TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN updated REAL NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN usage BLOB NOT NULL DEFAULT x'';
+UPDATE sessions SET title = substr(prompt, 1, 80), updated = created;
+""",
+}
+# The oneof member of Event for each message type: Recorder.emit(message) picks it.
+_KIND_OF_TYPE: dict[str, str] = {
+    field.message_type.full_name: field.name for field in pb.Event.DESCRIPTOR.oneofs_by_name["kind"].fields
+}
+
+
+class StoreError(Exception):
+    """The database cannot be used (damaged, or written by a newer Workbench): one line to act on."""
 
 
 def to_json(event: pb.Event) -> str:
@@ -67,11 +88,14 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA busy_timeout=5000")
-        self.db.executescript(_SCHEMA)
+        try:
+            self._open()
+        except BaseException:
+            self.db.close()
+            raise
         self._depth = 0
+        self.on_failure: Callable[[BaseException], None] | None = None  # a batched flush failed
+        self.secrets: list[bytes] = []  # never written: replaced by "[redacted]" in any event
         self._hooks: list[Callable[[], None]] = []
         self._seq: dict[str, int] = {}
         self._subscribers: list[tuple[str | None, Subscriber]] = []
@@ -79,9 +103,45 @@ class Store:
         self._flushed: list[pb.Event] = []  # batched events written in the open transaction
         self._flush_timer: asyncio.TimerHandle | None = None
 
+    def _open(self) -> None:
+        """WAL, then the schema brought forward to SCHEMA_VERSION; a damaged or newer file is refused."""
+        try:
+            self.db.execute("PRAGMA busy_timeout=5000")
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the database {self.path} was written by a newer Workbench (schema {version}, this one "
+                    f"knows {SCHEMA_VERSION}); upgrade Workbench, or choose another --data-dir. It was not changed."
+                )
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            if version < SCHEMA_VERSION:
+                self.db.execute("BEGIN IMMEDIATE")
+                try:
+                    # re-read inside the write lock: another process may have migrated it meanwhile
+                    version = self.db.execute("PRAGMA user_version").fetchone()[0]
+                    for step in range(version, SCHEMA_VERSION):
+                        for statement in MIGRATIONS[step].split(";"):
+                            if statement.strip():
+                                self.db.execute(statement)
+                    self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    self.db.execute("COMMIT")
+                except BaseException:
+                    self.db.execute("ROLLBACK")
+                    raise
+        except sqlite3.DatabaseError as err:
+            if isinstance(err, sqlite3.OperationalError) and "locked" in str(err):
+                raise
+            raise StoreError(
+                f"the database {self.path} is damaged ({err}); move it aside and Workbench starts a new one "
+                "(it is never overwritten), or choose another --data-dir"
+            ) from err
+
     def close(self) -> None:
-        self.flush()
-        self.db.close()
+        try:
+            self.flush()
+        finally:
+            self.db.close()
 
     # --- transactions -------------------------------------------------------------------
 
@@ -137,18 +197,58 @@ class Store:
 
     # --- sessions and agents ------------------------------------------------------------
 
-    def create_session(self, workspace: Path, model: str, prompt: str) -> str:
+    def create_session(self, workspace: Path, model: str, prompt: str = "") -> str:
         session_id = uuid.uuid4().hex[:12]
         with self.transaction():
             self.db.execute(
-                "INSERT INTO sessions (id, workspace, model, prompt) VALUES (?, ?, ?, ?)",
-                (session_id, str(workspace), model, prompt),
+                "INSERT INTO sessions (id, workspace, model, prompt, title, updated) VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, str(workspace), model, prompt, title_of(prompt), time.time()),
             )
         return session_id
 
     def set_session_status(self, session_id: str, status: pb.RunStatus) -> None:
         with self.transaction():
-            self.db.execute("UPDATE sessions SET status = ? WHERE id = ?", (int(status), session_id))
+            self.db.execute(
+                "UPDATE sessions SET status = ?, updated = ? WHERE id = ?", (int(status), time.time(), session_id)
+            )
+
+    def set_session_title(self, session_id: str, prompt: str) -> None:
+        """The first prompt names the session (its first line, cut short); later prompts do not."""
+        with self.transaction():
+            self.db.execute(
+                "UPDATE sessions SET prompt = ?, title = ? WHERE id = ? AND title = ''",
+                (prompt, title_of(prompt), session_id),
+            )
+
+    def set_session_usage(self, session_id: str, usage: pb.Usage) -> None:
+        with self.transaction():
+            self.db.execute(
+                "UPDATE sessions SET usage = ?, updated = ? WHERE id = ?",
+                (usage.SerializeToString(), time.time(), session_id),
+            )
+
+    def sessions(self, session_id: str | None = None) -> list[pb.SessionInfo]:
+        """Stored sessions, newest first (or the one named)."""
+        query = "SELECT id, title, workspace, model, created, updated, status, usage FROM sessions"
+        rows = (
+            self.db.execute(query + " WHERE id = ?", (session_id,))
+            if session_id
+            else self.db.execute(query + " ORDER BY created DESC, rowid DESC")
+        )
+        found = []
+        for sid, title, workspace, model, created, updated, status, usage in rows.fetchall():
+            info = pb.SessionInfo(id=sid, title=title, workspace=workspace, model=model, status=status)
+            info.created.FromNanoseconds(int(created * 1e9))
+            info.updated.FromNanoseconds(int((updated or created) * 1e9))
+            info.usage.ParseFromString(usage or b"")
+            found.append(info)
+        return found
+
+    def delete_session(self, session_id: str) -> None:
+        with self.transaction():
+            for table in ("events", "agents"):
+                self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            self.db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
     def save_agent(self, session_id: str, info: pb.AgentInfo) -> None:
         with self.transaction():
@@ -199,13 +299,13 @@ class Store:
             except RuntimeError:
                 self.flush()
                 return
-            self._flush_timer = loop.call_later(BATCH_SECONDS, self.flush)
+            self._flush_timer = loop.call_later(BATCH_SECONDS, self._timed_flush)
 
     def _schedule_flush(self) -> None:
         """A flush soon (none without a running event loop: the next append or `close` writes it)."""
         if self._flush_timer is None and self._batch:
             try:
-                self._flush_timer = asyncio.get_running_loop().call_later(BATCH_SECONDS, self.flush)
+                self._flush_timer = asyncio.get_running_loop().call_later(BATCH_SECONDS, self._timed_flush)
             except RuntimeError:
                 pass
 
@@ -213,6 +313,17 @@ class Store:
         if self._batch:
             with self.transaction():
                 self._write_batch()
+
+    def _timed_flush(self) -> None:
+        """The batch timer's flush: a failure (a full disk) goes to `on_failure`, not to asyncio's log."""
+        self._flush_timer = None
+        try:
+            self.flush()
+        except Exception as err:
+            self._batch.clear()  # it cannot be written; the run is ended by on_failure
+            if self.on_failure is None:
+                raise
+            self.on_failure(err)
 
     def _write_batch(self) -> None:
         if self._flush_timer is not None:
@@ -227,15 +338,13 @@ class Store:
         event.seq = self._next_seq(event.session_id)
         if not event.HasField("time"):
             event.time.GetCurrentTime()
+        data = event.SerializeToString()
+        if self.secrets and any(secret in data for secret in self.secrets):
+            _redact(event, self.secrets)
+            data = event.SerializeToString()
         self.db.execute(
             "INSERT INTO events (session_id, seq, agent_id, kind, data) VALUES (?, ?, ?, ?, ?)",
-            (
-                event.session_id,
-                event.seq,
-                event.agent_id,
-                event.WhichOneof("kind"),
-                event.SerializeToString(),
-            ),
+            (event.session_id, event.seq, event.agent_id, event.WhichOneof("kind"), data),
         )
         self.on_commit(lambda: self._publish(event))
 
@@ -250,7 +359,13 @@ class Store:
     def subscribe(
         self, subscriber: Subscriber, session_id: str | None = None, after: int | None = None
     ) -> Callable[[], None]:
-        """Call `subscriber` for each committed event; with `after`, replay stored ones first."""
+        """Call `subscriber` for each committed event; with `after`, replay stored ones first.
+
+        Refused inside an open transaction: the replay would read rows not yet committed, and
+        their publication at COMMIT would deliver them a second time.
+        """
+        if self._depth:
+            raise RuntimeError("subscribe() inside an open transaction; subscribe before or after it")
         if after is not None and session_id is not None:
             for event in self.events(session_id, after=after):
                 subscriber(event)
@@ -272,18 +387,57 @@ class Recorder:
     def __init__(self, store: Store, session_id: str, agent_id: str):
         self.store, self.session_id, self.agent_id = store, session_id, agent_id
 
-    def event(self, kind: str, message: Any) -> pb.Event:
+    def event(self, message: Message) -> pb.Event:
+        """The Event carrying `message`, in the oneof member its type names."""
         event = pb.Event(session_id=self.session_id, agent_id=self.agent_id)
         event.time.GetCurrentTime()
+        kind = _KIND_OF_TYPE[message.DESCRIPTOR.full_name]
         getattr(event, kind).CopyFrom(message)
         return event
 
-    def emit(self, kind: str, message: Any) -> pb.Event:
-        event = self.event(kind, message)
+    def emit(self, kind_or_message: str | Message, message: Message | None = None) -> pb.Event:
+        """Record `message` as this agent's event (`emit(kind, message)` is the older spelling)."""
+        message = message if message is not None else kind_or_message  # type: ignore[assignment]
+        assert isinstance(message, Message)
+        event = self.event(message)
+        kind = event.WhichOneof("kind")
         if kind in BATCHED_KINDS:
             self.store.append_batched(event)
             return event
         return self.store.append(event)
 
     def output(self, call_id: str, text: str) -> None:
-        self.emit("tool_output", pb.ToolOutputChunk(call_id=call_id, text=text))
+        self.emit(pb.ToolOutputChunk(call_id=call_id, text=text))
+
+
+def title_of(prompt: str, limit: int = 60) -> str:
+    """A session's title: the first prompt's first non-blank line, cut short (no model request)."""
+    line = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def _redact(message: Message, secrets: list[bytes]) -> None:
+    """Replace every secret in the string fields of `message`, recursively."""
+    words = [s.decode("utf-8", "replace") for s in secrets]
+    for field, value in message.ListFields():
+        if field.type == field.TYPE_STRING:
+            if field.label == field.LABEL_REPEATED:
+                values = list(value)
+                del value[:]
+                value.extend(_redacted(v, words) for v in values)
+            else:
+                setattr(message, field.name, _redacted(value, words))
+        elif field.type == field.TYPE_MESSAGE:
+            if field.message_type.GetOptions().map_entry:
+                continue
+            items = value if field.label == field.LABEL_REPEATED else [value]
+            for item in items:
+                if isinstance(item, Message):
+                    _redact(item, secrets)
+
+
+def _redacted(text: str, words: list[str]) -> str:
+    for word in words:
+        if word:
+            text = text.replace(word, "[redacted]")
+    return text

@@ -7,6 +7,7 @@ raises becomes an error ToolResult through `feedback.to_result`.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 import json
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 from workbench.config import Settings
-from workbench.feedback import Feedback, to_result
+from workbench.feedback import CONTROL_FLOW, Feedback, cause_text, to_result
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.output_cap import CappedOutput, saved_output_path
 
@@ -303,7 +304,14 @@ class Toolbox:
         outcome: str | pb.ToolResult | BaseException
         try:
             outcome = await found.fn(**args, ctx=call_ctx)
-        except Exception as err:
+        except CONTROL_FLOW as err:
+            task = asyncio.current_task()
+            if not isinstance(err, asyncio.CancelledError) or (task is not None and task.cancelling()):
+                raise  # the run is cancelled (or the interpreter exits): the loop records the call
+            # a tool's own stray CancelledError (not a cancel of this run): its failure
+            outcome = pb.ToolResult(is_error=True, error=cause_text(err, call.name) or "the call was cancelled")
+            record_defect(call_ctx, call.name, err)
+        except BaseException as err:  # Feedback, any other Exception, a bare BaseException: a result
             outcome = err
             if not isinstance(err, Feedback):
                 record_defect(call_ctx, call.name, err)
