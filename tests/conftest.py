@@ -77,14 +77,19 @@ class Run:
 async def run_agent(settings: Settings, prompt: str, tools: list[str] | None = None) -> Run:
     """Run the root agent of a new session in a real SQLite store; collect committed events."""
     from workbench.agents import AgentTree
-    from workbench.cli import terminal_host
-    from workbench.store import Store
+    from workbench.store import Recorder, Store
+    from workbench.tools.terminal import TerminalHost
 
     store = Store(settings.db_path)
     session_id = store.create_session(settings.workspace, settings.model, prompt)
     events: list[pb.Event] = []
     store.subscribe(events.append, session_id)
-    tree = AgentTree(settings, store, session_id, terminal=terminal_host(store, session_id, settings))
+    terminal = TerminalHost(
+        f"workbench-{session_id}",
+        Recorder(store, session_id, "main").emit,
+        env_passthrough=tuple(settings.shell_env_passthrough),
+    )
+    tree = AgentTree(settings, store, session_id, terminal=terminal)
     try:
         outcome = await tree.run_root(prompt, tools)
     finally:

@@ -129,7 +129,7 @@ def test_max_cost_ends_the_run_budget_exhausted_exit_3(
     code = run_cli(scripted_model, tmp_path, "--model", "openai/gpt-4o-mini", "--max-cost", "0.0001")
     assert code == 3
     assert len(scripted_model.requests) == 1
-    assert "budget_exhausted: cost budget exhausted" in capsys.readouterr().err
+    assert "budget exhausted: cost budget exhausted" in capsys.readouterr().err
 
 
 def test_max_tokens_ends_the_run_budget_exhausted_exit_3(
@@ -151,8 +151,9 @@ def test_a_failed_model_call_exits_1_with_one_line(
     code = run_cli(scripted_model, tmp_path, "--model", "openai/scripted")
     assert code == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("workbench: failed: model call failed: authentication failed (401)")
-    assert "OPENAI_API_KEY" in err[-1]
+    line = next(line for line in err if line.startswith("workbench: failed:"))
+    assert line.startswith("workbench: failed: model call failed: authentication failed (401)")
+    assert "OPENAI_API_KEY" in line
 
 
 def test_preload_turns_the_gc_back_on_when_litellm_is_ready() -> None:

@@ -149,7 +149,15 @@ class AgentTree:
 
     # --- building and registering an agent ------------------------------------------------
 
-    def _build(self, info: pb.AgentInfo, parent: Agent | None, messages: list[pb.Message], spec: ModelSpec) -> Agent:
+    def _build(
+        self,
+        info: pb.AgentInfo,
+        parent: Agent | None,
+        messages: list[pb.Message],
+        spec: ModelSpec,
+        *,
+        announce: bool = True,
+    ) -> Agent:
         recorder = Recorder(self.store, self.session_id, info.id)
         inbox = Inbox(self.settings.inbox_limit, on_put=recorder.emit, on_commit=self.store.on_commit)
         agent = Agent(info, parent, recorder, inbox)
@@ -168,9 +176,10 @@ class AgentTree:
         self.nodes[info.id] = agent
         if parent is not None:
             parent.children.append(agent)
-        with self.store.transaction():
-            self.store.save_agent(self.session_id, info)
-            recorder.emit(pb.AgentSpawned(agent=info))
+        if announce:  # not for a root rebuilt from the log: it is there already
+            with self.store.transaction():
+                self.store.save_agent(self.session_id, info)
+                recorder.emit(pb.AgentSpawned(agent=info))
         return agent
 
     # --- the root -------------------------------------------------------------------------
@@ -179,7 +188,14 @@ class AgentTree:
     def root(self) -> Agent | None:
         return self.nodes.get(ROOT_ID)
 
-    def make_root(self, prompt: str, tools: list[str] | None = None, messages: list[pb.Message] | None = None) -> Agent:
+    def make_root(
+        self,
+        prompt: str,
+        tools: list[str] | None = None,
+        messages: list[pb.Message] | None = None,
+        *,
+        announce: bool = True,
+    ) -> Agent:
         """The session's root agent, new (a system prompt) or rebuilt from `messages` (a resume)."""
         info = pb.AgentInfo(
             id=ROOT_ID, name="main", mode=pb.SPAWN_MODE_ROOT, status=pb.AGENT_STATUS_RUNNING, prompt=prompt
@@ -189,7 +205,7 @@ class AgentTree:
         info.tools.extend(Toolbox(tools).tools)
         if not messages:
             messages = [pb.Message(role=pb.ROLE_SYSTEM, text=system_prompt(self.settings))]
-        return self._build(info, None, messages, self.spec())
+        return self._build(info, None, messages, self.spec(), announce=announce)
 
     def restore(self, agents: list[pb.AgentInfo]) -> None:
         """Continue a stored session: child ids go on from the highest one used."""

@@ -1,4 +1,8 @@
-"""`workbench run` (headless) and the command line; `workbench` alone will open the TUI."""
+"""The command line: parse flags, open a Session, print. No engine wiring lives here.
+
+`workbench run PROMPT` runs headless; `workbench sessions` lists (and prunes) stored sessions;
+`workbench export ID` writes a transcript; `workbench` alone will open the TUI.
+"""
 
 from __future__ import annotations
 
@@ -6,25 +10,31 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import sqlite3
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 from workbench import __version__
 from workbench.config import ConfigError, Settings, load
 from workbench.pb import workbench_pb2 as pb
+from workbench.words import run_status
 
 EXIT_CODES = {
     pb.RUN_STATUS_FINISHED: 0,
     pb.RUN_STATUS_TERMINATED: 0,
     pb.RUN_STATUS_FAILED: 1,
     pb.RUN_STATUS_WAIT_TIMEOUT: 1,
+    pb.RUN_STATUS_INTERRUPTED: 1,
     pb.RUN_STATUS_BUDGET_EXHAUSTED: 3,
     pb.RUN_STATUS_CANCELLED: 130,
 }
+COMMANDS = ("run", "sessions", "export")
+NO_MODEL = (
+    "no model configured: give --model PROVIDER/MODEL (e.g. openai/gpt-4.1), set WORKBENCH_MODEL, "
+    'or put model = "..." in ~/.config/workbench/config.toml. To try the offline scripted demo: '
+    'workbench run --model demo --workspace "$(mktemp -d)" "fix the login check in auth.go"'
+)
 
 
 class UsageError(Exception):
@@ -37,26 +47,59 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def parser() -> argparse.ArgumentParser:
-    top = _Parser(prog="workbench", description="A terminal agent workbench.")
-    top.add_argument("--version", action="version", version=f"workbench {__version__}")
-    sub = top.add_subparsers(dest="command", parser_class=_Parser)
-    run = sub.add_parser("run", help="run one task headless and print the answer")
-    run.add_argument("prompt", help="the task")
-    run.add_argument("--model", help="litellm model string, or 'demo' (env WORKBENCH_MODEL)")
-    run.add_argument("--api-base", help="API base URL (env WORKBENCH_API_BASE)")
-    run.add_argument("--api-key", help="API key (env WORKBENCH_API_KEY or the provider's variable)")
-    run.add_argument("--workspace", type=Path, help="the repository to work in (default: current folder)")
-    run.add_argument("--max-turns", type=int, help="model calls of this agent (default 100)")
-    run.add_argument("--max-tokens", type=int, help="token budget of the session")
-    run.add_argument("--max-cost", type=float, help="cost budget of the session in USD")
-    run.add_argument("--data-dir", type=Path, help="where sessions are stored (env WORKBENCH_DATA_DIR)")
-    run.add_argument("--jsonl", action="store_true", help="print every event as one JSON line")
-    return top
+def _model_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help="litellm model string, e.g. openai/gpt-4.1, or 'demo' (env WORKBENCH_MODEL)")
+    p.add_argument("--api-base", help="API base URL (env WORKBENCH_API_BASE)")
+    p.add_argument("--api-key", help="API key (env WORKBENCH_API_KEY or the provider's variable)")
+    p.add_argument("--workspace", type=Path, help="the repository to work in (default: current folder)")
+    p.add_argument("--data-dir", type=Path, help="where sessions are stored (env WORKBENCH_DATA_DIR)")
+
+
+def run_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="workbench run", description="Run one task headless and print the answer.")
+    p.add_argument("prompt", help="the task")
+    _model_flags(p)
+    p.add_argument("--max-turns", type=int, help="model calls of the agent per run (default 100; 0: no limit)")
+    p.add_argument("--max-tokens", type=int, help="token budget of the session (default and 0: no limit)")
+    p.add_argument("--max-cost", type=float, help="cost budget of the session in USD (default and 0: no limit)")
+    p.add_argument("--jsonl", action="store_true", help="print every event as one JSON line")
+    again = p.add_mutually_exclusive_group()
+    again.add_argument("--resume", metavar="ID", help="continue session ID with this prompt")
+    again.add_argument("--continue", dest="cont", action="store_true", help="continue this workspace's newest session")
+    return p
+
+
+def sessions_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="workbench sessions", description="List stored sessions, newest first.")
+    p.add_argument("--data-dir", type=Path, help="where sessions are stored (env WORKBENCH_DATA_DIR)")
+    p.add_argument("--json", action="store_true", help="one JSON array (protobuf JSON names)")
+    p.add_argument("--prune", action="store_true", help="delete sessions older than --older-than")
+    p.add_argument("--older-than", metavar="AGE", help="with --prune: 30d, 12h, 90m, 2w")
+    return p
+
+
+def export_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="workbench export", description="Write a session's transcript to stdout.")
+    p.add_argument("id", help="the session (an id or a unique prefix; `workbench sessions` lists them)")
+    p.add_argument("--format", choices=("md", "jsonl"), default="md", help="Markdown (default) or every event")
+    p.add_argument("--data-dir", type=Path, help="where sessions are stored (env WORKBENCH_DATA_DIR)")
+    return p
+
+
+def top_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="workbench",
+        description="A terminal agent workbench.",
+        epilog="commands: run (headless), sessions, export; `workbench COMMAND --help` for each",
+    )
+    p.add_argument("--version", action="version", version=f"workbench {__version__}")
+    return p
 
 
 def check_model(settings: Settings) -> None:
-    """Fail early, in one line, on an unknown model, a missing key or a cost budget without a price."""
+    """Fail early, in one line, on no model, an unknown model, a missing key or a cost budget without a price."""
+    if not settings.model:
+        raise UsageError(NO_MODEL)
     from workbench.model import ModelSpec, has_price, litellm
 
     lm = litellm()
@@ -85,43 +128,36 @@ def check_model(settings: Settings) -> None:
         )
 
 
-def _progress(event: pb.Event) -> None:
-    """The plain headless printer: tool calls and problems on stderr, one line each."""
-    kind = event.WhichOneof("kind")
-    who = "" if event.agent_id == "main" else f"[{event.agent_id}] "
-    if kind == "tool_call_started":
-        call = event.tool_call_started.call
-        print(f"{who}> {call.name} {call.arguments[:100]}", file=sys.stderr)
-    elif kind == "tool_call_finished":
-        result = event.tool_call_finished.result
-        mark = f"x {result.error.splitlines()[0][:160]}" if result.is_error else "ok"
-        print(f"{who}  {mark} ({result.duration:.2f} s)", file=sys.stderr)
-    elif kind == "retry_wait":
-        wait = event.retry_wait
-        print(f"{who}retrying in {wait.seconds:.1f} s ({wait.reason})", file=sys.stderr)
-    elif kind == "defect":
-        print(f"{who}defect in {event.defect.where}: {event.defect.message}", file=sys.stderr)
-    elif kind == "message" and event.message.role == pb.ROLE_ASSISTANT and event.message.text:
-        if event.message.tool_calls:
-            print(f"{who}{event.message.text}", file=sys.stderr)
-    elif kind == "terminal_ready":
-        print(f"watch the shell: {event.terminal_ready.attach_command}", file=sys.stderr)
-    elif kind == "agent_spawned" and event.agent_spawned.agent.parent_id:
-        agent = event.agent_spawned.agent
-        mode = pb.SpawnMode.Name(agent.mode).removeprefix("SPAWN_MODE_").lower()
-        print(f"{who}started subagent {agent.name} ({mode}): {agent.prompt[:100]}", file=sys.stderr)
-    elif kind == "agent_finished" and event.agent_id != "main":
-        done = event.agent_finished
-        status = pb.AgentStatus.Name(done.status).removeprefix("AGENT_STATUS_").lower()
-        print(f"{who}subagent {status}{': ' + done.cause if done.cause else ''}", file=sys.stderr)
-    elif kind == "stream_discarded":
-        print(f"{who}the model's reply broke off; asking again", file=sys.stderr)
-    elif kind == "compaction":
-        c = event.compaction
-        print(f"{who}compacted the conversation: {c.messages_before} -> {c.messages_after} messages", file=sys.stderr)
+def check_demo_workspace(settings: Settings) -> None:
+    """The demo plays one scripted scenario: never in a folder that holds anything but its own file."""
+    if settings.model != "demo":
+        return
+    others = sorted(p.name for p in settings.workspace.iterdir() if p.name not in ("auth.go", ".workbench"))
+    if others:
+        raise UsageError(
+            f"the demo model is a script that writes auth.go; {settings.workspace} holds other files "
+            f"({', '.join(others[:3])}{', ...' if len(others) > 3 else ''}). Run it in an empty folder: "
+            '--workspace "$(mktemp -d)"'
+        )
 
 
-def _setup_logging(settings: Settings) -> None:
+class _Redact(logging.Filter):
+    def __init__(self, secrets: list[str]):
+        super().__init__()
+        self.secrets = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if any(s in text for s in self.secrets):
+            for s in self.secrets:
+                text = text.replace(s, "[redacted]")
+            record.msg, record.args = text, None
+        return True
+
+
+def setup_logging(settings: Settings) -> None:
+    from workbench.session import secrets_of
+
     try:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         handler = logging.FileHandler(settings.log_path, encoding="utf-8")
@@ -131,113 +167,135 @@ def _setup_logging(settings: Settings) -> None:
             "choose another with --data-dir or WORKBENCH_DATA_DIR"
         ) from err
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(_Redact(secrets_of(settings)))
+    logging.raiseExceptions = False  # a log file on a full disk must not print its own tracebacks
     log = logging.getLogger("workbench")
     log.addHandler(handler)
     log.setLevel(logging.INFO)
 
 
-def terminal_host(store: Any, session_id: str, settings: Settings | None = None) -> Any:
-    """The session's private tmux server; it starts on the first bash or tmux call."""
-    from workbench.store import Recorder
-    from workbench.tools.terminal import TerminalHost
-
-    return TerminalHost(
-        f"workbench-{session_id}",
-        Recorder(store, session_id, "main").emit,
-        env_passthrough=tuple(settings.shell_env_passthrough) if settings is not None else (),
-        data_dir=settings.data_dir if settings is not None else None,
-        session_id=session_id,
-    )
-
-
-class _Ended:
-    """Why the run was stopped from outside: the signal's exit status (or a closed stdout)."""
-
-    code = 0
-
-
-def _printer(print_line: Callable[[pb.Event], None], stop: Callable[[int], None]) -> Callable[[pb.Event], None]:
-    """A subscriber that stops the run when its reader went away (stdout closed: `| head`)."""
-
-    def deliver(event: pb.Event) -> None:
-        try:
-            print_line(event)
-        except BrokenPipeError:
-            stop(141)  # 128 + SIGPIPE, as a shell pipeline reports it
-
-    return deliver
-
-
-async def run_headless(settings: Settings, prompt: str, jsonl: bool, ended: _Ended) -> pb.RunFinished:
-    from workbench.agents import AgentTree
-    from workbench.store import Store, to_json
-
-    task = asyncio.current_task()
-    assert task is not None
-    loop = asyncio.get_running_loop()
-
-    def stop(code: int) -> None:
-        if not ended.code:
-            ended.code = code
-            task.cancel()
-
-    store = Store(settings.db_path)
-    session_id = store.create_session(settings.workspace, settings.model, prompt)
-    if jsonl:
-        store.subscribe(_printer(lambda e: print(to_json(e), flush=True), stop), session_id)
-    else:
-        store.subscribe(_printer(_progress, stop), session_id)
-    tree = AgentTree(settings, store, session_id, terminal=terminal_host(store, session_id, settings))
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop, 128 + signum)
-    try:
-        return await tree.run_root(prompt)
-    except asyncio.CancelledError:
-        return pb.RunFinished(status=pb.RUN_STATUS_CANCELLED, reason="cancelled")
-    finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(signum)
-        await tree.close()  # the session's tmux server ends with it, also on SIGTERM
-        store.close()
+def _settings(args: argparse.Namespace) -> Settings:
+    flags: dict[str, Any] = {
+        key: getattr(args, key, None)
+        for key in ("model", "api_base", "api_key", "workspace", "max_turns", "max_tokens", "max_cost", "data_dir")
+    }
+    settings, notes = load(flags)
+    for note in notes:
+        print(f"workbench: {note}", file=sys.stderr)
+    return settings
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser().parse_args(argv)
-        if args.command is None:
-            parser().print_help()
-            print("\nThe TUI is not built yet; use `workbench run PROMPT`.", file=sys.stderr)
-            return 0
-        flags: dict[str, Any] = {
-            "model": args.model,
-            "api_base": args.api_base,
-            "api_key": args.api_key,
-            "workspace": args.workspace,
-            "max_turns": args.max_turns,
-            "max_tokens": args.max_tokens,
-            "max_cost": args.max_cost,
-            "data_dir": args.data_dir,
-        }
-        settings, notes = load(flags)
-        for note in notes:
-            print(f"workbench: {note}", file=sys.stderr)
-        if not settings.workspace.is_dir():
-            raise UsageError(f"workspace {settings.workspace} is not a folder")
-        if settings.max_turns < 1:
-            raise UsageError("--max-turns must be at least 1")
-        from workbench.model import preload
+        if argv and argv[0] in COMMANDS:
+            command, rest = argv[0], argv[1:]
+            if command == "run":
+                return _run(run_parser().parse_args(rest))
+            from workbench import cli_sessions
 
-        preload()  # litellm imports while the store opens
-        check_model(settings)
-        _setup_logging(settings)
+            if command == "sessions":
+                return _sessions(sessions_parser().parse_args(rest), cli_sessions)
+            return _export(export_parser().parse_args(rest), cli_sessions)
+        top_parser().parse_args(argv)
+        top_parser().print_help()
+        print("\nThe TUI is not built yet; use `workbench run PROMPT`.", file=sys.stderr)
+        return 0
     except (UsageError, ConfigError) as err:
         print(f"workbench: {err}", file=sys.stderr)
         return 2
+
+
+def _sessions(args: argparse.Namespace, cli_sessions: Any) -> int:
+    from workbench.session import SessionError, list_sessions
+
+    settings = _settings(args)
     try:
-        ended = _Ended()
-        outcome = asyncio.run(run_headless(settings, args.prompt, args.jsonl, ended))
+        if args.prune:
+            if not args.older_than:
+                raise UsageError("--prune needs --older-than AGE (e.g. 30d)")
+            try:
+                age = cli_sessions.parse_age(args.older_than)
+            except ValueError as err:
+                raise UsageError(str(err)) from err
+            gone = cli_sessions.prune(settings, age)
+            print(f"workbench: deleted {len(gone)} session(s) older than {args.older_than}", file=sys.stderr)
+            return 0
+        if args.older_than:
+            raise UsageError("--older-than goes with --prune")
+        found = list_sessions(settings)
+    except SessionError as err:
+        print(f"workbench: {err}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(cli_sessions.sessions_json(found))
+    elif not found:
+        print(f"workbench: no sessions in {settings.data_dir} yet", file=sys.stderr)
+    else:
+        for line in cli_sessions.sessions_table(found):
+            print(line)
+    return 0
+
+
+def _export(args: argparse.Namespace, cli_sessions: Any) -> int:
+    from workbench.session import SessionError
+
+    settings = _settings(args)
+    try:
+        for chunk in cli_sessions.export(settings, args.id, args.format):
+            print(chunk)
+    except SessionError as err:
+        print(f"workbench: {err}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from workbench.session import SessionError, find_session, newest_session
+
+    if not args.prompt.strip():
+        raise UsageError("the prompt is empty: say what the agent should do")
+    settings = _settings(args)
+    resume: str | None = None
+    if args.resume or args.cont:
+        try:
+            info = find_session(settings, args.resume) if args.resume else newest_session(settings, settings.workspace)
+        except SessionError as err:
+            raise UsageError(str(err)) from err
+        resume = info.id
+        if args.workspace is None:
+            settings.workspace = Path(info.workspace)
+        if args.model is None:
+            settings.model = info.model
+    if not settings.workspace.is_dir():
+        raise UsageError(f"workspace {settings.workspace} is not a folder")
+    if resume is None:
+        check_demo_workspace(settings)
+    from workbench.model import preload
+
+    preload()  # litellm imports while the store opens
+    check_model(settings)
+    setup_logging(settings)
+    return _run_session(settings, args, resume)
+
+
+def _run_session(settings: Settings, args: argparse.Namespace, resume: str | None) -> int:
+    from workbench.cli_run import Ended, Progress, run_headless
+    from workbench.session import SessionError
+
+    ended, progress = Ended(), Progress()
+    try:
+        outcome, session = asyncio.run(
+            run_headless(settings, args.prompt, jsonl=args.jsonl, resume=resume, ended=ended, progress=progress)
+        )
     except KeyboardInterrupt:
         return 130
+    except SessionError as err:
+        print(f"workbench: {err}", file=sys.stderr)
+        return 2
     except (sqlite3.Error, OSError) as err:  # the data folder: disk full, removed, read-only
         logging.getLogger("workbench").exception("cannot write the event log")
         print(
@@ -256,14 +314,24 @@ def main(argv: list[str] | None = None) -> int:
     if ended.code == 141:  # stdout is gone: say nothing more there (nor at interpreter exit)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    if not args.jsonl:
-        if outcome.text and outcome.status != pb.RUN_STATUS_CANCELLED:
-            print(outcome.text)
-        if outcome.status not in (pb.RUN_STATUS_FINISHED, pb.RUN_STATUS_TERMINATED):
-            print(
-                f"workbench: {pb.RunStatus.Name(outcome.status)[11:].lower()}: {outcome.reason}",
-                file=sys.stderr,
-            )
+    if session.failure is not None:
+        print(f"workbench: {session.failure_text()}", file=sys.stderr)
+        return 1
+    answered = outcome.status in (pb.RUN_STATUS_FINISHED, pb.RUN_STATUS_TERMINATED)
+    if not args.jsonl and answered and outcome.text:
+        print(outcome.text)
+    if outcome.status == pb.RUN_STATUS_CANCELLED:
+        how = {130: "Ctrl-C", 143: "SIGTERM"}.get(ended.code, "a cancel")
+        cut = "; interrupted: " + ", ".join(progress.interrupted) if progress.interrupted else ""
+        print(f"workbench: cancelled by {how} after {ended.at:.1f} s{cut}", file=sys.stderr)
+    elif not answered:
+        note = " (its last message, not an answer, is in the transcript)" if outcome.text else ""
+        print(f"workbench: {run_status(outcome.status)}: {outcome.reason}{note}", file=sys.stderr)
+    print(
+        f"workbench: session {session.id}; continue it with `workbench run --resume {session.id} PROMPT`, "
+        f"read it with `workbench export {session.id}`",
+        file=sys.stderr,
+    )
     return ended.code or EXIT_CODES.get(outcome.status, 1)
 
 

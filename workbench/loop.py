@@ -155,7 +155,7 @@ class AgentLoop:
         while True:
             self._drain_inbox()
             self._take_prompts()
-            if self.turns >= self.settings.max_turns:
+            if self.settings.max_turns and self.turns >= self.settings.max_turns:  # 0: no limit
                 raise RunEnded(
                     pb.RUN_STATUS_BUDGET_EXHAUSTED,
                     f"turn limit reached ({self.settings.max_turns} model calls)",
