@@ -26,9 +26,21 @@ def call(name: str, arguments: Any = None, call_id: str | None = None, **kwargs:
 
 
 def reply(
-    text: str = "", *calls: dict[str, Any], delay: float = 0.0, usage: tuple[int, int] = (10, 5)
+    text: str = "",
+    *calls: dict[str, Any],
+    delay: float = 0.0,
+    usage: tuple[int, int] = (10, 5),
+    chunk_delay: float = 0.0,
 ) -> dict[str, Any]:
-    return {"kind": "reply", "text": text, "calls": list(calls), "delay": delay, "usage": usage}
+    """A reply; `delay` before it starts, `chunk_delay` between its streamed text chunks."""
+    return {
+        "kind": "reply",
+        "text": text,
+        "calls": list(calls),
+        "delay": delay,
+        "usage": usage,
+        "chunk_delay": chunk_delay,
+    }
 
 
 def error(
@@ -149,6 +161,8 @@ class ScriptedModel:
                 text = spec["text"]
                 for i in range(0, len(text), 16):
                     chunk({"content": text[i : i + 16]})
+                    if spec.get("chunk_delay"):
+                        time.sleep(spec["chunk_delay"])
                 for index, c in enumerate(spec["calls"]):
                     head = {"index": index, "id": c["id"], "type": "function"}
                     chunk({"tool_calls": [{**head, "function": {"name": c["name"], "arguments": ""}}]})

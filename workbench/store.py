@@ -421,7 +421,7 @@ def _redact(message: Message, secrets: list[bytes]) -> None:
     words = [s.decode("utf-8", "replace") for s in secrets]
     for field, value in message.ListFields():
         if field.type == field.TYPE_STRING:
-            if field.label == field.LABEL_REPEATED:
+            if field.is_repeated:
                 values = list(value)
                 del value[:]
                 value.extend(_redacted(v, words) for v in values)
@@ -430,7 +430,7 @@ def _redact(message: Message, secrets: list[bytes]) -> None:
         elif field.type == field.TYPE_MESSAGE:
             if field.message_type.GetOptions().map_entry:
                 continue
-            items = value if field.label == field.LABEL_REPEATED else [value]
+            items = value if field.is_repeated else [value]
             for item in items:
                 if isinstance(item, Message):
                     _redact(item, secrets)
