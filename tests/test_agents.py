@@ -432,15 +432,9 @@ async def test_depth_limit(settings: Settings, scripted_model: ScriptedModel) ->
             "CHILD": [reply("no subagent tool here")],
         },
     )
-    run = await run_agent(settings, "ROOT task", tools=["subagent", "read_file"])
+    await run_agent(settings, "ROOT task", tools=["subagent", "read_file"])
     (child_request,) = requests_of(scripted_model, "CHILD")
     assert [t["function"]["name"] for t in child_request["tools"]] == ["read_file"]  # it could only fail
-    settings.max_depth = 0
-    scripted_model.requests.clear()
-    scripted_model.script.clear()
-    route(scripted_model, {"ROOT": [reply("", create("CHILD: nest")), reply("done")]})
-    run = await run_agent(settings, "ROOT task", tools=["subagent"])
-    assert "depth limit reached" in results_of(run)[0].error and "max_depth" in results_of(run)[0].error
 
 
 async def test_children_past_the_running_limit_wait_queued(settings: Settings, scripted_model: ScriptedModel) -> None:

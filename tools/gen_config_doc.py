@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from workbench.cli import parser
+from workbench.cli import parsers
 from workbench.config_load import FIELDS
 from workbench.config_report import reference_markdown
 
@@ -21,7 +21,7 @@ DOC = ROOT / "docs" / "CONFIG.md"
 def setting_flags() -> dict[str, str]:
     """Setting name -> the flag that sets it: every CLI option whose dest is a setting's name."""
     flags: dict[str, str] = {}
-    pending = [parser()]
+    pending = parsers()
     while pending:
         current = pending.pop()
         for action in current._actions:

@@ -17,7 +17,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from workbench.config import Settings
+from workbench.config import Settings, bound
 from workbench.feedback import Feedback
 from workbench.inbox import Inbox
 from workbench.loop import AgentLoop, Budget
@@ -260,13 +260,13 @@ class AgentTree:
         if timeout < 0:
             raise Feedback(f"timeout is in seconds and must be 0 (none) or more, got {timeout:g}")
         depth = parent.info.depth + 1
-        if depth > s.max_depth:
+        if depth > bound(s.max_depth):
             raise Feedback(
                 f"depth limit reached: agent {parent_id} is at depth {parent.info.depth} and subagents "
                 f"nest at most {s.max_depth} deep (setting max_depth); do this task yourself"
             )
         total = len(self.nodes) - 1
-        if total >= s.max_total_children:
+        if total >= bound(s.max_total_children):
             raise Feedback(
                 f"total subagent limit reached: this run has started {total} of at most "
                 f"{s.max_total_children} subagents (setting max_total_children); do the rest yourself "
@@ -281,7 +281,7 @@ class AgentTree:
                     f"its parent: {', '.join(allowed) or '(none)'}"
                 )
             allowed = list(dict.fromkeys(tools))
-        if depth >= s.max_depth and "subagent" in allowed:
+        if depth >= bound(s.max_depth) and "subagent" in allowed:
             allowed.remove("subagent")  # it could only fail at the depth limit
 
         self._spawned += 1
@@ -305,7 +305,7 @@ class AgentTree:
         else:
             note = CHILD_NOTE.format(name=info.name, id=child_id, parent=parent_id)
             messages = [pb.Message(role=pb.ROLE_SYSTEM, text=system_prompt(s) + note)]
-        has_slot = sum(1 for c in parent.children if c.running) < s.max_running_children
+        has_slot = sum(1 for c in parent.children if c.running) < bound(s.max_running_children)
         if has_slot:
             info.status = pb.AGENT_STATUS_RUNNING
         agent = self._build(info, parent, messages, self.spec(model, parent.info.model))
@@ -326,7 +326,7 @@ class AgentTree:
 
     def _start_queued(self, parent: Agent) -> None:
         while parent.queue and not parent.ending:
-            if sum(1 for c in parent.children if c.running) >= self.settings.max_running_children:
+            if sum(1 for c in parent.children if c.running) >= bound(self.settings.max_running_children):
                 return
             agent = parent.queue.popleft()
             self.set_status(agent.id, pb.AGENT_STATUS_RUNNING)

@@ -17,6 +17,7 @@ from typing import Any, NoReturn
 
 from workbench import __version__
 from workbench.config import ConfigError, Settings, load
+from workbench.config_report import flag_help
 from workbench.pb import workbench_pb2 as pb
 from workbench.words import run_status
 
@@ -29,7 +30,7 @@ EXIT_CODES = {
     pb.RUN_STATUS_BUDGET_EXHAUSTED: 3,
     pb.RUN_STATUS_CANCELLED: 130,
 }
-COMMANDS = ("run", "sessions", "export")
+COMMANDS = ("run", "sessions", "export", "config")
 NO_MODEL = (
     "no model configured: give --model PROVIDER/MODEL (e.g. openai/gpt-4.1), set WORKBENCH_MODEL, "
     'or put model = "..." in ~/.config/workbench/config.toml. To try the offline scripted demo: '
@@ -59,9 +60,9 @@ def run_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="workbench run", description="Run one task headless and print the answer.")
     p.add_argument("prompt", help="the task")
     _model_flags(p)
-    p.add_argument("--max-turns", type=int, help="model calls of the agent per run (default 100; 0: no limit)")
-    p.add_argument("--max-tokens", type=int, help="token budget of the session (default and 0: no limit)")
-    p.add_argument("--max-cost", type=float, help="cost budget of the session in USD (default and 0: no limit)")
+    p.add_argument("--max-turns", type=int, help=flag_help("max_turns"))
+    p.add_argument("--max-tokens", type=int, help=flag_help("max_tokens"))
+    p.add_argument("--max-cost", type=float, help=flag_help("max_cost"))
     p.add_argument("--jsonl", action="store_true", help="print every event as one JSON line")
     again = p.add_mutually_exclusive_group()
     again.add_argument("--resume", metavar="ID", help="continue session ID with this prompt")
@@ -86,14 +87,25 @@ def export_parser() -> argparse.ArgumentParser:
     return p
 
 
+def config_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="workbench config", description="Print the settings in force and where each came from.")
+    p.add_argument("--workspace", type=Path, help="the repository whose .workbench/config.toml counts")
+    return p
+
+
 def top_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="workbench",
         description="A terminal agent workbench.",
-        epilog="commands: run (headless), sessions, export; `workbench COMMAND --help` for each",
+        epilog="commands: run (headless), sessions, export, config; `workbench COMMAND --help` for each",
     )
     p.add_argument("--version", action="version", version=f"workbench {__version__}")
     return p
+
+
+def parsers() -> list[argparse.ArgumentParser]:
+    """Every parser of the command line (docs/CONFIG.md names the flag of each setting from them)."""
+    return [top_parser(), run_parser(), sessions_parser(), export_parser(), config_parser()]
 
 
 def check_model(settings: Settings) -> None:
@@ -196,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
 
             if command == "sessions":
                 return _sessions(sessions_parser().parse_args(rest), cli_sessions)
+            if command == "config":
+                return _config(config_parser().parse_args(rest))
             return _export(export_parser().parse_args(rest), cli_sessions)
         top_parser().parse_args(argv)
         top_parser().print_help()
@@ -204,6 +218,14 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ConfigError) as err:
         print(f"workbench: {err}", file=sys.stderr)
         return 2
+
+
+def _config(args: argparse.Namespace) -> int:
+    from workbench.config_load import load_with_sources
+    from workbench.config_report import render
+
+    print(render(load_with_sources({"workspace": args.workspace})), end="")
+    return 0
 
 
 def _sessions(args: argparse.Namespace, cli_sessions: Any) -> int:

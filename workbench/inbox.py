@@ -48,10 +48,7 @@ class Inbox:
         self._changed.set()
 
     def _add(self, item: pb.InboxItem) -> None:
-        if item.kind == pb.INBOX_KIND_MESSAGE:
-            if self.limit <= 0:  # no message is kept; the next drain's note counts it
-                self._dropped += 1
-                return
+        if item.kind == pb.INBOX_KIND_MESSAGE and self.limit:  # 0: no limit
             messages = [i for i in self._items if i.kind == pb.INBOX_KIND_MESSAGE]
             if len(messages) >= self.limit:
                 self._items.remove(messages[0])
@@ -93,8 +90,8 @@ class Inbox:
                 lines.append("  cause: it ended without a result or a cause")
         return "\n".join(lines)
 
-    async def wait(self, timeout: float) -> bool:
-        """Wait until an item is waiting; False when `timeout` seconds passed first."""
+    async def wait(self, timeout: float | None) -> bool:
+        """Wait until an item is waiting; False when `timeout` seconds (None: no limit) passed first."""
         if self._items:
             return True
         try:

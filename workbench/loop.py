@@ -304,7 +304,7 @@ class AgentLoop:
         if len(self.inbox):
             return  # a completion already arrived: take the next turn without waiting
         self.on_status(pb.AGENT_STATUS_WAITING)
-        arrived = await self.inbox.wait(self.settings.wait_cap)
+        arrived = await self.inbox.wait(self.settings.wait_cap or None)  # 0: no limit
         self.on_status(pb.AGENT_STATUS_RUNNING)
         if not arrived and not self.prompts:
             raise RunEnded(
