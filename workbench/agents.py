@@ -15,7 +15,6 @@ import asyncio
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any
 
 from workbench.config import Settings, bound
 from workbench.feedback import Feedback
@@ -24,6 +23,7 @@ from workbench.loop import AgentLoop, Budget
 from workbench.model import ModelClient, ModelSpec
 from workbench.pb import workbench_pb2 as pb
 from workbench.prompt import system_prompt
+from workbench.seams import TerminalPort
 from workbench.store import Recorder, Store
 from workbench.tools import Toolbox, ToolContext, record_defect
 from workbench.words import agent_ended, agent_status
@@ -97,7 +97,7 @@ class Agent:
 class AgentTree:
     """Every agent of one session, sharing the store, the budget and the terminal host."""
 
-    def __init__(self, settings: Settings, store: Store, session_id: str, terminal: Any = None):
+    def __init__(self, settings: Settings, store: Store, session_id: str, terminal: TerminalPort | None = None):
         self.settings, self.store, self.session_id = settings, store, session_id
         self.terminal = terminal
         self.budget = Budget(settings.max_tokens, settings.max_cost)
@@ -458,11 +458,10 @@ class AgentTree:
 
     async def _stop_commands(self, agent: Agent) -> None:
         """Stop what the agent left running in the terminal host (bash, tmux windows)."""
-        stop = getattr(self.terminal, "stop_agent", None)
-        if stop is None:
+        if self.terminal is None:
             return
         try:
-            await stop(agent.id)
+            await self.terminal.stop_agent(agent.id)
         except Exception as err:
             record_defect(agent.loop.ctx if agent.loop else self.context(agent.id, agent.recorder), "stop_agent", err)
 

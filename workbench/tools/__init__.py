@@ -26,6 +26,7 @@ from typing import Any, Literal, get_args, get_origin
 from workbench.config import Settings
 from workbench.feedback import CONTROL_FLOW, Feedback, cause_text, to_result
 from workbench.pb import workbench_pb2 as pb
+from workbench.seams import SubagentHost, TerminalPort
 from workbench.tools.output_cap import CappedOutput, saved_output_path
 
 log = logging.getLogger("workbench")
@@ -50,8 +51,8 @@ class ToolContext:
     # publish an event of this agent: publish("terminal_ready", pb.TerminalReady(...))
     publish: Callable[[str, Any], object] = lambda kind, message: None
     state: dict[str, Any] = field(default_factory=dict)  # per-agent bookkeeping of tools
-    terminal: Any = None  # the session's terminal host (workbench.tools.terminal)
-    agents: Any = None  # the agent tree's handle for the subagent tool (workbench.agents)
+    terminal: TerminalPort | None = None  # the session's terminal host (workbench.tools.terminal)
+    agents: SubagentHost | None = None  # the agent tree's handle for the subagent tool
     streamed: list[str] = field(default_factory=list)
 
     def for_call(self, call_id: str) -> ToolContext:

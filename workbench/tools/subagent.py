@@ -7,59 +7,13 @@ neither the loop nor the tree.
 from __future__ import annotations
 
 import time
-from typing import Literal, Protocol
+from typing import Literal
 
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
+from workbench.seams import SubagentHost
 from workbench.tools import ToolContext, tool
-
-STATUS = {
-    pb.AGENT_STATUS_QUEUED: "queued",
-    pb.AGENT_STATUS_RUNNING: "running",
-    pb.AGENT_STATUS_WAITING: "waiting",
-    pb.AGENT_STATUS_COMPLETED: "completed",
-    pb.AGENT_STATUS_FAILED: "failed",
-    pb.AGENT_STATUS_TIMED_OUT: "timed out",
-    pb.AGENT_STATUS_CANCELLED: "cancelled",
-    pb.AGENT_STATUS_INTERRUPTED: "interrupted",
-}
-MODE = {pb.SPAWN_MODE_SYNC: "sync", pb.SPAWN_MODE_ASYNC: "async", pb.SPAWN_MODE_FORK: "fork"}
-
-
-class ChildState(Protocol):
-    """One subagent as `list` shows it."""
-
-    info: pb.AgentInfo
-    activity: str
-    activity_at: float  # time.monotonic() of the last activity
-
-    @property
-    def elapsed(self) -> float: ...
-
-
-class SubagentHost(Protocol):
-    """What the subagent tool needs from the agent tree, bound to the calling agent."""
-
-    def create(
-        self,
-        prompt: str,
-        mode: str = "async",
-        *,
-        name: str = "",
-        tools: list[str] | None = None,
-        model: str = "",
-        timeout: float = 0.0,
-    ) -> pb.AgentInfo: ...
-
-    def running_children(self) -> tuple[int, int]: ...
-
-    async def result(self, agent_id: str) -> pb.AgentFinished: ...
-
-    def children(self) -> list[ChildState]: ...
-
-    async def cancel(self, agent_id: str) -> pb.AgentFinished: ...
-
-    def message(self, agent_id: str, text: str) -> pb.AgentInfo: ...
+from workbench.words import agent_status, spawn_mode
 
 
 @tool
@@ -105,7 +59,7 @@ async def subagent(
         raise Feedback(f"{action} needs the subagent's id; call subagent(action='list') to see them")
     if action == "cancel":
         finished = await host.cancel(id)
-        return f"Cancelled subagent {id}: it is {STATUS.get(finished.status, 'ended')}."
+        return f"Cancelled subagent {id}: it is {agent_status(finished.status)}."
     if not text:
         raise Feedback("message needs text: what to tell the agent")
     info = host.message(id, text)
@@ -134,7 +88,7 @@ async def _create(
     cause = finished.cause or "it ended without a result or a cause"
     return pb.ToolResult(
         output=f"The last text of {who}:\n{finished.result}" if finished.result else "",
-        error=f"{who} {STATUS.get(finished.status, 'failed')}: {cause}",
+        error=f"{who} {agent_status(finished.status)}: {cause}",
         is_error=True,
     )
 
@@ -150,7 +104,7 @@ def _list(host: SubagentHost) -> str:
         indent = "  " * (info.depth - top)
         ago = now - child.activity_at
         lines.append(
-            f"{indent}{info.id}\t{info.name}\t{MODE.get(info.mode, '?')}\t{STATUS.get(info.status, '?')}\t"
+            f"{indent}{info.id}\t{info.name}\t{spawn_mode(info.mode)}\t{agent_status(info.status)}\t"
             f"{child.elapsed:.1f}s\t{child.activity} ({ago:.0f}s ago)"
         )
     return "\n".join(lines)

@@ -1,0 +1,60 @@
+"""The typed seams between the engine's parts: what one part may ask of another.
+
+A tool reaches the agent tree only as a `SubagentHost` (`ctx.agents`) and the terminal host
+as a `TerminalPort` (`ctx.terminal`; the bash and tmux tools narrow it to their
+`TerminalHost`); the agent tree needs of the terminal host only `TerminalPort`. No tool
+imports the loop or the tree, and the tree imports no tool's host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from workbench.pb import workbench_pb2 as pb
+
+
+class TerminalPort(Protocol):
+    """What the agent tree needs of the session's terminal host."""
+
+    async def stop_agent(self, agent_id: str) -> None:
+        """Stop what one agent left running (its bash command, its tmux windows)."""
+
+    async def close(self) -> None:
+        """End the session's tmux server and everything started from it."""
+
+
+class ChildState(Protocol):
+    """One subagent as `list` shows it."""
+
+    info: pb.AgentInfo
+    activity: str
+    activity_at: float  # time.monotonic() of the last activity
+
+    @property
+    def elapsed(self) -> float: ...
+
+
+class SubagentHost(Protocol):
+    """What the subagent tool needs from the agent tree, bound to the calling agent."""
+
+    def create(
+        self,
+        prompt: str,
+        mode: str = "async",
+        *,
+        name: str = "",
+        tools: list[str] | None = None,
+        model: str = "",
+        timeout: float = 0.0,
+    ) -> pb.AgentInfo: ...
+
+    def running_children(self) -> tuple[int, int]: ...
+
+    async def result(self, agent_id: str) -> pb.AgentFinished: ...
+
+    def children(self) -> Sequence[ChildState]: ...
+
+    async def cancel(self, agent_id: str) -> pb.AgentFinished: ...
+
+    def message(self, agent_id: str, text: str) -> pb.AgentInfo: ...
