@@ -88,6 +88,8 @@ async def run_agent(settings: Settings, prompt: str, tools: list[str] | None = N
         f"workbench-{session_id}",
         Recorder(store, session_id, "main").emit,
         env_passthrough=tuple(settings.shell_env_passthrough),
+        data_dir=settings.data_dir,
+        session_id=session_id,
     )
     tree = AgentTree(settings, store, session_id, terminal=terminal)
     try:

@@ -4,6 +4,9 @@ sessions, export, resume, prune, and text from the model printed as data."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -167,3 +170,27 @@ def test_config_prints_each_setting_and_its_source(tmp_path: Path, capsys, monke
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if line.startswith("max_turns"))
     assert "7" in line and "env WORKBENCH_MAX_TURNS" in line
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root (CI runs as root)")
+def test_a_full_disk_during_streamed_output_ends_the_run_in_one_line(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "small"
+    data.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(data)], check=True)
+    try:
+        command = "for i in $(seq 1 400); do head -c 2000 /dev/zero | tr '\\\\0' x; echo; sleep 0.005; done"
+        scripted_model.add(reply("", call("bash", command=command)), *[reply("never")] * 3)
+        argv = scripted(scripted_model, workspace, data, "fill it")
+        proc = subprocess.run(
+            [sys.executable, "-m", "workbench.cli", *argv], capture_output=True, text=True, timeout=120
+        )
+    finally:
+        subprocess.run(["umount", "-l", str(data)], check=False)
+    assert proc.returncode == 1, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if not line.startswith(("workbench: session", ">", "watch"))]
+    assert "Exception in callback" not in proc.stderr and "Traceback" not in proc.stderr
+    assert "Logging error" not in proc.stderr
+    failures = [line for line in lines if "cannot write the event log" in line]
+    assert len(failures) == 1 and str(data) in failures[0], proc.stderr

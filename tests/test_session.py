@@ -337,11 +337,14 @@ def test_kill_9_then_resume_holds_the_conversation_and_the_interrupted_results(
     session_id = _read_until(proc, wait_for)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
-    _kill_tmux(session_id)  # the process is gone; its tmux server is ended by the next start (the reaper)
 
     with sqlite3.connect(data / "workbench.db") as db:  # opens cleanly, no gap
         seqs = [row[0] for row in db.execute("SELECT seq FROM events WHERE session_id = ? ORDER BY seq", (session_id,))]
     assert seqs == list(range(1, len(seqs) + 1))
+
+    assert main(["sessions", "--data-dir", str(data), "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)
+    assert listed["status"] == "RUN_STATUS_INTERRUPTED"  # its process died mid-run
 
     scripted_model.add(reply("picked up where we were"))
     argv = ["run", "--resume", session_id, "--api-base", scripted_model.url, "--data-dir", str(data), "continue"]
@@ -356,6 +359,8 @@ def test_kill_9_then_resume_holds_the_conversation_and_the_interrupted_results(
     else:
         assert [m["role"] for m in sent] == ["system", "user", "user"]  # the cut reply is no message
     assert sent[1]["content"] == "go" and sent[-1]["content"] == "continue"
+    alive = subprocess.run(["tmux", "-L", f"workbench-{session_id}", "list-sessions"], capture_output=True)
+    assert alive.returncode != 0  # the dead run's tmux server was ended at the next start
     from workbench.config import Settings as _S
     from workbench.session import list_sessions
 

@@ -41,9 +41,30 @@ def rebuild_messages(events: list[pb.Event], agent_id: str) -> list[pb.Message]:
     return messages
 
 
-def interrupt_leftovers(
-    store: Store, session_id: str, root: Agent, agents: list[pb.AgentInfo], events: list[pb.Event]
-) -> None:
+def mark_interrupted(store: Store, session_id: str) -> bool:
+    """Mark every agent of a session whose process died without ending it INTERRUPTED.
+
+    Each gets an AgentFinished(INTERRUPTED) and the session's status becomes INTERRUPTED;
+    False when nothing was left running. Called for the sessions `reap_orphans` found, and
+    again (finding nothing new) when one is resumed.
+    """
+    found = False
+    with store.transaction():
+        for info in store.agents(session_id):
+            if info.status in FINAL_AGENT_STATUSES:
+                continue
+            found = True
+            info.status = pb.AGENT_STATUS_INTERRUPTED
+            store.save_agent(session_id, info)
+            Recorder(store, session_id, info.id).emit(
+                pb.AgentFinished(agent_id=info.id, status=info.status, cause=INTERRUPTED_AGENT)
+            )
+        if found:
+            store.set_session_status(session_id, pb.RUN_STATUS_INTERRUPTED)
+    return found
+
+
+def interrupt_leftovers(store: Store, session_id: str, root: Agent, events: list[pb.Event]) -> None:
     """Mark what the dead process left running INTERRUPTED, and answer every open call of the root.
 
     Each agent that had not ended gets an AgentFinished(INTERRUPTED); an async child of the
@@ -62,24 +83,23 @@ def interrupt_leftovers(
         if event.WhichOneof("kind") == "tool_output" and event.agent_id == root.id:
             streamed.setdefault(event.tool_output.call_id, []).append(event.tool_output.text)
     recorder = Recorder(store, session_id, root.id)
+    mark_interrupted(store, session_id)
+    told = {e.inbox_item.child_id for e in events if e.WhichOneof("kind") == "inbox_item" and e.agent_id == root.id}
     with store.transaction():
         for call in open_calls:
             result = interrupted(call, INTERRUPTED_CALL, partial="".join(streamed.get(call.id, [])))
             recorder.emit(pb.ToolCallFinished(result=result))
             loop.messages.append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
             recorder.emit(loop.messages[-1])
-        for info in agents:
-            if info.status in FINAL_AGENT_STATUSES:
-                continue
-            info.status = pb.AGENT_STATUS_INTERRUPTED
-            store.save_agent(session_id, info)
-            Recorder(store, session_id, info.id).emit(
-                pb.AgentFinished(agent_id=info.id, status=info.status, cause=INTERRUPTED_AGENT)
-            )
+        for info in store.agents(session_id):
             if info.id == root.id:
-                store.set_session_status(session_id, pb.RUN_STATUS_INTERRUPTED)
                 root.info.status = info.status
-            elif info.parent_id == root.id and info.mode != pb.SPAWN_MODE_SYNC:
+            elif (
+                info.status == pb.AGENT_STATUS_INTERRUPTED
+                and info.parent_id == root.id
+                and info.mode != pb.SPAWN_MODE_SYNC
+                and info.id not in told
+            ):
                 root.inbox.put(
                     pb.InboxItem(
                         kind=pb.INBOX_KIND_COMPLETION,

@@ -244,6 +244,11 @@ class Store:
             found.append(info)
         return found
 
+    def root_statuses(self) -> dict[str, int]:
+        """Each session's root agent status as stored (a running one in a dead process was cut off)."""
+        rows = self.db.execute("SELECT session_id, info FROM agents WHERE id = 'main'").fetchall()
+        return {sid: pb.AgentInfo.FromString(info).status for sid, info in rows}
+
     def delete_session(self, session_id: str) -> None:
         with self.transaction():
             for table in ("events", "agents"):
