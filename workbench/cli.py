@@ -94,12 +94,20 @@ def config_parser() -> argparse.ArgumentParser:
 
 
 def top_parser() -> argparse.ArgumentParser:
+    """`workbench [TASK]`: the TUI; the commands have parsers of their own."""
     p = _Parser(
         prog="workbench",
-        description="A terminal agent workbench.",
+        description="A terminal agent workbench: opens the app in this folder (with TASK, sent at once).",
         epilog="commands: run (headless), sessions, export, config; `workbench COMMAND --help` for each",
     )
     p.add_argument("--version", action="version", version=f"workbench {__version__}")
+    p.add_argument("prompt", nargs="?", metavar="TASK", help="a task to send when the app opens")
+    _model_flags(p)
+    again = p.add_mutually_exclusive_group()
+    again.add_argument(
+        "--resume", nargs="?", const="", metavar="ID", help="open a stored session (a picker without ID)"
+    )
+    again.add_argument("--continue", dest="cont", action="store_true", help="open this workspace's newest session")
     return p
 
 
@@ -211,10 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             if command == "config":
                 return _config(config_parser().parse_args(rest))
             return _export(export_parser().parse_args(rest), cli_sessions)
-        top_parser().parse_args(argv)
-        top_parser().print_help()
-        print("\nThe TUI is not built yet; use `workbench run PROMPT`.", file=sys.stderr)
-        return 0
+        return _tui(top_parser().parse_args(argv))
     except (UsageError, ConfigError) as err:
         print(f"workbench: {err}", file=sys.stderr)
         return 2
@@ -275,23 +280,44 @@ def _export(args: argparse.Namespace, cli_sessions: Any) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace) -> int:
+def _resumed(settings: Settings, args: argparse.Namespace) -> str | None:
+    """The stored session `--resume ID` or `--continue` names; it brings its workspace and model."""
     from workbench.session import SessionError, find_session, newest_session
 
+    if not (args.resume or args.cont):
+        return None
+    try:
+        info = find_session(settings, args.resume) if args.resume else newest_session(settings, settings.workspace)
+    except SessionError as err:
+        raise UsageError(str(err)) from err
+    if args.workspace is None:
+        settings.workspace = Path(info.workspace)
+    if args.model is None:
+        settings.model = info.model
+    return info.id
+
+
+def _tui(args: argparse.Namespace) -> int:
+    """The app: a new session here, one with TASK sent, or a stored one (`--resume [ID]`)."""
+    if args.prompt is not None and not args.prompt.strip():
+        raise UsageError("the task is empty: say what the agent should do, or leave it out")
+    settings = _settings(args)
+    resume = _resumed(settings, args)
+    if not settings.workspace.is_dir():
+        raise UsageError(f"workspace {settings.workspace} is not a folder")
+    if settings.api_base and not settings.api_key:
+        settings.api_key = "unused"  # a local OpenAI-compatible server needs no key, the SDK wants one
+    setup_logging(settings)
+    from workbench.tui.app import run_app
+
+    return run_app(settings, args.prompt, resume, pick=args.resume == "")
+
+
+def _run(args: argparse.Namespace) -> int:
     if not args.prompt.strip():
         raise UsageError("the prompt is empty: say what the agent should do")
     settings = _settings(args)
-    resume: str | None = None
-    if args.resume or args.cont:
-        try:
-            info = find_session(settings, args.resume) if args.resume else newest_session(settings, settings.workspace)
-        except SessionError as err:
-            raise UsageError(str(err)) from err
-        resume = info.id
-        if args.workspace is None:
-            settings.workspace = Path(info.workspace)
-        if args.model is None:
-            settings.model = info.model
+    resume = _resumed(settings, args)
     if not settings.workspace.is_dir():
         raise UsageError(f"workspace {settings.workspace} is not a folder")
     if resume is None:
