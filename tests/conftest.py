@@ -74,6 +74,11 @@ class Run:
         return [m.tool_result for m in self.of("message") if m.role == pb.ROLE_TOOL]
 
 
+def provider_ids(messages: list[pb.Message]) -> dict[str, str]:
+    """Our tool-call ids -> the ids the test scripted for the provider (from the assistant messages)."""
+    return {c.id: c.provider_id for m in messages for c in m.tool_calls}
+
+
 async def run_agent(settings: Settings, prompt: str, tools: list[str] | None = None) -> Run:
     """Run the root agent of a new session in a real SQLite store; collect committed events."""
     from workbench.agents import AgentTree

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Run, run_agent
+from tests.conftest import Run, provider_ids, run_agent
 from tests.scripted_server import ScriptedModel, call, error, reply
 from workbench.agents import AgentTree
 from workbench.config import Settings
@@ -305,7 +305,9 @@ async def test_async_timeout(settings: Settings, scripted_model: ScriptedModel) 
     child_results = [
         e.message.tool_result for e in run.events if e.agent_id == "a1" and e.WhichOneof("kind") == "message"
     ]
-    assert [r.call_id for r in child_results if r.call_id] == ["nap"] and "interrupted" in child_results[-1].error
+    ids = provider_ids([e.message for e in run.events if e.WhichOneof("kind") == "message"])
+    assert [ids[r.call_id] for r in child_results if r.call_id] == ["nap"]
+    assert "interrupted" in child_results[-1].error
     assert run.outcome.status == pb.RUN_STATUS_FINISHED
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_agent
+from tests.conftest import provider_ids, run_agent
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config import Settings
 from workbench.feedback import model_text
@@ -228,7 +228,8 @@ async def test_cancel_mid_tool_keeps_a_result_for_every_call(settings: Settings,
         pass
     assert time.monotonic() - cancelled_at < 2
     messages = [e.message for e in events if e.WhichOneof("kind") == "message"]
-    results = {m.tool_result.call_id: m.tool_result for m in messages if m.role == pb.ROLE_TOOL}
+    ids = provider_ids(messages)
+    results = {ids[m.tool_result.call_id]: m.tool_result for m in messages if m.role == pb.ROLE_TOOL}
     assert set(results) == {"slow", "fast"}
     assert results["slow"].is_error and "interrupted" in results["slow"].error
     assert not results["fast"].is_error
@@ -288,7 +289,8 @@ async def test_a_tool_raising_a_base_exception_is_an_error_result(
     )
     run = await run_agent(settings, "go", tools=["test_base_exception", "test_sleep"])
     assert run.outcome.status == pb.RUN_STATUS_FINISHED and run.outcome.text == "carried on"
-    results = {r.call_id: r for r in run.results()}
+    ids = provider_ids(run.of("message"))
+    results = {ids[r.call_id]: r for r in run.results()}
     assert set(results) == {"bug", "cancelled", "slow"}
     assert results["bug"].is_error and "tool bug" in results["bug"].error
     assert results["cancelled"].is_error and not results["slow"].is_error
@@ -336,8 +338,9 @@ async def test_cancel_with_a_tool_that_ignores_it_ends_in_time_and_twice_is_fine
     except asyncio.CancelledError:
         pass
     assert time.monotonic() - started < 2
+    ids = provider_ids([e.message for e in events if e.WhichOneof("kind") == "message"])
     results = {
-        e.message.tool_result.call_id: e.message.tool_result
+        ids[e.message.tool_result.call_id]: e.message.tool_result
         for e in events
         if e.WhichOneof("kind") == "message" and e.message.role == pb.ROLE_TOOL
     }
@@ -353,7 +356,7 @@ async def test_cancel_with_a_tool_that_ignores_it_ends_in_time_and_twice_is_fine
             await asyncio.sleep(0.05)
     await asyncio.sleep(0.1)
     finished = [e.tool_call_finished.result for e in events if e.WhichOneof("kind") == "tool_call_finished"]
-    assert sorted(r.call_id for r in finished) == ["fast", "slow"]
+    assert sorted(ids[r.call_id] for r in finished) == ["fast", "slow"]
     store.close()
 
 
@@ -367,7 +370,7 @@ async def test_a_bug_in_the_machinery_still_leaves_every_call_a_result(
     real_invoke = Toolbox.invoke
 
     async def buggy_invoke(self: Toolbox, call_: pb.ToolCall, ctx: ToolContext) -> pb.ToolResult:
-        if call_.id == "bug":
+        if call_.provider_id == "bug":
             raise RuntimeError("bug in the machinery")
         return await real_invoke(self, call_, ctx)
 
@@ -381,7 +384,8 @@ async def test_a_bug_in_the_machinery_still_leaves_every_call_a_result(
     with pytest.raises(RuntimeError, match="bug in the machinery"):
         await tree.run_root("go", ["test_sleep"])
     messages = [e.message for e in store.events(session) if e.WhichOneof("kind") == "message"]
-    results = {m.tool_result.call_id: m.tool_result for m in messages if m.role == pb.ROLE_TOOL}
+    ids = provider_ids(messages)
+    results = {ids[m.tool_result.call_id]: m.tool_result for m in messages if m.role == pb.ROLE_TOOL}
     assert set(results) == {"bug", "ok"}
     assert results["bug"].is_error and "bug in the machinery" in results["bug"].error
     assert results["ok"].output == "slept 0.2"
@@ -390,5 +394,5 @@ async def test_a_bug_in_the_machinery_still_leaves_every_call_a_result(
         for e in store.events(session)
         if e.WhichOneof("kind") == "tool_call_finished"
     ]
-    assert sorted(finished) == ["bug", "ok"]
+    assert sorted(ids[c] for c in finished) == ["bug", "ok"]
     store.close()

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.scripted_server import ScriptedModel, call, cut, reply
 from workbench.cli import main
+from workbench.config import Settings
 from workbench.model import (
     ModelClient,
     ModelSpec,
@@ -16,9 +18,12 @@ from workbench.model import (
     add_usage,
     context_window,
     litellm,
+    messages_to_wire,
     usage_from_wire,
 )
 from workbench.pb import workbench_pb2 as pb
+from workbench.stream import ReplyAssembler
+from workbench.tools import ToolContext, tool
 
 PROMPT = [pb.Message(role=pb.ROLE_USER, text="hi")]
 
@@ -41,7 +46,7 @@ async def test_text_and_parallel_streamed_tool_calls_in_one_message(scripted_mod
     message = await client(scripted_model).complete(PROMPT, [], deltas.append)
     assert message.role == pb.ROLE_ASSISTANT and message.text == "Reading both files."
     assert "".join(deltas) == "Reading both files."
-    assert [(c.id, c.name) for c in message.tool_calls] == [("c1", "read_file"), ("c2", "ls")]
+    assert [(c.provider_id, c.name) for c in message.tool_calls] == [("c1", "read_file"), ("c2", "ls")]
     assert json.loads(message.tool_calls[0].arguments) == long_args
     assert json.loads(message.tool_calls[1].arguments) == {"path": "."}
     assert scripted_model.requests[0]["stream"] is True
@@ -164,3 +169,143 @@ def test_preload_turns_the_gc_back_on_when_litellm_is_ready() -> None:
     thread = preload()
     thread.join(timeout=60)
     assert not thread.is_alive() and gc.isenabled()
+
+
+# --- tool-call ids: ours in the session, the provider's on the wire ----------------------------
+
+
+@tool(name="test_model_big")
+async def _big(ctx: ToolContext, tag: str) -> str:
+    """Print many lines, each naming `tag`.
+
+    Args:
+        tag: a word to repeat
+    """
+    return "".join(f"{tag} line {i}\n" for i in range(5_000))
+
+
+async def test_reused_provider_ids_keep_every_saved_output(settings: Settings, scripted_model: ScriptedModel) -> None:
+    """A server that numbers ids per reply (call_0 every turn): each turn's saved output stays its own."""
+    from tests.conftest import run_agent
+
+    settings.output_limit = 2_000
+    scripted_model.add(
+        reply("", call("test_model_big", tag="first", call_id="call_0")),
+        reply("", call("test_model_big", tag="second", call_id="call_0")),
+        reply("done"),
+    )
+    run = await run_agent(settings, "go", tools=["test_model_big"])
+    first, second = run.results()
+    assert first.call_id != second.call_id
+    assert Path(first.metadata["saved_output"]).read_text().startswith("first line 0\n")
+    assert Path(second.metadata["saved_output"]).read_text().startswith("second line 0\n")
+    calls = [c for m in run.of("message") for c in m.tool_calls]
+    assert [c.provider_id for c in calls] == ["call_0", "call_0"]
+    assert [c.id for c in calls] == [first.call_id, second.call_id]
+    # on the wire every result answers the provider's id of its own call
+    last = scripted_model.requests[-1]["messages"]
+    assert [m["tool_calls"][0]["id"] for m in last if m.get("tool_calls")] == ["call_0", "call_0"]
+    assert [m["tool_call_id"] for m in last if m["role"] == "tool"] == ["call_0", "call_0"]
+
+
+async def test_a_provider_id_repeated_within_one_reply_is_made_distinct(scripted_model: ScriptedModel) -> None:
+    scripted_model.add(reply("", call("ls", {"path": "a"}, call_id="same"), call("ls", {"path": "b"}, call_id="same")))
+    message = await client(scripted_model).complete(PROMPT, [])
+    first, second = message.tool_calls
+    assert first.id != second.id and first.provider_id != second.provider_id
+    assert first.provider_id == "same"
+    results = [
+        pb.Message(role=pb.ROLE_TOOL, tool_result=pb.ToolResult(call_id=c.id, output=c.provider_id))
+        for c in message.tool_calls
+    ]
+    wire = messages_to_wire([*PROMPT, message, *results])
+    assert [c["id"] for c in wire[1]["tool_calls"]] == [first.provider_id, second.provider_id]
+    assert [m["tool_call_id"] for m in wire[2:]] == [first.provider_id, second.provider_id]
+
+
+def test_a_call_saved_without_a_provider_id_uses_its_id_on_the_wire() -> None:
+    """Sessions saved before provider ids existed resume with their ids unchanged on the wire."""
+    old = pb.Message(role=pb.ROLE_ASSISTANT, tool_calls=[pb.ToolCall(id="call_abc", name="ls", arguments="{}")])
+    result = pb.Message(role=pb.ROLE_TOOL, tool_result=pb.ToolResult(call_id="call_abc", output="x"))
+    wire = messages_to_wire([*PROMPT, old, result])
+    assert wire[1]["tool_calls"][0]["id"] == "call_abc" and wire[2]["tool_call_id"] == "call_abc"
+
+
+# --- hostile streams: huge arguments, invalid Unicode ----------------------------------------
+
+
+async def test_lone_surrogates_are_replaced_and_noted_and_the_reply_is_kept(scripted_model: ScriptedModel) -> None:
+    raw_arguments = '{"path": "x\ud801"}'  # the code point itself, not a JSON escape of it
+    scripted_model.add(reply("bad \ud800 text", call("ls\udfff", raw_arguments)))
+    deltas: list[str] = []
+    notices: list[pb.Notice] = []
+    message = await client(scripted_model).complete(PROMPT, [], deltas.append, on_notice=notices.append)
+    assert message.text == "bad \ufffd text" and "".join(deltas) == message.text
+    (only,) = message.tool_calls
+    assert only.name == "ls\ufffd" and json.loads(only.arguments) == {"path": "x\ufffd"}
+    message.SerializeToString()  # storable: the UnicodeEncodeError that ended the run is gone
+    assert len(notices) == 3 and all("U+FFFD" in n.text for n in notices)
+
+
+async def test_a_lone_surrogate_from_the_model_does_not_end_the_run(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    from tests.conftest import run_agent
+
+    scripted_model.add(reply("looking \ud83d", call("nosuch\ud800tool")), reply("done \udc00"))
+    run = await run_agent(settings, "go", tools=["ls"])
+    assert run.outcome.status == pb.RUN_STATUS_FINISHED and run.outcome.text == "done \ufffd"
+    (result,) = run.results()
+    assert result.is_error and "nosuch\ufffdtool" in result.error
+
+
+async def test_argument_deltas_are_reported_throttled(scripted_model: ScriptedModel) -> None:
+    args = {"content": "x" * 24_000}  # 1,000 argument chunks from the scripted server
+    scripted_model.add(reply("", call("write_file", args)))
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 0.001  # one millisecond per chunk: about 1 s of streaming
+        return now[0]
+
+    seen: list[pb.ToolCallDelta] = []
+    reply_ = ReplyAssembler(on_call_delta=seen.append, clock=clock)
+    model = client(scripted_model)
+    await model._stream(PROMPT, [], reply_)
+    message = reply_.message("m")
+    assert json.loads(message.tool_calls[0].arguments) == args
+    assert 5 <= len(seen) <= 12  # about ten a second, not one per chunk
+    assert all(d.name == "write_file" and d.index == 0 for d in seen)
+    assert [d.chars for d in seen] == sorted(d.chars for d in seen)
+
+
+async def test_complete_reports_argument_progress(scripted_model: ScriptedModel) -> None:
+    scripted_model.add(reply("", call("write_file", {"content": "y" * 100})))
+    seen: list[pb.ToolCallDelta] = []
+    await client(scripted_model).complete(PROMPT, [], on_call_delta=seen.append)
+    assert seen and seen[0].name == "write_file"
+
+
+def test_ten_megabytes_of_arguments_assemble_in_linear_time() -> None:
+    """Item 12 of the hardening issue: `arguments +=` per delta spent 27 s on 10 MB."""
+    from types import SimpleNamespace as NS
+
+    piece = "a" * 24
+    chunks = [
+        NS(
+            usage=None,
+            choices=[
+                NS(
+                    delta=NS(content=None, tool_calls=[NS(index=0, id=None, function=NS(name="w", arguments=piece))]),
+                    finish_reason=None,
+                )
+            ],
+        )
+    ] * (10_000_000 // len(piece))
+    reply_ = ReplyAssembler()
+    started = time.monotonic()
+    for chunk in chunks:
+        reply_.take(chunk)
+    message = reply_.message("m")
+    assert len(message.tool_calls[0].arguments) == len(chunks) * len(piece)
+    assert time.monotonic() - started < 10  # quadratic: minutes; linear: well under a second

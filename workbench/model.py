@@ -7,12 +7,12 @@ lives in `workbench.retry` only.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import gc
 import importlib
 import os
 import threading
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +21,7 @@ from google.protobuf import json_format
 
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
+from workbench.stream import ReplyAssembler, StreamIncomplete
 
 DEMO_PROVIDER = "workbench_demo"
 _litellm: Any = None
@@ -83,7 +84,9 @@ class ModelSpec:
     model: str
     api_base: str = ""
     api_key: str = ""
-    timeout: float = 600.0
+    timeout: float = 600.0  # seconds without a byte from the server (litellm's idle timeout)
+    max_output_tokens: int = 0  # output cap per call; 0: the model's known limit, else DEFAULT_OUTPUT_CAP
+    call_deadline: float = 900.0  # seconds for one call, its whole stream included; 0: none
 
     @property
     def wire_model(self) -> str:
@@ -93,18 +96,31 @@ class ModelSpec:
 # --- proto -> wire --------------------------------------------------------------------
 
 
-def message_to_wire(message: pb.Message) -> dict[str, Any]:
+def wire_id(call: pb.ToolCall) -> str:
+    """The id a tool call has on the wire: the provider's (ours for calls saved before there was one)."""
+    return call.provider_id or call.id
+
+
+def messages_to_wire(messages: list[pb.Message]) -> list[dict[str, Any]]:
+    """The conversation as the provider sees it: each tool result answers its call's provider id."""
+    wire_ids = {c.id: wire_id(c) for m in messages if m.role == pb.ROLE_ASSISTANT for c in m.tool_calls}
+    return [message_to_wire(m, wire_ids) for m in messages]
+
+
+def message_to_wire(message: pb.Message, wire_ids: dict[str, str] | None = None) -> dict[str, Any]:
+    """One message in the wire format; `wire_ids` maps our call ids to the provider's (see messages_to_wire)."""
     if message.role == pb.ROLE_SYSTEM:
         return {"role": "system", "content": message.text}
     if message.role == pb.ROLE_USER:
         return {"role": "user", "content": message.text}
     if message.role == pb.ROLE_TOOL:
         result = message.tool_result
-        return {"role": "tool", "tool_call_id": result.call_id, "content": model_text(result)}
+        call_id = (wire_ids or {}).get(result.call_id, result.call_id)
+        return {"role": "tool", "tool_call_id": call_id, "content": model_text(result)}
     wire: dict[str, Any] = {"role": "assistant", "content": message.text or None}
     if message.tool_calls:
         wire["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
+            {"id": wire_id(c), "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
             for c in message.tool_calls
         ]
     return wire
@@ -125,27 +141,6 @@ def tools_to_wire(definitions: list[pb.ToolDefinition]) -> list[dict[str, Any]]:
 
 
 # --- wire -> proto --------------------------------------------------------------------
-
-
-class StreamIncomplete(Exception):
-    """The stream broke or ended before the message was complete; its partial text is discarded.
-
-    `cause` is the error that broke it (None when the stream just ended without a finish
-    reason); `partial_chars` is how much text had been streamed (and shown) before.
-    """
-
-    def __init__(self, partial_chars: int, cause: BaseException | None = None):
-        how = f"broke ({_first_line(cause)})" if cause else "ended without a finish reason"
-        super().__init__(f"the model's stream {how} after {partial_chars} chars")
-        self.partial_chars = partial_chars
-        self.cause = cause
-
-
-def _first_line(err: BaseException) -> str:
-    """The error's own words, without litellm's nested class-name prefixes and suffixes."""
-    text = str(err).rsplit("Exception - ", 1)[-1].split(" Original exception", 1)[0].strip()
-    lines = text.splitlines()
-    return lines[0][:160] if lines else type(err).__name__
 
 
 def usage_from_wire(usage: Any, model: str) -> pb.Usage:
@@ -172,6 +167,24 @@ def has_price(wire_model: str) -> bool:
     except Exception:
         return False
     return True
+
+
+DEFAULT_OUTPUT_CAP = 8192  # output tokens per call when the model's own limit is unknown
+
+
+def output_cap(spec: ModelSpec) -> int:
+    """The output tokens one call may generate: the setting, else the model's known limit, else 8192."""
+    return spec.max_output_tokens or known_output_limit(spec.wire_model) or DEFAULT_OUTPUT_CAP
+
+
+@functools.cache
+def known_output_limit(wire_model: str) -> int:
+    """The model's output limit in tokens from litellm's local model table; 0 when unknown."""
+    try:
+        info = litellm().get_model_info(wire_model)
+    except Exception:  # a model litellm has not mapped
+        return 0
+    return int(info.get("max_output_tokens") or 0)
 
 
 @functools.cache
@@ -202,12 +215,13 @@ class ModelClient:
     def request(self, messages: list[pb.Message], tools: list[pb.ToolDefinition]) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.spec.wire_model,
-            "messages": [message_to_wire(m) for m in messages],
+            "messages": messages_to_wire(messages),
             "stream": True,
             "stream_options": {"include_usage": True},
             "num_retries": 0,
             "max_retries": 0,
             "timeout": self.spec.timeout,
+            "max_tokens": output_cap(self.spec),
         }
         if tools:
             kwargs["tools"] = tools_to_wire(tools)
@@ -222,53 +236,49 @@ class ModelClient:
         messages: list[pb.Message],
         tools: list[pb.ToolDefinition],
         on_delta: Callable[[str], None] = lambda text: None,
+        *,
+        on_call_delta: Callable[[pb.ToolCallDelta], None] | None = None,
+        on_notice: Callable[[pb.Notice], None] = lambda notice: None,
     ) -> pb.Message:
-        """One streamed completion, assembled into an assistant Message with its usage."""
+        """One streamed completion, assembled into an assistant Message with its usage.
+
+        `on_delta` gets the text as it streams; `on_call_delta` the progress of tool-call
+        arguments (throttled); `on_notice` what was changed to keep the reply (lone surrogates).
+        The whole call, stream included, ends with StreamIncomplete(CallDeadlineExceeded) after
+        `spec.call_deadline` seconds.
+        """
+        reply = ReplyAssembler(on_delta, on_call_delta)
+        deadline = asyncio.timeout(self.spec.call_deadline or None)
+        try:
+            async with deadline:
+                await self._stream(messages, tools, reply)
+        except TimeoutError as err:
+            if not deadline.expired():
+                raise
+            raise StreamIncomplete(reply.text_chars, CallDeadlineExceeded(self.spec.call_deadline)) from err
+        if not reply.finished:
+            raise StreamIncomplete(reply.text_chars)
+        message = reply.message(self.spec.model)
+        for note in reply.notes():
+            on_notice(pb.Notice(level="warning", text=note))
+        message.usage.CopyFrom(usage_from_wire(reply.usage, self.spec.wire_model))
+        return message
+
+    async def _stream(self, messages: list[pb.Message], tools: list[pb.ToolDefinition], reply: ReplyAssembler) -> None:
         response = await litellm().acompletion(**self.request(messages, tools))
-        text: list[str] = []
-        calls: dict[int, pb.ToolCall] = {}
-        finished = False
-        usage = None
         chunks = aiter(response)
         while True:
             try:
                 chunk = await anext(chunks)
             except StopAsyncIteration:
-                break
+                return
             except Exception as err:  # the stream broke mid-message (cancellation passes through)
-                raise StreamIncomplete(sum(map(len, text)), err) from err
-            usage = getattr(chunk, "usage", None) or usage
-            finished = self._take(chunk, text, calls, on_delta) or finished
-        if not finished:
-            raise StreamIncomplete(sum(map(len, text)))
-        reply = pb.Message(role=pb.ROLE_ASSISTANT, text="".join(text), model=self.spec.model)
-        for index in sorted(calls):
-            call = calls[index]
-            call.id = call.id or f"call_{uuid.uuid4().hex[:12]}"
-            reply.tool_calls.append(call)
-        reply.usage.CopyFrom(usage_from_wire(usage, self.spec.wire_model))
-        return reply
+                raise StreamIncomplete(reply.text_chars, err) from err
+            reply.take(chunk)
 
-    @staticmethod
-    def _take(chunk: Any, text: list[str], calls: dict[int, pb.ToolCall], on_delta: Callable[[str], None]) -> bool:
-        """Add one streamed chunk's text and tool-call pieces; True when it carries a finish reason."""
-        finished = False
-        for choice in chunk.choices:
-            delta = choice.delta
-            if delta is not None and delta.content:
-                text.append(delta.content)
-                on_delta(delta.content)
-            for tc in (getattr(delta, "tool_calls", None) or []) if delta is not None else []:
-                index = tc.index if getattr(tc, "index", None) is not None else len(calls)
-                call = calls.setdefault(index, pb.ToolCall())
-                if tc.id:
-                    call.id = tc.id
-                function = tc.function
-                if function is not None:
-                    if function.name and not call.name:
-                        call.name = function.name
-                    if function.arguments:
-                        call.arguments += function.arguments
-            if choice.finish_reason:
-                finished = True
-        return finished
+
+class CallDeadlineExceeded(TimeoutError):
+    """One model call (request and whole stream) took longer than `model_call_deadline`."""
+
+    def __init__(self, seconds: float):
+        super().__init__(f"the model call passed its {seconds:g} s deadline (model_call_deadline)")

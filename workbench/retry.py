@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
-from workbench.model import StreamIncomplete, litellm
+from workbench.model import litellm
 from workbench.pb import workbench_pb2 as pb
+from workbench.stream import StreamIncomplete
 
 T = TypeVar("T")
 Action = Literal["retry", "fail", "overflow"]
