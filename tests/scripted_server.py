@@ -60,6 +60,11 @@ def cut(text: str) -> dict[str, Any]:
     return {"kind": "cut", "text": text}
 
 
+def raw(*events: str) -> dict[str, Any]:
+    """A stream of these server-sent `data:` payloads exactly as given (malformed ones included)."""
+    return {"kind": "raw", "events": list(events)}
+
+
 def drop() -> dict[str, Any]:
     """A connection closed before any response (a dropped connection)."""
     return {"kind": "drop"}
@@ -119,6 +124,12 @@ class ScriptedModel:
                     self._json(spec["status"], spec["body"], spec["headers"])
                 elif spec["kind"] == "cut":
                     self._stream_cut(spec["text"])
+                elif spec["kind"] == "raw":
+                    self._start_stream()
+                    for data in spec["events"]:
+                        self.wfile.write(f"data: {data}\n\n".encode())
+                    self.wfile.flush()
+                    self.close_connection = True
                 elif spec["kind"] == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)

@@ -12,6 +12,7 @@ from tests.scripted_server import ScriptedModel, call, cut, reply
 from workbench.cli import main
 from workbench.config import Settings
 from workbench.model import (
+    CallDeadlineExceeded,
     ModelClient,
     ModelSpec,
     StreamIncomplete,
@@ -309,3 +310,32 @@ def test_ten_megabytes_of_arguments_assemble_in_linear_time() -> None:
     message = reply_.message("m")
     assert len(message.tool_calls[0].arguments) == len(chunks) * len(piece)
     assert time.monotonic() - started < 10  # quadratic: minutes; linear: well under a second
+
+
+# --- bounds of one call: output cap and deadline -------------------------------------------------
+
+
+def test_every_call_has_an_output_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16 item 6: a reply ran 7,500 tokens for 11.5 minutes; no cap was sent."""
+    assert ModelClient(ModelSpec("openai/no-such-model")).request(PROMPT, [])["max_tokens"] == 8192
+    known = litellm().get_model_info("openai/gpt-4o")["max_output_tokens"]
+    assert ModelClient(ModelSpec("openai/gpt-4o")).request(PROMPT, [])["max_tokens"] == known
+    assert ModelClient(ModelSpec("openai/gpt-4o", max_output_tokens=500)).request(PROMPT, [])["max_tokens"] == 500
+
+
+async def test_the_cap_reaches_the_server(scripted_model: ScriptedModel) -> None:
+    scripted_model.add(reply("ok"))
+    spec = ModelSpec("openai/scripted", api_base=scripted_model.url, api_key="k", max_output_tokens=321)
+    await ModelClient(spec).complete(PROMPT, [])
+    assert scripted_model.requests[0]["max_tokens"] == 321
+
+
+async def test_a_call_past_its_deadline_ends_as_a_broken_stream(scripted_model: ScriptedModel) -> None:
+    scripted_model.add(reply("too late", delay=5))
+    spec = ModelSpec("openai/scripted", api_base=scripted_model.url, api_key="k", call_deadline=0.5)
+    started = time.monotonic()
+    with pytest.raises(StreamIncomplete) as broken:
+        await ModelClient(spec).complete(PROMPT, [])
+    assert time.monotonic() - started < 3
+    assert "passed its 0.5 s deadline (model_call_deadline)" in str(broken.value)
+    assert isinstance(broken.value.cause, CallDeadlineExceeded)

@@ -6,6 +6,8 @@ import asyncio
 import email.utils
 import functools
 import itertools
+import json
+import socket
 import time
 from typing import Any
 
@@ -14,9 +16,9 @@ import pytest
 
 import workbench.loop
 from tests.conftest import run_agent
-from tests.scripted_server import ScriptedModel, call, cut, drop, error, reply
+from tests.scripted_server import ScriptedModel, call, cut, drop, error, raw, reply
 from workbench.config import Settings
-from workbench.model import StreamIncomplete, litellm
+from workbench.model import ModelClient, ModelSpec, StreamIncomplete, litellm
 from workbench.pb import workbench_pb2 as pb
 from workbench.retry import (
     ContextOverflow,
@@ -38,6 +40,9 @@ def fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 def gaps(server: ScriptedModel) -> list[float]:
     times = server.request_times
     return [b - a for a, b in itertools.pairwise(times)]
+
+
+PROMPT = [pb.Message(role=pb.ROLE_USER, text="hi")]
 
 
 # --- retried ---------------------------------------------------------------------------------
@@ -414,3 +419,85 @@ def test_unsupported_parameters_fail_without_retry() -> None:
     lm = litellm()
     verdict = classify(lm.UnsupportedParamsError("tools is not supported by this model", "openai", "m"))
     assert verdict.action == "fail" and "unsupported parameter" in verdict.reason
+
+
+# --- connection failures: the endpoint and the real cause --------------------------------------
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:  # bound, never listening: connecting to it is refused
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_a_refused_local_connection_names_the_endpoint_and_is_not_retried_for_long() -> None:
+    """Issue 15 item 5: it read as 'server error 500: Connection error.' four times."""
+    port = closed_port()
+    spec = ModelSpec("openai/scripted", api_base=f"http://127.0.0.1:{port}/v1", api_key="k")
+    waits: list[pb.RetryWait] = []
+    started = time.monotonic()
+    with pytest.raises(ModelCallFailed) as failed:
+        await call_with_retry(lambda: ModelClient(spec).complete(PROMPT, []), RetryPolicy(), waits.append)
+    assert time.monotonic() - started < 5
+    assert f"cannot connect to http://127.0.0.1:{port}/v1/chat/completions: connection refused" in failed.value.reason
+    assert "gave up after 2 attempts" in failed.value.reason and "500" not in failed.value.reason
+    assert len(waits) == 1 and waits[0].seconds <= 1
+
+
+async def test_a_tls_error_names_the_endpoint_and_is_not_retried(scripted_model: ScriptedModel) -> None:
+    https = scripted_model.url.replace("http://", "https://")  # a plain HTTP server: the handshake fails
+    spec = ModelSpec("openai/scripted", api_base=https, api_key="k")
+    with pytest.raises(ModelCallFailed, match=r"cannot connect to https://127\.0\.0\.1:\d+/v1/chat/completions: TLS"):
+        await call_with_retry(lambda: ModelClient(spec).complete(PROMPT, []), RetryPolicy(), lambda w: None)
+
+
+def chained(*errors: BaseException) -> BaseException:
+    """errors[0] raised from errors[1] raised from ... (how litellm wraps httpx wraps OSError)."""
+    for outer, inner in itertools.pairwise(errors):
+        outer.__cause__ = inner
+    return errors[0]
+
+
+def test_connection_causes_are_named() -> None:
+    request = httpx.Request("POST", "https://api.example.com/v1/chat/completions")
+    lm = litellm()
+
+    def wrapped(cause: BaseException) -> BaseException:
+        return chained(
+            lm.InternalServerError("Connection error.", "openai", "m"), httpx.ConnectError("x", request=request), cause
+        )
+
+    unknown_host = classify(wrapped(socket.gaierror(socket.EAI_NONAME, "Name or service not known")))
+    assert unknown_host.action == "fail"
+    assert "https://api.example.com/v1/chat/completions: DNS lookup of api.example.com failed" in unknown_host.reason
+    assert classify(wrapped(socket.gaierror(socket.EAI_AGAIN, "Temporary failure"))).action == "retry"
+    remote_refused = classify(wrapped(ConnectionRefusedError(111, "refused")))
+    assert remote_refused.action == "retry" and remote_refused.max_attempts == 0  # a remote host may come back
+    assert "connection refused" in remote_refused.reason
+
+
+async def test_retry_deadline_counts_from_the_failed_attempts_end() -> None:
+    """Issue 16 item 6: a 7-minute stream that broke got no retry (the deadline counted from its start)."""
+    fake = FakeTime()
+    errors = [StreamIncomplete(30_000, ConnectionResetError("reset"))]
+    result = await call_with_retry(
+        failing(errors, fake, took=420.0), RetryPolicy(deadline=300), lambda w: None, fake.sleep, clock=fake.clock
+    )
+    assert result == "ok" and len(fake.slept) == 1
+
+
+# --- malformed streams ---------------------------------------------------------------------------
+
+
+async def test_a_chunk_nested_too_deeply_is_a_broken_stream_like_invalid_json(scripted_model: ScriptedModel) -> None:
+    head = json.dumps({"id": "x", "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]})
+    deep = '{"id": "x", "choices": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    spec = ModelSpec("openai/scripted", api_base=scripted_model.url, api_key="k")
+    verdicts = []
+    for bad in (deep, "{not json"):
+        scripted_model.add(raw(head, bad))
+        with pytest.raises(StreamIncomplete) as broken:
+            await ModelClient(spec).complete(PROMPT, [])
+        verdicts.append(classify(broken.value))
+    assert [v.action for v in verdicts] == ["retry", "retry"]
+    assert "recursion" in verdicts[0].reason

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import ipaddress
 import random
+import socket
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -38,6 +41,9 @@ T = TypeVar("T")
 Action = Literal["retry", "fail", "overflow"]
 
 RETRIED_STATUS = frozenset({408, 500, 502, 503, 504, 529})
+# A local server that refuses the connection is not running; it is not busy. One quick retry.
+LOCAL_REFUSED_ATTEMPTS = 2
+LOCAL_REFUSED_DELAY = 0.5
 # The env var that holds each provider's key, where it is not PROVIDER_API_KEY.
 _KEY_VARS = {
     "azure": "AZURE_API_KEY",
@@ -76,6 +82,8 @@ class Verdict:
     reason: str
     status_code: int = 0
     retry_after: float | None = None  # seconds the provider asked to wait, if it said
+    max_attempts: int = 0  # a lower attempt limit for this failure (0: the policy's)
+    delay: float | None = None  # a fixed wait before the next attempt instead of the backoff
 
 
 # --- what the error says ------------------------------------------------------------------
@@ -157,6 +165,72 @@ def retry_after(err: BaseException, now: Callable[[], float] = time.time) -> flo
     return max(0.0, when.timestamp() - now())
 
 
+def _chain(err: BaseException) -> list[BaseException]:
+    """The error and the errors that caused it (litellm wraps openai wraps httpx wraps OSError)."""
+    chain: list[BaseException] = []
+    found: BaseException | None = err
+    while found is not None and len(chain) < 16 and all(found is not e for e in chain):
+        chain.append(found)
+        found = found.__cause__ or found.__context__
+    return chain
+
+
+def _request_url(chain: list[BaseException]) -> Any:
+    """The URL of the request that failed, from the innermost error that knows it."""
+    for err in reversed(chain):
+        try:
+            url = getattr(getattr(err, "request", None), "url", None)
+        except RuntimeError:  # httpx: an error raised without its request
+            continue
+        if url is not None and getattr(url, "host", None):
+            return url
+    return None
+
+
+def _is_local(host: str) -> bool:
+    if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def connection_failure(err: BaseException) -> Verdict | None:
+    """A failure to reach the endpoint at all, named with its real cause; None for other errors.
+
+    litellm reports every one of them as "InternalServerError 500: Connection error.".
+    """
+    chain = _chain(err)
+    url = _request_url(chain)
+    endpoint = str(url) if url is not None else "the model's endpoint"
+    host = str(getattr(url, "host", "") or "")
+    for cause in chain:
+        if isinstance(cause, ConnectionRefusedError):
+            reason = f"cannot connect to {endpoint}: connection refused (is the server running?)"
+            if _is_local(host):
+                return Verdict("retry", reason, max_attempts=LOCAL_REFUSED_ATTEMPTS, delay=LOCAL_REFUSED_DELAY)
+            return Verdict("retry", reason)
+        if isinstance(cause, socket.gaierror):
+            reason = (
+                f"cannot connect to {endpoint}: DNS lookup of {host or 'the host'} failed ({cause.strerror or cause})"
+            )
+            if cause.errno == socket.EAI_NONAME:  # no such name: asking again gets the same answer
+                return Verdict("fail", f"{reason}; check the host in --api-base")
+            return Verdict("retry", reason)  # e.g. EAI_AGAIN, a resolver that is briefly unreachable
+        if isinstance(cause, ssl.SSLError):
+            innermost = [e for e in chain if isinstance(e, ssl.SSLError)][-1]  # aiohttp's wrapper says less
+            words = getattr(innermost, "verify_message", None) or str(innermost)
+            return Verdict(
+                "fail",
+                f"cannot connect to {endpoint}: TLS error ({words}); check http:// or https:// in --api-base "
+                "and the server's certificate",
+            )
+        if isinstance(cause, ConnectionResetError):
+            return Verdict("retry", f"connection to {endpoint} was reset by the server")
+    return None
+
+
 # --- the decision ---------------------------------------------------------------------------
 
 
@@ -201,6 +275,8 @@ def classify(err: BaseException, now: Callable[[], float] = time.time) -> Verdic
         return fail(f"unsupported parameter for this model: {message}")
     if isinstance(err, (lm.BadRequestError, lm.UnprocessableEntityError)) or status in (400, 422):
         return fail(f"bad request ({status or 400}): {message}")
+    if (connection := connection_failure(err)) is not None:
+        return connection
     if isinstance(err, (lm.Timeout, TimeoutError)):
         return Verdict("retry", f"timed out{f' ({status})' if status else ''}: {message}", status, wait)
     if isinstance(err, (lm.InternalServerError, lm.ServiceUnavailableError, lm.BadGatewayError)) or (
@@ -228,12 +304,19 @@ async def call_with_retry(
     wall: Callable[[], float] = time.time,
     rand: Callable[[], float] = random.random,
 ) -> T:
-    """Call until it succeeds or fails for good (ModelCallFailed, or ContextOverflow to compact)."""
-    started = clock()
+    """Call until it succeeds or fails for good (ModelCallFailed, or ContextOverflow to compact).
+
+    The retry deadline counts from the end of the first failed attempt: a long stream that
+    broke still gets its retries. No attempt starts after it, so one call with its retries
+    ends within about 2 x the call's own deadline + the retry deadline (docs/ARCHITECTURE.md).
+    """
+    started: float | None = None
     for attempt in range(1, policy.max_attempts + 1):
         try:
             return await call()
         except Exception as err:
+            if started is None:
+                started = clock()
             if isinstance(err, StreamIncomplete):  # whatever comes next, the partial text is gone
                 on_discard(pb.StreamDiscarded(attempt=attempt, discarded_chars=err.partial_chars, reason=str(err)))
             verdict = classify(err, wall)
@@ -241,7 +324,7 @@ async def call_with_retry(
                 raise ContextOverflow(verdict.reason, verdict.status_code) from err
             if verdict.action == "fail":
                 raise ModelCallFailed(verdict.reason, verdict.status_code) from err
-            if attempt == policy.max_attempts:
+            if attempt >= min(policy.max_attempts, verdict.max_attempts or policy.max_attempts):
                 raise ModelCallFailed(
                     f"{verdict.reason} (gave up after {attempt} attempts)", verdict.status_code
                 ) from err
@@ -273,6 +356,8 @@ def _delay(
     verdict: Verdict, attempt: int, policy: RetryPolicy, rand: Callable[[], float], wall: Callable[[], float]
 ) -> tuple[float, str]:
     """How long to wait before the next attempt, and what to add to the reason about it."""
+    if verdict.delay is not None:
+        return verdict.delay, ""
     asked = verdict.retry_after
     if asked is None or asked <= 0:
         return backoff(attempt, policy, rand), ""
