@@ -11,11 +11,13 @@ import asyncio
 import functools
 import gc
 import importlib
+import logging
 import os
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from google.protobuf import json_format
 
@@ -26,6 +28,7 @@ from workbench.stream import ReplyAssembler, StreamIncomplete
 DEMO_PROVIDER = "workbench_demo"
 _litellm: Any = None
 _import_lock = threading.Lock()
+_preload: threading.Thread | None = None
 
 
 def litellm() -> Any:
@@ -71,10 +74,32 @@ def preload() -> threading.Thread:
     thousands of pydantic classes, and the collections they trigger cost about a third of
     the start-up (2.9 s -> 1.9 s to the first model request, measured by tools/bench.py).
     """
+    global _preload
     gc.disable()
     thread = threading.Thread(target=_import_and_warm, name="import-litellm", daemon=True)
     thread.start()
+    _preload = thread
     return thread
+
+
+def exit_process(code: int) -> NoReturn:
+    """End the process with `code`, at once even while litellm's background import runs.
+
+    Interpreter shutdown with the import thread mid-import deadlocks: the thread is frozen
+    holding module locks, and litellm's `__del__` handlers import (an HTTP client's aiohttp
+    session close) on the main thread. So while the import runs, stdout and stderr are
+    flushed, logging is shut down, and the process ends with os._exit (no atexit handlers:
+    the session's own cleanup ran before).
+    """
+    if _preload is not None and _preload.is_alive():
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # closed, or a reader that went away
+                pass
+        logging.shutdown()
+        os._exit(code)
+    sys.exit(code)
 
 
 @dataclass
