@@ -301,6 +301,13 @@ async def test_async_timeout(settings: Settings, scripted_model: ScriptedModel) 
     (item,) = inbox_items(run)
     assert item.status == pb.AGENT_STATUS_TIMED_OUT and "timed out after 0.5 s" in item.cause
     assert item.result == "Sleeping."
+    # its own run_finished and agent_finished agree with the Inbox item: timed out, not cancelled
+    (child_run,) = [e.run_finished for e in run.events if e.agent_id == "a1" and e.WhichOneof("kind") == "run_finished"]
+    assert child_run.status == pb.RUN_STATUS_WAIT_TIMEOUT and child_run.reason == "timed out after 0.5 s"
+    (child_end,) = [
+        e.agent_finished for e in run.events if e.agent_id == "a1" and e.WhichOneof("kind") == "agent_finished"
+    ]
+    assert child_end.status == pb.AGENT_STATUS_TIMED_OUT
     # the child's conversation stays valid: its cut call has an "interrupted" result
     child_results = [
         e.message.tool_result for e in run.events if e.agent_id == "a1" and e.WhichOneof("kind") == "message"

@@ -118,6 +118,7 @@ def test_sigint_cancels_with_130(scripted_model: ScriptedModel, workspace: Path,
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == 130, err
+    assert "workbench: cancelled by Ctrl-C after" in err and "cancelled: cancelled" not in err
     last = json.loads(out.splitlines()[-1])
     assert last["agent_finished"]["status"] == "AGENT_STATUS_CANCELLED"
 

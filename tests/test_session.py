@@ -110,6 +110,7 @@ async def test_cancel_mid_bash_stops_the_command_and_the_session_goes_on(
         assert outcome.status == pb.RUN_STATUS_CANCELLED and not session.busy
         (finished,) = kinds(events, "tool_call_finished")
         assert finished.tool_call_finished.result.error.startswith("interrupted")
+        assert finished.tool_call_finished.result.duration >= 0.4  # how long it ran, not 0.00 s
         session.send("go on")
         again = await session.wait()
     finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -85,6 +86,7 @@ class AgentLoop:
         self.prompts: list[str] = []  # the person's prompts sent while a run goes: the next turn's
         self.outcome: pb.RunFinished | None = None
         self._failures: Counter[tuple[str, str, str]] = Counter()
+        self._started: dict[str, float] = {}  # call id -> when its tool started (an interrupted call's duration)
         self._abandoned: set[str] = set()  # calls recorded as interrupted while their tool still ran
         self.policy = RetryPolicy(
             max_attempts=settings.retry_max_attempts,
@@ -273,16 +275,19 @@ class AgentLoop:
                     "tool %s (call %s) did not stop within %.1f s of the cancel", call.name, call.id, CANCEL_GRACE
                 )
             result = interrupted(call)
+            result.duration = time.monotonic() - self._started.get(call.id, time.monotonic())
             self.recorder.emit(pb.ToolCallFinished(result=result))
             results.append(result)
         for result in results:
             self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
 
     async def _run_tool(self, call: pb.ToolCall) -> pb.ToolResult:
+        self._started[call.id] = time.monotonic()
         self.recorder.emit(pb.ToolCallStarted(call=call))
         # whatever the tool raises is its result already (feedback.to_result); what escapes is the
         # run's cancel (recorded as interrupted by _stop_tools) or a bug of the machinery
         result = await self.toolbox.invoke(call, self.ctx)
+        self._started.pop(call.id, None)
         if call.id in self._abandoned:
             return result  # the run already recorded this call as interrupted
         if result.is_error:
