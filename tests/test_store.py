@@ -180,3 +180,41 @@ async def test_deltas_of_two_sessions_are_not_merged(store: Store) -> None:
     store.flush()
     assert [e.text_delta.text for e in store.events(a)] == ["for a"]
     assert [e.text_delta.text for e in store.events(b)] == ["for b"]
+
+
+def test_emit_picks_the_event_member_from_the_message_type(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    rec = Recorder(store, session, "main")
+    for message_ in (pb.Notice(text="n"), pb.RunFinished(status=pb.RUN_STATUS_FINISHED), message("m")):
+        event = rec.emit(message_)
+        assert getattr(event, event.WhichOneof("kind")) == message_
+    assert [e.WhichOneof("kind") for e in store.events(session)] == ["notice", "run_finished", "message"]
+
+
+async def test_a_failed_batched_flush_goes_to_on_failure_not_to_the_loop(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    failures: list[BaseException] = []
+    store.on_failure = failures.append
+    store.db.execute("PRAGMA query_only = ON")  # every write now fails, as on a full disk
+    rec = Recorder(store, session, "main")
+    loop_errors: list[dict] = []
+    asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: loop_errors.append(ctx))
+    rec.emit(pb.TextDelta(text="streamed"))
+    await asyncio.sleep(0.2)
+    assert len(failures) == 1 and isinstance(failures[0], sqlite3.Error)
+    assert loop_errors == []
+    store.db.execute("PRAGMA query_only = OFF")
+
+
+def test_secrets_are_redacted_before_they_are_written(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    store.secrets = [b"sk-live-abcdefghijkl"]
+    rec = Recorder(store, session, "main")
+    result = pb.ToolResult(name="bash", output="OPENAI_API_KEY=sk-live-abcdefghijkl\n", notes=["sk-live-abcdefghijkl"])
+    event = rec.emit(pb.ToolCallFinished(result=result))
+    assert (
+        "sk-live" not in event.tool_call_finished.result.output
+        and "[redacted]" in event.tool_call_finished.result.output
+    )
+    assert b"sk-live" not in store.db.execute("SELECT data FROM events").fetchone()[0]
+    assert event.tool_call_finished.result.notes == ["[redacted]"]
