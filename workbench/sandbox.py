@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -105,7 +106,7 @@ def policy_for(settings: SandboxSettings, workspace: Path) -> Policy | None:
         return None
     if settings.sandbox not in MODES:
         raise ValueError(f"sandbox must be one of {', '.join(MODES)}, got {settings.sandbox!r}")
-    hidden = [settings.data_dir, _user_config_dir(), *settings.sandbox_hidden]
+    hidden: list[Path | str] = [settings.data_dir, _user_config_dir(), *settings.sandbox_hidden]
     runtime = os.environ.get("XDG_RUNTIME_DIR")  # the person's agent and bus sockets
     if runtime:
         hidden.append(Path(runtime))
@@ -123,12 +124,14 @@ def _under(path: Path, roots: Sequence[Path]) -> Path | None:
     return next((root for root in roots if path == root or root in path.parents), None)
 
 
-def writable_roots(policy: Policy, session_dir: Path) -> list[Path]:
-    """Where a sandboxed command may write."""
-    roots = [Path("/tmp"), _real(session_dir)]
+def can_write(policy: Policy, session_dir: Path, path: Path) -> bool:
+    """May a sandboxed command write at `path`? The deepest mount above it decides."""
+    mounts = [(Path("/tmp"), True), (_real(session_dir), True), (policy.workspace, policy.mode == "workspace-write")]
     if policy.mode == "workspace-write":
-        roots += [policy.workspace, *policy.writable]
-    return roots
+        mounts += [(p, True) for p in policy.writable]
+    mounts += [(p, False) for p in policy.hidden]
+    best = max((m for m in mounts if _under(path, [m[0]])), key=lambda m: len(m[0].parts), default=None)
+    return best is not None and best[1]
 
 
 def mount_args(policy: Policy, session_dir: Path) -> list[str]:
@@ -136,7 +139,8 @@ def mount_args(policy: Policy, session_dir: Path) -> list[str]:
     ws = "--bind" if policy.mode == "workspace-write" else "--ro-bind"
     # (path, order at equal depth, arguments); the private /tmp comes before what is bound
     # under it (a workspace in /tmp is bound at its real path on top)
-    mounts: list[tuple[Path, int, list[str]]] = [(policy.workspace, 0, [ws, str(policy.workspace), str(policy.workspace)])]
+    workspace = str(policy.workspace)
+    mounts: list[tuple[Path, int, list[str]]] = [(policy.workspace, 0, [ws, workspace, workspace])]
     session = _real(session_dir)
     mounts.append((session, 0, ["--bind", str(session), str(session)]))
     if policy.mode == "workspace-write":
@@ -415,3 +419,69 @@ def _link_socket(name: str, sock: Path) -> Path:
         link.unlink()
     link.symlink_to(sock)
     return link
+
+
+# --- hints for what the sandbox refused -----------------------------------------------------------
+
+_WRITE_REFUSED = re.compile(r"read-only file system|\bEROFS\b|permission denied|\bEACCES\b", re.I)
+_NOT_FOUND = re.compile(r"no such file or directory|\bENOENT\b", re.I)
+_NO_NETWORK = re.compile(
+    r"network is unreachable|\bENETUNREACH\b|could not resolve|temporary failure in name resolution|"
+    r"name or service not known|no address associated with hostname|\bEAI_AGAIN\b|getaddrinfo|"
+    r"connection refused|\bECONNREFUSED\b|failed to connect",
+    re.I,
+)
+_PATH = re.compile(r"(?<![\w.~-])(/[^\s'\"`:,;()\[\]{}<>]*)")
+SCAN_BYTES = 65536  # of the output's start and of its end
+
+
+def _host_writable(path: Path) -> bool:
+    """Could the person write there (outside the sandbox)? Then the sandbox refused it."""
+    probe_path = path
+    while not probe_path.exists() and probe_path != probe_path.parent:
+        probe_path = probe_path.parent
+    try:
+        return os.access(probe_path, os.W_OK) and not os.statvfs(probe_path).f_flag & os.ST_RDONLY
+    except OSError:
+        return False
+
+
+def refusal_hint(policy: Policy, session_dir: Path, output: str) -> str | None:
+    """A short note when a failed command's output shows the sandbox refusing it; else None.
+
+    Observable signs only: a write error (EROFS, EACCES) on a path outside the writable folders
+    that the person could write, a path under a hidden folder that is "not found", a network
+    error while the network is off.
+    """
+    text = output if len(output) <= 2 * SCAN_BYTES else output[:SCAN_BYTES] + "\n" + output[-SCAN_BYTES:]
+    network = False
+    for line in text.splitlines():
+        paths = [Path(os.path.normpath(p)) for p in _PATH.findall(line)]
+        if _WRITE_REFUSED.search(line) or _NOT_FOUND.search(line):
+            for path in paths:
+                hidden = _under(path, policy.hidden)
+                if hidden is not None:
+                    return (
+                        f"sandbox: {hidden} is hidden from commands (an empty folder; setting sandbox_hidden, "
+                        "with the data folder and the Workbench config always hidden)"
+                    )
+                if _WRITE_REFUSED.search(line) and not can_write(policy, session_dir, path) and _host_writable(path):
+                    if policy.mode == "read-only" and _under(path, [policy.workspace]):
+                        return (
+                            f"sandbox: {path} is read-only: the sandbox is read-only (sandbox = "
+                            '"read-only"); "workspace-write" lets commands write in the workspace'
+                        )
+                    return (
+                        f"sandbox: {path} is read-only to commands; they may write only in the workspace "
+                        "and /tmp. The person can add a folder with sandbox_writable in the user config, "
+                        "or run with --sandbox off"
+                    )
+        if not policy.network and _NO_NETWORK.search(line):
+            network = True
+    if network:
+        return (
+            "sandbox: commands have no network (127.0.0.1 is the sandbox's own: a server started in a "
+            "tmux window is reachable, one outside the sandbox is not). The person can allow it with "
+            "--allow-net or sandbox_network = true"
+        )
+    return None
