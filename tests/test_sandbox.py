@@ -193,8 +193,8 @@ def test_a_server_inside_the_sandbox_is_reachable_without_network(
 ) -> None:
     policy = _policy(workspace, outside / "data")
     script = (
-        'python3 -c \'import socket; s = socket.create_server(("127.0.0.1", 0)); print(s.getsockname()[1], flush=True); '
-        's.listen(); c, _ = s.accept(); c.sendall(b"hello")\' > /tmp/port &\n'
+        'python3 -c \'import socket; s = socket.create_server(("127.0.0.1", 0)); '
+        'print(s.getsockname()[1], flush=True); s.listen(); c, _ = s.accept(); c.sendall(b"hello")\' > /tmp/port &\n'
         "for _ in $(seq 100); do [ -s /tmp/port ] && break; sleep 0.05; done\n"
         + _connect_script("127.0.0.1", 0).replace(", 0)", ', int(open("/tmp/port").read()))')
     )
