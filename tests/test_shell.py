@@ -212,7 +212,7 @@ async def test_exit_ends_the_shell_and_the_next_call_gets_a_fresh_one(term: Term
 async def test_timeout_leaves_the_command_running_and_the_next_call_works(
     term: Term, tmp_path: Path, workspace: Path
 ) -> None:
-    pid_file = tmp_path / "pid"
+    pid_file = workspace / "pid"  # the sandbox's /tmp is its own
     await term.ok("bash", command="cd /tmp")
     result = await term.call("bash", command=f"echo started; sh -c 'echo $$ > {pid_file}; exec sleep 60'", timeout=0.5)
     assert result.is_error
@@ -220,7 +220,7 @@ async def test_timeout_leaves_the_command_running_and_the_next_call_works(
     assert "timed out after 0.5 s" in result.error
     assert "tmux window 'bash-1'" in result.error and "tmux(action='capture'" in result.error
     assert "tmux(action='new'" in result.error  # long-running servers belong in the tmux tool
-    pid = int(pid_file.read_text())
+    pid = term.host.sandbox.host_pid(int(pid_file.read_text()))  # $$ in the sandbox's pid namespace
     assert pid_alive(pid)
     # the next call: a fresh shell in the last known directory, and it says so
     result = await term.call("bash", command="pwd")
@@ -259,19 +259,21 @@ async def test_cancel_stops_the_command_within_two_seconds(term: Term) -> None:
     assert "sleep" not in await _run("ps", "-o", "comm=", "--ppid", str(shell.window.pid))
 
 
-async def test_cancel_kills_a_command_that_ignores_ctrl_c(term: Term, tmp_path: Path) -> None:
-    pid_file = tmp_path / "pid"
+async def test_cancel_kills_a_command_that_ignores_ctrl_c(term: Term, workspace: Path) -> None:
+    pid_file = workspace / "pid"  # the sandbox's /tmp is its own
     call_id = term.next_id()
     command = f"echo go; bash -c 'trap \"\" INT; echo $$ > {pid_file}; sleep 100 & wait'"
     task = asyncio.create_task(term.call("bash", call_id=call_id, command=command))
     await asyncio.wait_for(term.first_chunk[call_id].wait(), 5)
     await _until(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+    pid = term.host.sandbox.host_pid(int(pid_file.read_text()))  # $$ in the sandbox's pid namespace
+    assert pid_alive(pid)
     started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert time.monotonic() - started < 3
-    assert not pid_alive(int(pid_file.read_text()))
+    assert not pid_alive(pid)
     assert await term.ok("bash", command="echo still here") == "still here\n"
 
 

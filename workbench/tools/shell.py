@@ -32,6 +32,7 @@ def host_of(ctx: ToolContext) -> TerminalHost:
     host = ctx.terminal
     if not isinstance(host, TerminalHost):
         raise RuntimeError("bash and tmux need the session's TerminalHost in ctx.terminal")
+    host.sandbox.configure(ctx.settings, ctx.workspace)
     return host
 
 
@@ -128,6 +129,8 @@ async def bash(
     if status != 0:
         close = await asyncio.to_thread(close_commands, missing_command(text)) if status == 127 else []
         metadata = {"exit_code": status, "window": "bash", **cut}
+        hint = host.sandbox.refusal_hint(text, host.dir, host.agent(ctx.agent_id).cwd)
+        notes = [hint, *notes] if hint else notes
         raise Feedback("; ".join([_status_text(status, close), *notes]), output=text, metadata=metadata)
     if not notes and not cut:
         return text  # the common case: no copy through a ToolResult

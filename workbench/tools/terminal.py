@@ -38,6 +38,7 @@ import libtmux
 
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
+from workbench.sandbox_server import TmuxSandbox
 from workbench.tools.bash_run import CANCEL_GRACE, BashRun, OutputSink
 from workbench.tools.leftovers import (
     end_session,
@@ -104,6 +105,7 @@ class TerminalHost:
         self.reports = ShellReports()
         self._closed = False
         self._trimmer: asyncio.Task[None] | None = None
+        self.sandbox = TmuxSandbox(self.publish)  # configured by the first bash or tmux call
 
     # -- lifecycle --
 
@@ -166,7 +168,7 @@ class TerminalHost:
         self.control = await ControlClient.start([*argv, "-f", "ignore-size,no-output"], env)
         (info,) = await self.ctrl("display-message -p '#{pid} #{socket_path}'")
         pid, self.socket_path = info.split(" ", 1)
-        self.server_pid = int(pid)
+        self.server_pid = self.sandbox.host_pid(int(pid))
         record.server_pid, record.server_start = self.server_pid, start_time(self.server_pid)
         record.socket_path = self.socket_path
         if record.cgroup and not in_cgroup(self.server_pid, Path(record.cgroup)):  # joining was refused
@@ -181,6 +183,9 @@ class TerminalHost:
     async def launch_server(self, argv: list[str], env: dict[str, str]) -> None:
         """Start the tmux server process (the one place; a sandbox wraps `argv` here)."""
         cgroup = Path(self.record.cgroup) if self.record.cgroup else None
+        if self.sandbox.active or not self.sandbox.configured:  # unconfigured: the default sandbox
+            await self.sandbox.start(argv, env, self._prepare_dir(), self.command_timeout, cgroup)
+            return
         await start_server(argv, env, self.command_timeout, cgroup)
 
     def _save_record(self) -> None:
@@ -215,6 +220,7 @@ class TerminalHost:
         for state in self.agents.values():
             state.shell = None
             state.windows.clear()
+        await self.sandbox.stop()
 
     async def _stalled(self, what: str) -> ServerStalled:
         """The server did not answer in time: kill it; the next call starts a fresh one."""
@@ -319,7 +325,7 @@ class TerminalHost:
             args += ["-e", f"{key}={value}"]
         out = await self.tmux(*args, command)
         window_id, pid = out[0].split()
-        return Window(agent_id, name, window_id, int(pid), command)
+        return Window(agent_id, name, window_id, self.sandbox.host_pid(int(pid)), command)
 
     async def kill_window(self, w: Window) -> None:
         with contextlib.suppress(ServerGone, TmuxError, RuntimeError):
@@ -338,7 +344,7 @@ class TerminalHost:
             # zombie's status then. Until a status is known, the program counts as running.
             code = int(status) if status else 128 + int(sig) if sig else None
             if dead == "1" and code is None and pid.isdigit():
-                code = zombie_status(int(pid))
+                code = zombie_status(self.sandbox.host_pid(int(pid)))
             info[wid] = (dead == "1" and code is not None, code or 0, current)
         return info
 
@@ -374,7 +380,7 @@ class TerminalHost:
         try:
             window = await self.new_window(agent_id, "bash", command, cwd, {"__WB_TOKEN": token})
             try:
-                window.pid = await asyncio.wait_for(ready, READY_TIMEOUT)
+                window.pid = self.sandbox.host_pid(await asyncio.wait_for(ready, READY_TIMEOUT))
             except TimeoutError as err:
                 await self.kill_window(window)
                 raise Feedback(
