@@ -7,20 +7,31 @@ which would prove nothing about the read-only root.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+import json
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from workbench.config import Settings
+from workbench.feedback import model_text
+from workbench.pb import workbench_pb2 as pb
 from workbench.sandbox import Policy, bwrap_argv, policy_for, probe, refusal_hint
 from workbench.seccomp import terminal_injection_filter
+from workbench.tools import Toolbox, ToolContext
+from workbench.tools.terminal import TerminalHost
 
 PUBLIC = "203.0.113.7"  # TEST-NET-3: public, never answers
 
@@ -265,3 +276,211 @@ def test_hints_name_what_the_sandbox_refused_and_the_setting(workspace: Path, se
     read_only = _policy(workspace, outside / "data", sandbox="read-only")
     hint = refusal_hint(read_only, session, f"rm: cannot remove '{workspace}/f': Read-only file system")
     assert hint is not None and "workspace-write" in hint
+
+
+# --- bash and tmux in the sandbox (the session's tmux server runs inside it) ------------------------
+
+
+class Session:
+    """bash and tmux called the way the loop does, on one TerminalHost with the given settings."""
+
+    def __init__(self, workspace: Path, settings: Settings, tmp: Path):
+        self.events: list[tuple[str, Any]] = []
+        self.host = TerminalHost(f"wbtest-{uuid.uuid4().hex[:10]}", publish=lambda k, m: self.events.append((k, m)))
+        self.ctx = ToolContext(workspace=workspace, settings=settings, session_dir=tmp / "session", terminal=self.host)
+        self.toolbox = Toolbox(["bash", "tmux"])
+        self.ids = itertools.count(1)
+
+    async def call(self, tool: str, **args: Any) -> pb.ToolResult:
+        call = pb.ToolCall(id=f"c{next(self.ids)}", name=tool, arguments=json.dumps(args))
+        return await self.toolbox.invoke(call, self.ctx.for_call(call.id))
+
+    async def ok(self, tool: str, **args: Any) -> str:
+        result = await self.call(tool, **args)
+        assert not result.is_error, model_text(result)
+        return result.output
+
+
+@pytest.fixture
+async def open_session(workspace: Path, tmp_path: Path, outside: Path) -> AsyncIterator[Callable[..., Session]]:
+    sessions: list[Session] = []
+
+    def make(**changes: Any) -> Session:
+        settings = Settings(workspace=workspace, data_dir=outside / "data", **changes)
+        sessions.append(Session(workspace, settings, tmp_path))
+        return sessions[-1]
+
+    yield make
+    for session_ in sessions:
+        await session_.host.close()
+
+
+async def test_bash_writes_only_in_the_workspace_and_says_why(
+    open_session: Callable[..., Session], workspace: Path, person: Path
+) -> None:
+    s = open_session()
+    (workspace / "to-home").symlink_to(person)
+    for target in [
+        "/etc/wb-sandbox-test",
+        "$HOME/notes.txt",
+        "to-home/notes.txt",
+        f"/proc/self/root{person}/notes.txt",
+    ]:
+        result = await s.call("bash", command=f"echo x > {target}")
+        assert result.is_error and "Read-only file system" in result.output, model_text(result)
+        assert "sandbox:" in result.error and "sandbox_writable" in result.error and "--sandbox off" in result.error
+    assert not Path("/etc/wb-sandbox-test").exists()
+    assert (person / "notes.txt").read_text() == "mine\n"
+    assert await s.ok("bash", command="echo inside > made && cat made") == "inside\n"
+    assert (workspace / "made").read_text() == "inside\n"
+
+
+async def test_bash_cannot_read_secrets_or_transcripts(
+    open_session: Callable[..., Session], outside: Path, person: Path
+) -> None:
+    s = open_session()
+    result = await s.call("bash", command=f"cat ~/.ssh/id_ed25519 {outside}/data/workbench.db")
+    assert result.is_error and "PRIVATE KEY" not in result.output and "transcripts" not in result.output
+    assert "hidden" in result.error
+    assert await s.ok("bash", command=f"ls -A ~/.ssh {outside}/data; cat ~/.netrc; echo end") == (
+        f"{outside}/data:\n\n{person}/.ssh:\nend\n"
+    )
+
+
+async def test_network_is_off_by_default_and_on_when_allowed(
+    open_session: Callable[..., Session], local_server: LocalServer
+) -> None:
+    connect = _connect_script("127.0.0.1", local_server.port)
+    result = await open_session().call("bash", command=connect)
+    assert result.is_error and "Connection refused" in result.output
+    assert "no network" in result.error and "--allow-net" in result.error
+    assert await open_session(sandbox_network=True).ok("bash", command=connect) == "hello\n"
+
+
+async def test_a_server_in_a_tmux_window_is_reachable_from_bash_without_network(
+    open_session: Callable[..., Session],
+) -> None:
+    s = open_session()
+    serve = 'python3 -c \'import socket; s = socket.create_server(("127.0.0.1", 0)); '
+    serve += 'open("/tmp/port", "w").write(str(s.getsockname()[1]))\nwhile True: s.accept()[0].sendall(b"hello")\''
+    await s.ok("tmux", action="new", window="srv", command=serve)
+    wait = "for _ in $(seq 200); do [ -s /tmp/port ] && break; sleep 0.05; done; "
+    connect = _connect_script("127.0.0.1", 0).replace(", 0)", ', int(open("/tmp/port").read()))')
+    assert await s.ok("bash", command=wait + connect) == "hello\n"
+
+
+async def test_environment_and_directory_persist_and_the_shell_is_sandboxed(
+    open_session: Callable[..., Session], workspace: Path
+) -> None:
+    s = open_session()
+    (workspace / "sub").mkdir()
+    await s.ok("bash", command="cd sub && export WB_SANDBOX_VAR=kept")
+    assert await s.ok("bash", command='echo "$PWD $WB_SANDBOX_VAR"') == f"{workspace}/sub kept\n"
+    assert "Read-only file system" in (await s.call("bash", command="touch /etc/x")).output
+
+
+async def test_timeout_and_cancel_work_sandboxed(open_session: Callable[..., Session], workspace: Path) -> None:
+    s = open_session()
+    result = await s.call("bash", command="echo started; sleep 60", timeout=0.5)
+    assert result.is_error and "timed out after 0.5 s" in result.error
+    await s.ok("tmux", action="send", window="bash-1", keys="C-c")
+    assert "exited with code 130" in await s.ok("tmux", action="wait", window="bash-1", timeout=5)
+    task = asyncio.create_task(s.call("bash", command=f"echo $$ > {workspace}/pid; sleep 100"))
+    while not (workspace / "pid").exists() or not (workspace / "pid").read_text().strip():
+        await asyncio.sleep(0.01)
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 3
+    assert await s.ok("bash", command="echo still here") == "still here\n"
+
+
+async def test_terminal_injection_is_refused_in_the_shell(open_session: Callable[..., Session]) -> None:
+    s = open_session()
+    inject = "python3 -c 'import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b\"x\")'"
+    result = await s.call("bash", command=inject)
+    assert result.is_error and "Operation not permitted" in result.output, model_text(result)
+
+
+async def test_sandbox_off_runs_as_before(open_session: Callable[..., Session], outside: Path) -> None:
+    s = open_session(sandbox="off")
+    await s.ok("bash", command=f"echo written > {outside}/by-bash")
+    assert (outside / "by-bash").read_text() == "written\n"
+    pid = int(await s.ok("bash", command="echo $$"))
+    assert pid == s.host.agent("main").shell.window.pid  # type: ignore[union-attr]  # the host's own pid
+    assert s.host.sandbox.proc is None
+
+
+async def test_missing_bubblewrap_is_one_clear_error_told_once(open_session: Callable[..., Session]) -> None:
+    s = open_session(bwrap_path="/nowhere/bwrap")
+    for tool, args in [("bash", {"command": "echo hi"}), ("tmux", {"action": "list"}), ("bash", {"command": "id"})]:
+        result = await s.call(tool, **args)
+        assert result.is_error and not result.output
+        assert "/nowhere/bwrap" in result.error and "apt-get install bubblewrap" in result.error
+        assert "--sandbox off" in result.error and "\n" not in result.error
+    notices = [m for kind, m in s.events if kind == "notice"]
+    assert len(notices) == 1 and "apt-get install bubblewrap" in notices[0].text
+    assert not [kind for kind, _ in s.events if kind == "terminal_ready"]  # nothing ran unsandboxed
+
+
+def test_killing_workbench_ends_everything_in_the_sandbox(workspace: Path, tmp_path: Path) -> None:
+    """kill -9 of the process that started the sandbox: bwrap's --die-with-parent ends it all."""
+    script = f"""
+import asyncio, json
+from pathlib import Path
+from workbench.config import Settings
+from workbench.tools import Toolbox, ToolContext
+from workbench.tools.terminal import TerminalHost
+from workbench.pb import workbench_pb2 as pb
+
+async def main():
+    host = TerminalHost("wbtest-die-{uuid.uuid4().hex[:8]}")
+    ws = Path({str(workspace)!r})
+    ctx = ToolContext(workspace=ws, settings=Settings(workspace=ws, data_dir=ws / "data"),
+                      session_dir=ws / "s", terminal=host)
+    command = "setsid nohup sleep 300 >/dev/null 2>&1 & echo ok"
+    call = pb.ToolCall(id="c1", name="bash", arguments=json.dumps({{"command": command}}))
+    result = await Toolbox(["bash"]).invoke(call, ctx)
+    print(host.sandbox.proc.pid, result.output.split()[-1], flush=True)
+    await asyncio.sleep(300)
+
+asyncio.run(main())
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=Path.cwd())
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        bwrap_pid, answer = line.split(" ", 1)
+        assert answer.strip() == "ok", line
+        namespace = os.stat(f"/proc/{bwrap_pid}/ns/pid").st_ino  # bwrap's own: the host's
+        inside = [p for p in _pids() if _ppid(p) == int(bwrap_pid)]
+        assert inside
+        sandbox_ns = os.stat(f"/proc/{inside[0]}/ns/pid").st_ino
+        assert sandbox_ns != namespace
+        assert len([p for p in _pids() if _ns_of(p) == sandbox_ns]) >= 4  # init, tmux, bash, sleep
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while [p for p in _pids() if _ns_of(p) == sandbox_ns] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in _pids() if _ns_of(p) == sandbox_ns]
+
+
+def _pids() -> list[int]:
+    return [int(e) for e in os.listdir("/proc") if e.isdigit()]
+
+
+def _ppid(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError):
+        return 0
+
+
+def _ns_of(pid: int) -> int:
+    try:
+        return os.stat(f"/proc/{pid}/ns/pid").st_ino
+    except OSError:
+        return 0

@@ -10,7 +10,7 @@ dev server in a tmux window is reachable from bash). Modes (setting `sandbox`):
 - `off`: no sandbox (as before it existed).
 The network is cut (`--unshare-net`) unless `sandbox_network` is on. The data folder (every
 transcript), the person's Workbench config (keys), their runtime folder (agent sockets) and
-`sandbox_hidden` are hidden under empty read-only tmpfs (a file under /dev/null).
+`sandbox_hidden` are hidden under empty read-only tmpfs (a file under an empty read-only file).
 
 Decisions:
 - a pid namespace: without one a sandboxed process reaches the whole machine through
@@ -138,12 +138,20 @@ def mount_args(policy: Policy, session_dir: Path) -> list[str]:
         if path.is_dir():
             mounts.append((path, 1, ["--tmpfs", str(path), "--remount-ro", str(path)]))
         elif path.exists():
-            mounts.append((path, 1, ["--ro-bind", "/dev/null", str(path)]))
+            mounts.append((path, 1, ["--ro-bind", str(_empty_file(session)), str(path)]))
     mounts.sort(key=lambda m: (len(m[0].parts), m[1]))
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for _, _, more in mounts:
         args += more
     return args
+
+
+def _empty_file(session_dir: Path) -> Path:
+    """What a hidden file shows: an empty file (/dev/null would not open on bwrap's nodev binds)."""
+    empty = session_dir / "hidden-file"
+    if not empty.exists():
+        empty.touch(mode=0o444)
+    return empty
 
 
 def bwrap_argv(bwrap: str, policy: Policy, session_dir: Path, seccomp_fd: int | None) -> list[str]:
@@ -205,7 +213,9 @@ _NO_NETWORK = re.compile(
     r"connection refused|\bECONNREFUSED\b|failed to connect",
     re.I,
 )
-_PATH = re.compile(r"(?<![\w.~-])(/[^\s'\"`:,;()\[\]{}<>]*)")
+# a path in an error line: quoted ('x', "x", `x', ‘x’), or a field between ": " holding a slash
+_QUOTED = re.compile(r"""['"`‘]([^'"`’\n]+)['"’]""")
+_FIELD = re.compile(r"(?:^|: )([^\s:'\"`]*/[^\s:'\"`]*)(?=: |$)")
 SCAN_BYTES = 65536  # of the output's start and of its end
 
 
@@ -220,17 +230,24 @@ def _host_writable(path: Path) -> bool:
         return False
 
 
-def refusal_hint(policy: Policy, session_dir: Path, output: str) -> str | None:
+def _paths(line: str, cwd: str) -> list[Path]:
+    """The paths an error line names, resolved as the host sees them (symlinks followed)."""
+    found = [*_QUOTED.findall(line), *_FIELD.findall(line)]
+    base = Path(cwd or "/")
+    return [Path(os.path.realpath(base / os.path.expanduser(p))) for p in found if p.strip()]
+
+
+def refusal_hint(policy: Policy, session_dir: Path, output: str, cwd: str = "") -> str | None:
     """A short note when a failed command's output shows the sandbox refusing it; else None.
 
     Observable signs only: a write error (EROFS, EACCES) on a path outside the writable folders
     that the person could write, a path under a hidden folder that is "not found", a network
-    error while the network is off.
+    error while the network is off. `cwd` is the shell's directory, for relative paths.
     """
     text = output if len(output) <= 2 * SCAN_BYTES else output[:SCAN_BYTES] + "\n" + output[-SCAN_BYTES:]
     network = False
     for line in text.splitlines():
-        paths = [Path(os.path.normpath(p)) for p in _PATH.findall(line)]
+        paths = _paths(line, cwd)
         if _WRITE_REFUSED.search(line) or _NOT_FOUND.search(line):
             for path in paths:
                 hidden = _under(path, policy.hidden)

@@ -233,11 +233,11 @@ class TmuxSandbox:
                 return pid
         return 0
 
-    def refusal_hint(self, output: str, session_dir: Path | None) -> str | None:
+    def refusal_hint(self, output: str, session_dir: Path | None, cwd: str) -> str | None:
         """A note for a failed command that the sandbox refused (see `sandbox.refusal_hint`)."""
         if self.policy is None or session_dir is None:
             return None
-        return refusal_hint(self.policy, session_dir, output)
+        return refusal_hint(self.policy, session_dir, output, cwd)
 
     async def stop(self) -> None:
         """End the sandbox (every process in it) and remove the socket's symlink."""
