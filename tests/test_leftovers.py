@@ -57,7 +57,7 @@ async def _start_escapes(term: Term, folder: Path) -> dict[str, int]:
     for name in ESCAPES:
         path = folder / name  # the background ones write their pid a moment later
         await _until(lambda path=path: path.exists() and path.read_text().strip() != "")  # type: ignore[misc]
-        pids[name] = int(path.read_text())
+        pids[name] = term.host.sandbox.host_pid(int(path.read_text()))  # $$ in a sandbox is its own
     assert all(pid_alive(pid) for pid in pids.values()), pids
     return pids
 
@@ -72,18 +72,26 @@ async def _gone(pids: dict[str, int]) -> set[str]:
     return alive
 
 
-@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "marker"])
-async def test_closing_the_host_ends_every_background_escape(cgroup: bool, workspace: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("cgroup", "sandbox"),
+    [(True, "off"), (False, "off"), (False, "workspace-write")],
+    ids=["cgroup", "marker", "sandbox"],
+)
+async def test_closing_the_host_ends_every_background_escape(
+    cgroup: bool, sandbox: str, workspace: Path, tmp_path: Path
+) -> None:
     if cgroup and not _cgroup_usable():
         pytest.skip("no cgroup v2 delegation here")
     host = TerminalHost(f"wbtest-{uuid.uuid4().hex[:10]}", use_cgroup=cgroup)
     term = Term(host, workspace, tmp_path)
+    term.settings.sandbox = sandbox
     try:
-        pids = await _start_escapes(term, tmp_path)
+        pids = await _start_escapes(term, workspace)  # the sandbox's /tmp is its own
     finally:
         await host.close()
     alive = await _gone(pids)
-    expected = set() if cgroup else ESCAPE_WITHOUT_CGROUP
+    # the sandbox's pid namespace ends with it: nothing escapes, cgroup or not
+    expected = set() if cgroup or sandbox != "off" else ESCAPE_WITHOUT_CGROUP
     for name in alive - expected:
         os.kill(pids[name], signal.SIGKILL)
     assert alive == expected
@@ -95,8 +103,8 @@ async def test_stopping_one_agent_leaves_the_other_agents_commands_running(works
     host = TerminalHost(f"wbtest-{uuid.uuid4().hex[:10]}")
     term = Term(host, workspace, tmp_path)
     try:
-        await term.ok("bash", agent="a2", command=f"nohup sleep 3011 > /dev/null 2>&1 & echo $! > {tmp_path}/other")
-        other = int((tmp_path / "other").read_text())
+        await term.ok("bash", agent="a2", command=f"nohup sleep 3011 > /dev/null 2>&1 & echo $! > {workspace}/other")
+        other = host.sandbox.host_pid(int((workspace / "other").read_text()))  # $! in the sandbox is its own
         await term.ok("bash", agent="a1", command="echo here")
         await host.stop_agent("a1")
         assert pid_alive(other)
@@ -117,8 +125,9 @@ OWNER = textwrap.dedent(
 
     async def main(data: Path, ws: Path, socket: str, command: str) -> None:
         host = TerminalHost(socket, data_dir=data, session_id="s-orphan")
-        ctx = ToolContext(workspace=ws, settings=Settings(workspace=ws, data_dir=data), session_dir=data / "s",
-                          terminal=host)
+        # unsandboxed: a sandbox ends with its owner (bwrap --die-with-parent: test_sandbox.py)
+        settings = Settings(workspace=ws, data_dir=data, sandbox="off")
+        ctx = ToolContext(workspace=ws, settings=settings, session_dir=data / "s", terminal=host)
         call = pb.ToolCall(id="c1", name="bash", arguments=json.dumps({"command": command, "timeout": 600}))
         result = await Toolbox(["bash"]).invoke(call, ctx)
         print(json.dumps({"output": result.output, "dir": str(host.dir), "server": host.server_pid,

@@ -29,8 +29,10 @@ from workbench.config import Settings
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
 from workbench.sandbox import Policy, bwrap_argv, policy_for, probe, refusal_hint
+from workbench.sandbox_server import GONE
 from workbench.seccomp import terminal_injection_filter
 from workbench.tools import Toolbox, ToolContext
+from workbench.tools.processes import pid_alive
 from workbench.tools.terminal import TerminalHost
 
 PUBLIC = "203.0.113.7"  # TEST-NET-3: public, never answers
@@ -377,6 +379,8 @@ async def test_environment_and_directory_persist_and_the_shell_is_sandboxed(
     await s.ok("bash", command="cd sub && export WB_SANDBOX_VAR=kept")
     assert await s.ok("bash", command='echo "$PWD $WB_SANDBOX_VAR"') == f"{workspace}/sub kept\n"
     assert "Read-only file system" in (await s.call("bash", command="touch /etc/x")).output
+    # a pid of the sandbox that names no process maps to one no process has (not 0: "my group")
+    assert s.host.sandbox.host_pid(4_000_000) == GONE and not pid_alive(GONE)
 
 
 async def test_timeout_and_cancel_work_sandboxed(open_session: Callable[..., Session], workspace: Path) -> None:

@@ -40,6 +40,9 @@ from workbench.seccomp import terminal_injection_filter
 from workbench.tools.leftovers import join_cgroup
 
 SOCKET = "tmux.sock"  # in the session's folder
+# The host pid of a sandboxed process that is gone: above the kernel's PID_MAX_LIMIT (2**22), so
+# no process has it. Not 0: signals and /proc scans read 0 as "my group" or "no session".
+GONE = 4_194_305
 
 
 def _nspid(pid: int) -> list[int]:
@@ -201,15 +204,19 @@ class TmuxSandbox:
 
     def _find_namespace(self) -> None:
         """The sandbox's init (bwrap's child) names the pid namespace and its NSpid level."""
+        from workbench.tools.tmux_control import ServerGone
+
         assert self.proc is not None
         for entry in os.listdir("/proc"):
             if entry.isdigit() and _ppid(int(entry)) == self.proc.pid:
                 self._ns = _pid_ns(int(entry))
-                self._level = max(len(_nspid(int(entry))) - 1, 1)
-                return
+                self._level = len(_nspid(int(entry))) - 1
+                if self._ns and self._level >= 1:
+                    return
+        raise ServerGone("the sandbox's pid namespace was not found in /proc")
 
     def host_pid(self, inner: int) -> int:
-        """The host's pid of the sandboxed process tmux or a shell calls `inner`; 0 when gone.
+        """The host's pid of the sandboxed process tmux or a shell calls `inner`; GONE when gone.
 
         Without a sandbox the pid is the host's already.
         """
@@ -231,7 +238,7 @@ class TmuxSandbox:
             if len(ids) > self._level and ids[self._level] == inner:
                 self._pids[inner] = pid
                 return pid
-        return 0
+        return GONE
 
     def refusal_hint(self, output: str, session_dir: Path | None, cwd: str) -> str | None:
         """A note for a failed command that the sandbox refused (see `sandbox.refusal_hint`)."""

@@ -87,6 +87,8 @@ def _session_pids(sid: int) -> list[int]:
 
 
 def kill_session(sid: int) -> None:
+    if sid <= 0:  # 0 is "no session" in /proc: kernel threads and init would match
+        return
     for pid in _session_pids(sid):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
