@@ -19,7 +19,7 @@ from tests.scripted_server import ScriptedModel, call, reply
 from tests.test_cli import args as cli_args
 from tests.test_shell import Term, _until
 from workbench.tools.leftovers import make_cgroup, reap_orphans, records_dir
-from workbench.tools.processes import pid_alive
+from workbench.tools.processes import cmdline, pid_alive
 from workbench.tools.terminal import TerminalHost
 
 # Each escape writes the pid of a `sleep` that must not outlive the session.
@@ -60,6 +60,10 @@ async def _start_escapes(term: Term, folder: Path) -> dict[str, int]:
         pids[name] = term.host.sandbox.host_pid(int(path.read_text()))  # $$ in a sandbox is its own
     assert all(pid_alive(pid) for pid in pids.values()), pids
     return pids
+
+
+def _host_pids() -> list[int]:
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
 
 
 async def _gone(pids: dict[str, int]) -> set[str]:
@@ -175,9 +179,8 @@ def test_a_workbench_run_leaves_no_process_behind(
     end: str, scripted_model: ScriptedModel, workspace: Path, tmp_path: Path
 ) -> None:
     command = (
-        f"setsid sh -c 'echo $$ > {tmp_path}/setsid; exec sleep 3041' &\n"
-        f"nohup sleep 3042 > /dev/null 2>&1 & echo $! > {tmp_path}/nohup\n"
-        f"(trap '' HUP; sleep 3043 & echo $! > {tmp_path}/hup)\nsleep 0.2; echo started"
+        "setsid sh -c 'exec sleep 3041' &\nnohup sleep 3042 > /dev/null 2>&1 &\n"
+        "(trap '' HUP; sleep 3043 &)\nsleep 0.2; echo started"
     )
     last = reply("done") if end == "finished" else reply("slow", delay=30)
     scripted_model.add(reply("", call("bash", command=command)), last)
@@ -190,7 +193,10 @@ def test_a_workbench_run_leaves_no_process_behind(
         proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == (0 if end == "finished" else 143), err
-    pids = {name: int((tmp_path / name).read_text()) for name in ("setsid", "nohup", "hup")}
+    assert "started" in json.dumps(scripted_model.requests[1])  # the sleeps were started
+    # found by command line: pids written inside the sandbox are its own namespace's
+    sleeps = {f"sleep\x00{n}\x00".encode() for n in (3041, 3042, 3043)}
+    pids = {str(pid): pid for pid in _host_pids() if cmdline(pid) in sleeps}
     alive = asyncio.run(_gone(pids))
     for name in alive:
         os.kill(pids[name], signal.SIGKILL)
