@@ -188,9 +188,9 @@ async def test_sentinel_text_in_commands_and_output_is_plain_output(term: Term) 
     assert await term.ok("bash", command="x=1\n" * 200 + "echo only") == "only\n"
 
 
-async def test_output_streams_while_the_command_runs(term: Term, tmp_path: Path) -> None:
+async def test_output_streams_while_the_command_runs(term: Term, workspace: Path) -> None:
     call_id = term.next_id()
-    go = tmp_path / "go"  # the command goes on only when the test has seen its first line
+    go = workspace / "go"  # the command goes on when the test has seen its first line (the sandbox's /tmp is its own)
     command = f"echo first; while [ ! -e {go} ]; do sleep 0.02; done; echo second"
     task = asyncio.create_task(term.call("bash", call_id=call_id, command=command))
     await asyncio.wait_for(term.first_chunk[call_id].wait(), 10)
