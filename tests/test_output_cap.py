@@ -86,8 +86,8 @@ def _on_disk(path: Path) -> int:
     return path.stat().st_blocks * 512 if path.exists() else 0
 
 
-async def test_a_running_command_s_output_file_gives_back_what_was_read(term: Term, tmp_path: Path) -> None:  # noqa: F811
-    go = tmp_path / "go"
+async def test_a_running_command_s_output_file_gives_back_what_was_read(term: Term, workspace: Path) -> None:  # noqa: F811
+    go = workspace / "go"  # the sandbox's /tmp is its own
     command = f"head -c 100M /dev/zero | tr '\\0' y; echo; while [ ! -e {go} ]; do sleep 0.05; done; echo end"
     await term.ok("bash", command="true")  # the host and its folder are up
     assert term.host.dir is not None
