@@ -201,3 +201,23 @@ def test_a_workbench_run_leaves_no_process_behind(
     for name in alive:
         os.kill(pids[name], signal.SIGKILL)
     assert not alive
+
+
+def test_empty_session_cgroups_left_by_killed_owners_are_removed(tmp_path: Path) -> None:
+    from workbench.tools.leftovers import _remove_empty_cgroups, join_cgroup
+
+    if not _cgroup_usable():
+        pytest.skip("no cgroup v2 delegation here")
+    empty = make_cgroup(f"wbtest-empty-{uuid.uuid4().hex[:8]}")
+    busy = make_cgroup(f"wbtest-busy-{uuid.uuid4().hex[:8]}")
+    assert empty is not None and busy is not None
+    sleeper = subprocess.Popen(["sleep", "60"], preexec_fn=lambda: join_cgroup(busy))
+    try:
+        _remove_empty_cgroups(older_than=0)
+        assert not empty.exists()
+        assert busy.exists()  # a cgroup with a process in it is never removed
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    _remove_empty_cgroups(older_than=0)
+    assert not busy.exists()

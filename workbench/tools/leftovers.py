@@ -190,4 +190,20 @@ def reap_orphans(data_dir: Path) -> list[str]:
         with contextlib.suppress(OSError):
             path.unlink()
         ended.append(record.session)
+    _remove_empty_cgroups()
     return ended
+
+
+def _remove_empty_cgroups(older_than: float = 60.0) -> None:
+    """Sessions' cgroups left empty (their owner was killed and nothing reaped them yet): gone.
+
+    A cgroup made a moment ago may still be waiting for its server to join: only old ones go.
+    """
+    own = _own_cgroup()
+    if own is None:
+        return
+    with contextlib.suppress(OSError):
+        for path in own.glob(f"{CGROUP_PREFIX}*"):
+            with contextlib.suppress(OSError):
+                if time.time() - path.stat().st_mtime > older_than and not (path / "cgroup.procs").read_text().strip():
+                    path.rmdir()  # refused while a process is in it
