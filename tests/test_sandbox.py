@@ -488,3 +488,46 @@ def _ns_of(pid: int) -> int:
         return os.stat(f"/proc/{pid}/ns/pid").st_ino
     except OSError:
         return 0
+
+
+async def test_links_planted_in_the_session_folder_lead_the_host_nowhere(
+    open_session: Callable[..., Session], outside: Path
+) -> None:
+    """The session's folder is writable in the sandbox; the host reads and writes there outside it."""
+    s = open_session()
+    victim, secret = outside / "victim", outside / "secret"
+    victim.write_text("untouched\n")
+    secret.write_text("SECRET\n")
+    # the next command's file, a link to a file outside: the host must not write through it
+    await s.ok("bash", command=f'ln -s {victim} "$__wb_dir/r$(( ${{__wb_run#r}} + 1 )).sh"')
+    assert await s.ok("bash", command="echo next") == "next\n"
+    assert victim.read_text() == "untouched\n"
+    # its own output file swapped for a link to a file outside: the host must not read through it
+    result = await s.call("bash", command=f'rm -f "$__wb_out"; ln -s {secret} "$__wb_out"; echo hi; sleep 0.3')
+    assert "SECRET" not in model_text(result)
+    result = await s.call("bash", command=f'rm -f "$__wb_out"; ln -s {secret} "$__wb_out"; sleep 60', timeout=0.5)
+    assert "timed out" in result.error
+    assert "SECRET" not in await s.ok("tmux", action="capture", window="bash-1")
+    assert secret.read_text() == "SECRET\n" and victim.read_text() == "untouched\n"
+
+
+async def test_a_swapped_tmux_socket_does_not_lead_the_host_out_of_the_sandbox(
+    open_session: Callable[..., Session], tmp_path: Path
+) -> None:
+    decoy = tmp_path / "decoy.sock"  # an unsandboxed server, with the session name ours has
+    await _tmux("-S", str(decoy), "-f", "/dev/null", "new-session", "-d", "-s", "workbench")
+    try:
+        s = open_session()
+        await s.ok("bash", command=f'rm -f "$__wb_dir/tmux.sock"; ln -s {decoy} "$__wb_dir/tmux.sock"')
+        await s.ok("tmux", action="new", window="w", command="sleep 100")
+        assert "w\t" in await s.ok("tmux", action="list")
+        windows = await _tmux("-S", str(decoy), "list-windows")
+        assert len(windows.splitlines()) == 1, windows  # the decoy's own window only
+    finally:
+        await _tmux("-S", str(decoy), "kill-server")
+
+
+async def _tmux(*args: str) -> str:
+    proc = await asyncio.create_subprocess_exec("tmux", *args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out, _ = await proc.communicate()
+    return out.decode()

@@ -27,9 +27,12 @@ How the tmux server is started inside it: `sandbox_server.py`.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
 import shutil
+import stat
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -147,10 +150,10 @@ def mount_args(policy: Policy, session_dir: Path) -> list[str]:
 
 
 def _empty_file(session_dir: Path) -> Path:
-    """What a hidden file shows: an empty file (/dev/null would not open on bwrap's nodev binds)."""
+    """What a hidden file shows: an empty file (/dev/null would not open on bwrap's nodev binds),
+    made anew at each start (a command may have swapped it for a link to a secret)."""
     empty = session_dir / "hidden-file"
-    if not empty.exists():
-        empty.touch(mode=0o444)
+    write_untrusted(empty, "")
     return empty
 
 
@@ -163,6 +166,47 @@ def bwrap_argv(bwrap: str, policy: Policy, session_dir: Path, seccomp_fd: int | 
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
     return [*argv, "--"]
+
+
+# --- the session's folder, which sandboxed commands can write ------------------------------------
+
+
+class PlantedFile(OSError):
+    """Not a regular file where the host expected one (a link or a FIFO a command put there)."""
+
+
+def open_untrusted(path: os.PathLike[str] | str, flags: int, mode: int = 0o600) -> int:
+    """Open a file in a folder that sandboxed commands can write, the way the host may.
+
+    A command could have put a symbolic link there (to a file outside the sandbox, which the
+    host would then read or write for it) or a FIFO (which would block the host): the last
+    component is not followed (O_NOFOLLOW), the open does not wait (O_NONBLOCK), and anything
+    but a regular file is refused (PlantedFile). With O_CREAT the file is made anew (what was
+    there is removed first; O_EXCL).
+    """
+    flags |= os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    if flags & os.O_CREAT:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        flags |= os.O_EXCL
+    try:
+        fd = os.open(path, flags, mode)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise PlantedFile(errno.ELOOP, "a symbolic link, not a regular file", str(path)) from err
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise PlantedFile(errno.EINVAL, "not a regular file", str(path))
+    os.set_blocking(fd, True)
+    return fd
+
+
+def write_untrusted(path: Path, text: str) -> None:
+    """Write a new file in a folder that sandboxed commands can write (see `open_untrusted`)."""
+    fd = open_untrusted(path, os.O_WRONLY | os.O_CREAT)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 # --- is it there, does it work ----------------------------------------------------------------

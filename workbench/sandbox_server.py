@@ -5,7 +5,8 @@
   sandbox, every process in it, when workbench dies (even by kill -9).
 - The session is created by a client with `-N`, which never starts a server: no client can
   silently start an unsandboxed one. `tmux -L NAME` (libtmux, the control client, the person's
-  attach command) reaches the socket through a symlink in tmux's socket folder.
+  attach command) reaches the socket through a hard link in tmux's socket folder: never by a
+  name in the session's folder, which sandboxed commands can write.
 - tmux and the shells report pids of the sandbox's pid namespace; `host_pid` translates them
   to the host's (NSpid in /proc), which is what signals and /proc lookups need.
 - the sandbox gets none of the person's terminals: stdin and stdout are null, its own session.
@@ -84,7 +85,7 @@ class TmuxSandbox:
         self.configured = False
         self.policy: Policy | None = None
         self.proc: asyncio.subprocess.Process | None = None
-        self.link: Path | None = None  # tmux's socket path for -L NAME, a symlink to ours
+        self.link: Path | None = None  # tmux's socket path for -L NAME, a hard link to ours
         self._ns = 0  # inode of the sandbox's pid namespace
         self._level = 1  # index of the sandbox's pids in NSpid
         self._pids: dict[int, int] = {}  # inner pid -> host pid
@@ -258,18 +259,27 @@ class TmuxSandbox:
                 await proc.wait()
         if self.link is not None:
             with contextlib.suppress(OSError):
-                if self.link.is_symlink():
-                    self.link.unlink()
+                self.link.unlink()
             self.link = None
 
 
 def _link_socket(name: str, sock: Path) -> Path:
-    """Point tmux's socket path for `-L name` at the sandbox's socket."""
+    """Give the sandbox's socket tmux's path for `-L name`: a hard link, so the host reaches the
+    server by the socket itself, not by a name in a folder the sandbox can write (a command
+    there could swap the name for another server's socket, one outside the sandbox)."""
+    from workbench.tools.tmux_control import ServerGone
+
     folder = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.getuid()}"
     with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o700)
     link = folder / name
     with contextlib.suppress(FileNotFoundError):
         link.unlink()
-    link.symlink_to(sock)
+    try:
+        os.link(sock, link, follow_symlinks=False)
+    except OSError as err:
+        raise ServerGone(
+            f"cannot link the sandbox's tmux socket into {folder} ({err.strerror}): the session's folder "
+            "and tmux's socket folder must be on one filesystem (TMPDIR and TMUX_TMPDIR)"
+        ) from err
     return link

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.feedback import Feedback
+from workbench.sandbox import PlantedFile, open_untrusted, write_untrusted
 from workbench.tools.output_cap import release_head
 from workbench.tools.processes import cmdline, cwd_of, foreground_pgid, pid_alive, zombie_status
 from workbench.tools.terminal_state import AgentState, Completion, Shell, start_dir
@@ -68,9 +69,9 @@ class OutputFile:
     def read(self, size: int = READ_CHUNK) -> tuple[str, bool]:
         """Up to `size` bytes' text; and whether that filled `size` (more may be there)."""
         if self.fd is None:
-            try:
-                self.fd = os.open(self.path, os.O_RDWR)  # writable: to release what was read
-            except FileNotFoundError:
+            try:  # writable: to release what was read; never through a link a command put there
+                self.fd = open_untrusted(self.path, os.O_RDWR)
+            except (FileNotFoundError, PlantedFile):
                 return "", False
         if self.end is not None:
             size = max(0, min(size, self.end - self.pos))
@@ -86,7 +87,7 @@ class OutputFile:
 
     def ends_with(self, tail: bytes) -> bool:
         try:
-            with open(self.path, "rb") as fh:
+            with os.fdopen(open_untrusted(self.path, os.O_RDONLY), "rb") as fh:
                 size = fh.seek(0, os.SEEK_END)
                 if size < len(tail):
                     return False
@@ -169,7 +170,7 @@ class BashRun:
     # -- 2. typing the run line --
 
     async def start(self) -> None:
-        self.script.write_text(self.command)
+        write_untrusted(self.script, self.command)  # never through a link a command put there
         self.host.reports.expect_run(self.run_id, self.done)
         assert self.shell is not None
         try:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import functools
 import math
+import os
 import re
 import shlex
 import signal
@@ -14,6 +15,7 @@ from typing import Any, Literal
 
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
+from workbench.sandbox import PlantedFile, open_untrusted
 from workbench.tools import ToolContext, ToolFn, tool
 from workbench.tools.not_found import close_commands, missing_command
 from workbench.tools.output_cap import CappedOutput, saved_output_path
@@ -185,11 +187,11 @@ def _bash_output(w: Window) -> str:
     """The end of a detached command's output file (its last TAIL_BYTES: it may be huge)."""
     assert w.output is not None
     try:
-        with open(w.output, "rb") as fh:
+        with os.fdopen(open_untrusted(w.output, os.O_RDONLY), "rb") as fh:  # not through a planted link
             size = fh.seek(0, 2)
             fh.seek(max(0, size - TAIL_BYTES))
             data = fh.read(TAIL_BYTES)
-    except FileNotFoundError:
+    except (FileNotFoundError, PlantedFile):
         return ""
     if size > TAIL_BYTES:  # start at a whole line
         data = data.partition(b"\n")[2]
