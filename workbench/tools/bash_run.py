@@ -78,7 +78,7 @@ class OutputFile:
         data = os.pread(self.fd, size, self.pos) if size else b""
         self.pos += len(data)
         if self.pos - self.released >= RELEASE_STEP:
-            self.released = release_head(self.fd, self.pos)
+            self.released = release_head(self.fd, self.pos, self.released)
         return self.decoder.decode(data), bool(data) and len(data) == size
 
     def rest(self) -> str:

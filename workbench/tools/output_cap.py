@@ -28,14 +28,15 @@ _PUNCH_HOLE = 0x01 | 0x02  # FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE
 _BLOCK = 1 << 16
 
 
-def release_head(fd: int, upto: int) -> int:
-    """Give the file's bytes before `upto` back to the filesystem (a hole: offsets and size stay,
-    those bytes read as zeros). Returns how far it released (0 where holes are not supported)."""
+def release_head(fd: int, upto: int, start: int = 0) -> int:
+    """Give the file's bytes from `start` to `upto` back to the filesystem (a hole: offsets and
+    size stay, those bytes read as zeros). Returns where the released part now ends (`start`
+    where holes are not supported)."""
     upto -= upto % _BLOCK
-    if upto <= 0:
-        return 0
-    if _LIBC.fallocate(fd, _PUNCH_HOLE, ctypes.c_int64(0), ctypes.c_int64(upto)) != 0:
-        return 0
+    if upto <= start:
+        return start
+    if _LIBC.fallocate(fd, _PUNCH_HOLE, ctypes.c_int64(start), ctypes.c_int64(upto - start)) != 0:
+        return start
     return upto
 
 
