@@ -139,7 +139,8 @@ class TerminalHost:
 
     def _tell_all(self, note: str) -> None:
         for state in self.agents.values():
-            state.notes.append(note)
+            if note not in state.notes:
+                state.notes.append(note)
 
     def _prepare_dir(self) -> Path:
         """The session's private folder: tmux.conf, the rc file, the FIFO, commands and outputs."""
