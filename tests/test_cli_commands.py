@@ -81,7 +81,7 @@ def test_header_and_last_line_name_the_session_and_where_it_went(
     assert main(scripted(scripted_model, workspace, tmp_path / "d", "hello")) == 0
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("workbench: session ") and f"data {tmp_path / 'd'}" in err[0]
-    assert "model openai/scripted" in err[0]
+    assert "model openai/scripted" in err[0] and "sandbox workspace-write, network off" in err[0]
     session_id = err[0].split()[2]
     assert f"workbench run --resume {session_id}" in err[-1] and f"workbench export {session_id}" in err[-1]
 

@@ -30,7 +30,7 @@ EXIT_CODES = {
     pb.RUN_STATUS_BUDGET_EXHAUSTED: 3,
     pb.RUN_STATUS_CANCELLED: 130,
 }
-COMMANDS = ("run", "sessions", "export", "config")
+COMMANDS = ("run", "sessions", "export", "config", "doctor")
 NO_MODEL = (
     "no model configured: give --model PROVIDER/MODEL (e.g. openai/gpt-4.1), set WORKBENCH_MODEL, "
     'or put model = "..." in ~/.config/workbench/config.toml. To try the offline scripted demo: '
@@ -54,6 +54,16 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--api-key", help="API key (env WORKBENCH_API_KEY or the provider's variable)")
     p.add_argument("--workspace", type=Path, help="the repository to work in (default: current folder)")
     p.add_argument("--data-dir", type=Path, help="where sessions are stored (env WORKBENCH_DATA_DIR)")
+    p.add_argument("--sandbox", choices=("workspace-write", "read-only", "off"), help=flag_help("sandbox"))
+    p.add_argument(
+        "--allow-net",
+        "--sandbox-network",
+        dest="sandbox_network",
+        action="store_const",
+        const=True,
+        default=None,
+        help="let commands in the sandbox reach the network (setting sandbox_network)",
+    )
 
 
 def run_parser() -> argparse.ArgumentParser:
@@ -87,6 +97,16 @@ def export_parser() -> argparse.ArgumentParser:
     return p
 
 
+def doctor_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="workbench doctor",
+        description="Check tmux, bubblewrap and the sandbox here; end what killed sessions left running.",
+    )
+    p.add_argument("--data-dir", type=Path, help="where sessions are stored (env WORKBENCH_DATA_DIR)")
+    p.add_argument("--sandbox", choices=("workspace-write", "read-only", "off"), help=flag_help("sandbox"))
+    return p
+
+
 def config_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="workbench config", description="Print the settings in force and where each came from.")
     p.add_argument("--workspace", type=Path, help="the repository whose .workbench/config.toml counts")
@@ -98,7 +118,7 @@ def top_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="workbench",
         description="A terminal agent workbench: opens the app in this folder (with TASK, sent at once).",
-        epilog="commands: run (headless), sessions, export, config; `workbench COMMAND --help` for each",
+        epilog="commands: run (headless), sessions, export, config, doctor; `workbench COMMAND --help` for each",
     )
     p.add_argument("--version", action="version", version=f"workbench {__version__}")
     p.add_argument("prompt", nargs="?", metavar="TASK", help="a task to send when the app opens")
@@ -113,7 +133,7 @@ def top_parser() -> argparse.ArgumentParser:
 
 def parsers() -> list[argparse.ArgumentParser]:
     """Every parser of the command line (docs/CONFIG.md names the flag of each setting from them)."""
-    return [top_parser(), run_parser(), sessions_parser(), export_parser(), config_parser()]
+    return [top_parser(), run_parser(), sessions_parser(), export_parser(), config_parser(), doctor_parser()]
 
 
 def check_model(settings: Settings) -> None:
@@ -197,7 +217,18 @@ def setup_logging(settings: Settings) -> None:
 def _settings(args: argparse.Namespace) -> Settings:
     flags: dict[str, Any] = {
         key: getattr(args, key, None)
-        for key in ("model", "api_base", "api_key", "workspace", "max_turns", "max_tokens", "max_cost", "data_dir")
+        for key in (
+            "model",
+            "api_base",
+            "api_key",
+            "workspace",
+            "max_turns",
+            "max_tokens",
+            "max_cost",
+            "data_dir",
+            "sandbox",
+            "sandbox_network",
+        )
     }
     settings, notes = load(flags)
     for note in notes:
@@ -218,6 +249,10 @@ def main(argv: list[str] | None = None) -> int:
                 return _sessions(sessions_parser().parse_args(rest), cli_sessions)
             if command == "config":
                 return _config(config_parser().parse_args(rest))
+            if command == "doctor":
+                from workbench import doctor
+
+                return doctor.main(_settings(doctor_parser().parse_args(rest)))
             return _export(export_parser().parse_args(rest), cli_sessions)
         return _tui(top_parser().parse_args(argv))
     except (UsageError, ConfigError) as err:

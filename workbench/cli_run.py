@@ -12,6 +12,7 @@ from collections.abc import Callable
 from workbench.config import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.safe_text import printable
+from workbench.sandbox import describe
 from workbench.session import Session
 from workbench.store import to_json
 from workbench.words import agent_ended, spawn_mode
@@ -24,7 +25,7 @@ def header(session: Session) -> str:
     """The first stderr line: everything a run has to say at start, in one place."""
     s = session.settings
     model = f"{s.model} (scripted demo, not a language model)" if s.model == "demo" else s.model
-    fields = [f"session {session.id}", f"data {s.data_dir}", f"model {model}"]
+    fields = [f"session {session.id}", f"data {s.data_dir}", f"model {model}", f"sandbox {describe(s)}"]
     return "workbench: " + " · ".join(fields)
 
 

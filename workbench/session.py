@@ -51,7 +51,10 @@ def secrets_of(settings: Settings) -> list[str]:
     found = [settings.api_key, settings.brave_api_key, settings.tavily_api_key]
     for name, value in os.environ.items():
         upper = name.upper()
-        if upper.endswith(("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_KEY", "_ACCESS_KEY")) or upper == "WORKBENCH_API_KEY":
+        if (
+            upper.endswith(("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_KEY", "_ACCESS_KEY"))
+            or upper == "WORKBENCH_API_KEY"
+        ):
             found.append(value)
     return sorted({s for s in found if len(s) >= 8 and s != "unused"}, key=len, reverse=True)
 
@@ -134,8 +137,7 @@ class Session:
                 lock.acquire()
             except LockHeld as err:
                 raise SessionError(
-                    f"session {session_id} is open in another workbench process (pid {err.pid}); "
-                    "close it there first"
+                    f"session {session_id} is open in another workbench process (pid {err.pid}); close it there first"
                 ) from err
             except OSError as err:
                 raise SessionError(f"cannot lock session {session_id} in {settings.sessions_dir}: {err}") from err
