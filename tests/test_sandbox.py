@@ -11,7 +11,9 @@ import asyncio
 import itertools
 import json
 import os
+import pty
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -531,3 +533,53 @@ async def _tmux(*args: str) -> str:
     proc = await asyncio.create_subprocess_exec("tmux", *args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     out, _ = await proc.communicate()
     return out.decode()
+
+
+async def test_sandboxed_commands_cannot_command_the_tmux_server(open_session: Callable[..., Session]) -> None:
+    """Its socket has no name inside, SIGUSR1 (which remakes it) is refused, and the server is not
+    dumpable: no ptrace, no /proc/2/mem or fd."""
+    s = open_session()
+    command = 'tmux ls; ls "$__wb_dir" | grep -cx tmux.sock; kill -USR1 2; cat /proc/2/environ'
+    result = await s.call("bash", command=command)
+    assert result.is_error
+    assert "no server running" in result.output or "error connecting" in result.output, result.output
+    assert "\n0\n" in result.output  # no socket in the session's folder
+    assert "kill: (2) - Operation not permitted" in result.output
+    assert "/proc/2/environ: Permission denied" in result.output
+    probe = (
+        "python3 -c 'import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
+        "print(libc.ptrace(16, 2, 0, 0), os.strerror(ctypes.get_errno()))'"
+    )
+    assert await s.ok("bash", command=probe) == "-1 Operation not permitted\n"
+    other = "bash -c 'sleep 100 & p=$!; kill -USR1 $p; wait $p; echo $?'"
+    assert (await s.ok("bash", command=other)).endswith("138\n")  # SIGUSR1 to another process: as usual
+
+
+async def test_an_attached_person_s_client_runs_nothing_for_the_sandbox(
+    open_session: Callable[..., Session], outside: Path
+) -> None:
+    """`detach-client -E CMD` makes a client run CMD where it runs: outside, for a person attached."""
+    s = open_session()
+    await s.ok("bash", command="true")
+    pid, fd = pty.fork()
+    if pid == 0:  # the person, attached from a terminal of their own
+        os.execvp("tmux", ["tmux", "-L", s.host.socket_name, "attach"])
+    try:
+        await _until_attached(s)
+        planted = outside / "escaped"
+        detach = f"tmux detach-client -t $c -E 'touch {planted}'"
+        await s.call("bash", command=f"for c in $(tmux list-clients -F '#{{client_name}}'); do {detach}; done")
+        await asyncio.sleep(0.5)
+        assert not planted.exists()
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        await asyncio.to_thread(os.waitpid, pid, 0)
+        os.close(fd)
+
+
+async def _until_attached(s: Session) -> None:
+    for _ in range(200):
+        if len(await s.host.tmux("list-clients")) >= 2:  # the control client and the person's
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the person's client did not attach")

@@ -7,6 +7,11 @@
   silently start an unsandboxed one. `tmux -L NAME` (libtmux, the control client, the person's
   attach command) reaches the socket through a hard link in tmux's socket folder: never by a
   name in the session's folder, which sandboxed commands can write.
+- The server cannot be commanded from inside: its socket's name is removed once the host holds
+  its hard link, the seccomp filter refuses the SIGUSR1 that would make tmux bind it anew, and
+  the server runs from a copy of tmux it cannot read, so it is not dumpable (no ptrace, no
+  /proc/2/mem or fd). Otherwise a sandboxed command could make an attached person's tmux
+  client run a command outside (`detach-client -E`).
 - tmux and the shells report pids of the sandbox's pid namespace; `host_pid` translates them
   to the host's (NSpid in /proc), which is what signals and /proc lookups need.
 - the sandbox gets none of the person's terminals: stdin and stdout are null, its own session.
@@ -17,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -33,11 +39,12 @@ from workbench.sandbox import (
     find_bwrap,
     first_line,
     missing_text,
+    open_untrusted,
     policy_for,
     refusal_hint,
     refused_text,
 )
-from workbench.seccomp import terminal_injection_filter
+from workbench.seccomp import SERVER_PID, terminal_injection_filter
 from workbench.tools.leftovers import join_cgroup
 
 SOCKET = "tmux.sock"  # in the session's folder
@@ -142,7 +149,7 @@ class TmuxSandbox:
             os.write(fd, program)
             os.lseek(fd, 0, os.SEEK_SET)
             fds = (fd,)
-        server = [argv[0], "-S", str(sock), "-f", conf, "-D"]
+        server = [str(_unreadable_copy(argv[0], session_dir)), "-S", str(sock), "-f", conf, "-D"]
         errors: IO[bytes] = tempfile.TemporaryFile()
         try:
             self.proc = await asyncio.create_subprocess_exec(
@@ -173,6 +180,7 @@ class TmuxSandbox:
             await self._new_session([argv[0], "-N", "-S", str(sock), *rest], env, deadline)
             self._find_namespace()
             self.link = _link_socket(name, sock)
+            sock.unlink()  # no name inside: sandboxed commands cannot command the server
         except BaseException:
             await self.stop()
             raise
@@ -212,9 +220,10 @@ class TmuxSandbox:
             if entry.isdigit() and _ppid(int(entry)) == self.proc.pid:
                 self._ns = _pid_ns(int(entry))
                 self._level = len(_nspid(int(entry))) - 1
-                if self._ns and self._level >= 1:
+                # the seccomp filter guards the server by its pid: it must be init's first child
+                if self._ns and self._level >= 1 and _ppid(self.host_pid(SERVER_PID)) == int(entry):
                     return
-        raise ServerGone("the sandbox's pid namespace was not found in /proc")
+        raise ServerGone("the sandbox's pid namespace or its tmux server was not found in /proc")
 
     def host_pid(self, inner: int) -> int:
         """The host's pid of the sandboxed process tmux or a shell calls `inner`; GONE when gone.
@@ -261,6 +270,22 @@ class TmuxSandbox:
             with contextlib.suppress(OSError):
                 self.link.unlink()
             self.link = None
+
+
+def _unreadable_copy(tmux: str, session_dir: Path) -> Path:
+    """tmux as a file the sandbox may run but not read: the kernel then makes the server
+    non-dumpable, so sandboxed commands (same user) can neither ptrace it nor open its /proc
+    files (mem, fd, root). Made anew at each start: a command may have swapped the old one."""
+    from workbench.tools.tmux_control import ServerGone
+
+    found = shutil.which(tmux)
+    if found is None:
+        raise ServerGone(f"{tmux!r} was not found on PATH")
+    copy = session_dir / "tmux-server"
+    with open(found, "rb") as source, os.fdopen(open_untrusted(copy, os.O_WRONLY | os.O_CREAT, 0o700), "wb") as fh:
+        shutil.copyfileobj(source, fh)
+        os.fchmod(fh.fileno(), 0o111)
+    return copy
 
 
 def _link_socket(name: str, sock: Path) -> Path:
