@@ -10,6 +10,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -131,12 +132,32 @@ while True:
 """
 
 
+def _reads_and_writes(calls: int) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("read_file", {"path": "d/secret.txt"}),
+        ("write_file", {"path": "d/new.txt", "content": f"write {calls}\n"}),
+        ("write_file", {"path": "d/e.txt", "content": f"A{calls}\n"}),
+        ("edit_file", {"path": "d/e.txt", "old_text": f"A{calls}", "new_text": f"B{calls}"}),
+        ("grep", {"pattern": "SECRET", "path": "d/secret.txt"}),
+    ]
+
+
+def _walks(calls: int) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("grep", {"pattern": "SECRET|only"}),
+        ("glob", {"pattern": "**/*.txt"}),
+        ("ls", {"path": "d"}),
+    ]
+
+
+@pytest.mark.parametrize("calls_of", [_reads_and_writes, _walks], ids=["read-write-edit", "walks"])
 async def test_swapping_a_folder_for_a_symlink_never_reaches_outside(
-    tools: Tools, workspace: Path, tmp_path: Path
+    tools: Tools, workspace: Path, tmp_path: Path, calls_of: Callable[[int], list[tuple[str, dict[str, Any]]]]
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_text("TOP SECRET canary\n")
+    (outside / "outside_only.txt").write_text("TOP SECRET too\n")
     put(workspace, "d/secret.txt", "inside\n")
     # what the agent's own bash could do: another process swapping d/ and a symlink to outside
     swapper = await asyncio.create_subprocess_exec(sys.executable, "-c", SWAPPER, str(workspace / "d"), str(outside))
@@ -146,17 +167,11 @@ async def test_swapping_a_folder_for_a_symlink_never_reaches_outside(
     try:
         while time.monotonic() < deadline:
             calls += 1
-            for result in [
-                await tools.result("read_file", path="d/secret.txt"),
-                await tools.result("write_file", path="d/new.txt", content=f"write {calls}\n"),
-                await tools.result("write_file", path="d/e.txt", content=f"A{calls}\n"),
-                await tools.result("edit_file", path="d/e.txt", old_text=f"A{calls}", new_text=f"B{calls}"),
-                await tools.result("grep", pattern="SECRET", path="d/secret.txt"),
-            ]:
-                text = model_text(result)
-                if "TOP SECRET" in text or "[Errno" in text or "Traceback" in text:
+            for name, args in calls_of(calls):
+                text = model_text(await tools.result(name, **args))
+                if "TOP SECRET" in text or "outside_only" in text or "[Errno" in text or "Traceback" in text:
                     bad.append(text)
-            if sorted(os.listdir(outside)) != ["secret.txt"]:
+            if sorted(os.listdir(outside)) != ["outside_only.txt", "secret.txt"]:
                 bad.append(f"outside now holds {sorted(os.listdir(outside))}")
                 break
     finally:

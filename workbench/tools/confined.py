@@ -18,15 +18,13 @@ import errno
 import os
 import secrets
 import stat
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from workbench.tools.bounded import LONG_BYTES, may_take_long
-from workbench.tools.walk import READ_FLAGS, check_regular, read_opened
+from workbench.tools.walk import READ_FLAGS, check_regular, opened_path, read_opened
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-_F_GETPATH = 50  # fcntl.F_GETPATH on macOS
 
 
 class PathChanged(Exception):
@@ -35,24 +33,6 @@ class PathChanged(Exception):
     def __init__(self, where: str):
         super().__init__(f"the path changed while it was opened (it led to {where})")
         self.where = where
-
-
-def opened_path(fd: int) -> str | None:
-    """Where an open file or folder really is; None where the system cannot say."""
-    if sys.platform.startswith("linux"):
-        try:
-            return os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            return None
-    if sys.platform == "darwin":
-        import fcntl
-
-        try:
-            raw = fcntl.fcntl(fd, _F_GETPATH, b"\0" * 1024)
-        except OSError:
-            return None
-        return os.fsdecode(raw.split(b"\0", 1)[0])
-    return None
 
 
 def read_checked(target: Path, allowed: Callable[[Path], bool], limit: int) -> bytes:
@@ -148,4 +128,4 @@ def existing_mode(folder_fd: int, name: str) -> int | None:
     return stat.S_IMODE(st.st_mode)
 
 
-__all__ = ["PathChanged", "existing_mode", "open_folder", "opened_path", "read_checked", "write_in_folder"]
+__all__ = ["PathChanged", "existing_mode", "open_folder", "read_checked", "write_in_folder"]

@@ -13,11 +13,11 @@ import regex
 from workbench.feedback import Feedback
 from workbench.tools import ToolContext, shorten, tool
 from workbench.tools.bounded import run_bounded
-from workbench.tools.confined import read_checked
+from workbench.tools.confined import PathChanged, read_checked
 from workbench.tools.files import BINARY_SNIFF, FILE_MAX_BYTES, human_size
 from workbench.tools.listing import count_of, fit, in_thread, place, search_plan, skipped_note
 from workbench.tools.paths import allowed, allows, explain, missing_message, resolve, resolve_and, shown
-from workbench.tools.walk import WalkStats, read_regular, walk
+from workbench.tools.walk import Found, WalkStats, read_at, walk
 
 GREP_CAP = 200  # matching lines shown
 GREP_LINE_CHARS = 300
@@ -56,17 +56,26 @@ def _compile(pattern: str) -> Any:
         ) from err
 
 
-def _grep_file(
-    path: str, matcher: Any, is_allowed: Callable[[Path], bool] | None = None
-) -> list[tuple[int, str]] | None:
-    """Matching lines of one file as (line number, line); None for a binary file.
+def _grep_found(found: Found, matcher: Any, is_allowed: Callable[[Path], bool]) -> list[tuple[int, str]] | None:
+    """`_grep_file` for a file a walk found: read in its open folder (a symlink: checked where it leads)."""
+    if found.entry.is_symlink():
+        return _grep_file(found.path, matcher, is_allowed)
+    data = read_at(found.folder_fd, found.entry.name, FILE_MAX_BYTES + 1)
+    return _grep_data(data, found.path, matcher)
+
+
+def _grep_file(path: str, matcher: Any, is_allowed: Callable[[Path], bool]) -> list[tuple[int, str]] | None:
+    """`_grep_data` of the file at `path`, read only if the file opened is where `is_allowed` accepts."""
+    return _grep_data(read_checked(Path(path), is_allowed, FILE_MAX_BYTES + 1), path, matcher)
+
+
+def _grep_data(data: bytes, path: str, matcher: Any) -> list[tuple[int, str]] | None:
+    """Matching lines of a file's bytes as (line number, line); None for a binary file.
 
     `matcher` is compiled by the `regex` engine: each search releases the GIL and stops after
     GREP_MATCH_SECONDS, so a pattern that backtracks catastrophically ((a+)+$ on a long line)
     neither freezes the whole process nor runs on forever; it raises _SlowPattern.
     """
-    limit = FILE_MAX_BYTES + 1
-    data = read_regular(path, limit) if is_allowed is None else read_checked(Path(path), is_allowed, limit)
     if len(data) > FILE_MAX_BYTES:
         raise _TooLarge(path)
     if b"\x00" in data[:BINARY_SNIFF]:
@@ -133,11 +142,15 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
             stats = WalkStats()
             results: dict[str, list[tuple[int, str]]] = {}
             searched = 0
-            for rel, entry in walk(search.base, search.rel_dir, search.ignore, stats, allowed=allowed(ctx), stop=stop):
+            is_allowed = allowed(ctx)
+            for rel, found in walk(search.base, search.rel_dir, search.ignore, stats, allowed=is_allowed, stop=stop):
                 if not search.matches(rel):
                     continue
                 try:
-                    lines = _grep_file(entry.path, matcher)
+                    lines = _grep_found(found, matcher, is_allowed)
+                except PathChanged:
+                    stats.outside += 1
+                    continue
                 except _TooLarge:
                     stats.large += 1
                     continue

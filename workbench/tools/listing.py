@@ -17,9 +17,20 @@ from typing import TypeVar
 from workbench.feedback import Feedback
 from workbench.tools import ToolContext, shorten, tool
 from workbench.tools.bounded import run_bounded
+from workbench.tools.confined import PathChanged
 from workbench.tools.files import FILE_MAX_BYTES, human_size
-from workbench.tools.paths import allowed, explain, inside, missing_message, read_roots, resolve, shown, workspace_root
-from workbench.tools.walk import Ignore, Search, WalkStats, glob_regex, ignore_for, walk
+from workbench.tools.paths import (
+    allowed,
+    explain,
+    inside,
+    missing_message,
+    read_roots,
+    resolve,
+    resolve_and,
+    shown,
+    workspace_root,
+)
+from workbench.tools.walk import Ignore, Search, WalkStats, glob_regex, ignore_for, opened_path, walk
 
 LS_CAP = 500
 GLOB_CAP = 200
@@ -125,7 +136,9 @@ async def ls(ctx: ToolContext, path: str = ".") -> str:
     Args:
         path: folder relative to the workspace root
     """
-    return await in_thread(lambda stop: _list_folder(ctx, resolve(ctx, path, read=True), path))
+    return await in_thread(
+        lambda stop: resolve_and(ctx, path, lambda target: _list_folder(ctx, target, path), read=True)
+    )
 
 
 def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
@@ -142,10 +155,25 @@ def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
         ignore = Ignore()
     ignore = ignore.child(target, rel)
     try:
-        with os.scandir(target) as it:
-            entries = list(it)
+        fd = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as err:
         raise explain(ctx, err, target, path, "listing") from err
+    try:
+        real = opened_path(fd)
+        if real is not None and real != str(target):  # replaced by a symlink since it was resolved
+            raise PathChanged(real)
+        with os.scandir(fd) as it:
+            entries = list(it)
+        return _listing(ctx, target, rel, entries, ignore, fd)
+    except OSError as err:
+        raise explain(ctx, err, target, path, "listing") from err
+    finally:
+        os.close(fd)
+
+
+def _listing(ctx: ToolContext, target: Path, rel: str, entries: list[os.DirEntry[str]], ignore: Ignore, fd: int) -> str:
+    """The lines of `ls` for the entries of the open folder `fd` (at `target`)."""
+    name = shown(ctx, target)
     stats = WalkStats()
     folders, files = [], []
     is_allowed = allowed(ctx)  # once: it lists the skills, which reads every SKILL.md
@@ -160,11 +188,11 @@ def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
             continue
         if entry.is_symlink():
             try:
-                dest = os.readlink(entry.path)
+                dest = os.readlink(entry.name, dir_fd=fd)
             except OSError:
                 dest = "?"
             try:
-                real: Path | None = Path(os.path.realpath(entry.path))  # not Path.resolve: it raises on a loop
+                real: Path | None = Path(os.path.realpath(target / entry.name))  # not Path.resolve: it raises on a loop
             except OSError:  # the link changed while it was followed
                 real = None
             where = "" if real is None or is_allowed(real) else " (outside the workspace)"

@@ -10,6 +10,7 @@ import errno
 import os
 import re
 import stat
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -64,6 +65,11 @@ def check_regular(fd: int, path: str | os.PathLike[str]) -> os.stat_result:
     if not stat.S_ISREG(st.st_mode):
         raise NotRegularFile(path, _kind(st.st_mode))
     return st
+
+
+def read_at(folder_fd: int, name: str, limit: int | None = None) -> bytes:
+    """A regular file in an open folder, not following a symlink (see `read_regular`)."""
+    return read_opened(os.open(name, READ_FLAGS | os.O_NOFOLLOW, dir_fd=folder_fd), name, limit)
 
 
 def read_opened(fd: int, path: str | os.PathLike[str], limit: int | None = None) -> bytes:
@@ -213,6 +219,42 @@ def ignore_for(base: Path, rel_dir: str) -> Ignore:
     return ignore
 
 
+def opened_path(fd: int) -> str | None:
+    """Where an open file or folder really is; None where the system cannot say."""
+    if sys.platform.startswith("linux"):
+        try:
+            return os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            return None
+    if sys.platform == "darwin":
+        import fcntl
+
+        try:
+            raw = fcntl.fcntl(fd, _F_GETPATH, b"\0" * 1024)
+        except OSError:
+            return None
+        return os.fsdecode(raw.split(b"\0", 1)[0])
+    return None
+
+
+_F_GETPATH = 50  # fcntl.F_GETPATH on macOS
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class Found:
+    """An entry a walk gives, with its folder held open (valid until the walk moves on): read it
+    relative to `folder_fd` and it is the file the walk listed, whatever the path names by then."""
+
+    entry: os.DirEntry[str]
+    folder: Path
+    folder_fd: int
+
+    @property
+    def path(self) -> str:
+        return os.path.join(self.folder, self.entry.name)
+
+
 def walk(
     base: Path,
     rel_dir: str,
@@ -223,58 +265,91 @@ def walk(
     include_links: bool = False,
     allowed: Callable[[Path], bool] | None = None,
     stop: threading.Event | None = None,
-) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    """Files (and folders with `dirs`) below `base/rel_dir`, as (path relative to base, entry).
+) -> Iterator[tuple[str, Found]]:
+    """Files (and folders with `dirs`) below `base/rel_dir` (base resolved), as (path relative
+    to base, Found).
 
     `.git` and ignored entries are skipped (counted in `stats`); symlinked folders are not
-    followed; a symlinked file is given only when `allowed` accepts where it leads.
+    followed; a symlinked file is given only when `allowed` accepts where it leads. Each folder
+    is opened and checked to be where the walk expects it before it is listed, so a folder
+    swapped for a symlink during the walk is skipped (counted as leading outside), not entered.
     """
-    stack: list[tuple[Path, str, Ignore | None]] = [(base / rel_dir if rel_dir else base, rel_dir, ignore)]
+    stack: list[tuple[str, Ignore | None]] = [(rel_dir, ignore)]
     while stack:
         if stop is not None and stop.is_set():
             return
-        folder, rel, rules = stack.pop()
-        if rules is not None:
-            rules = rules.child(folder, rel)
+        rel, rules = stack.pop()
+        folder = base / rel if rel else base
         try:
-            with os.scandir(folder) as it:
-                entries = sorted(it, key=lambda e: e.name, reverse=True)
+            fd = os.open(folder, _DIR_FLAGS)
         except OSError:
             stats.unreadable += 1
             continue
-        for entry in entries:
-            sub = f"{rel}/{entry.name}" if rel else entry.name
-            if entry.name == ".git":
-                stats.note_ignored(sub)
+        try:
+            real = opened_path(fd)
+            if real is not None and real != str(folder):  # replaced by a symlink since it was listed
+                stats.outside += 1
                 continue
+            if rules is not None:
+                rules = rules.child(folder, rel)
             try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                is_link = entry.is_symlink()
+                with os.scandir(fd) as it:
+                    entries = sorted(it, key=lambda e: e.name, reverse=True)
             except OSError:
                 stats.unreadable += 1
                 continue
-            if rules is not None and rules.ignored(sub, is_dir):
-                stats.note_ignored(sub + ("/" if is_dir else ""))
+            yield from _entries(folder, fd, rel, entries, rules, stats, stack, dirs, include_links, allowed)
+        finally:
+            os.close(fd)
+
+
+def _entries(
+    folder: Path,
+    fd: int,
+    rel: str,
+    entries: list[os.DirEntry[str]],
+    rules: Ignore | None,
+    stats: WalkStats,
+    stack: list[tuple[str, Ignore | None]],
+    dirs: bool,
+    include_links: bool,
+    allowed: Callable[[Path], bool] | None,
+) -> Iterator[tuple[str, Found]]:
+    """One folder's entries for `walk`; sub-folders go on the stack."""
+    for entry in entries:
+        sub = f"{rel}/{entry.name}" if rel else entry.name
+        if entry.name == ".git":
+            stats.note_ignored(sub)
+            continue
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+            is_link = entry.is_symlink()
+        except OSError:
+            stats.unreadable += 1
+            continue
+        if rules is not None and rules.ignored(sub, is_dir):
+            stats.note_ignored(sub + ("/" if is_dir else ""))
+            continue
+        found = Found(entry, folder, fd)
+        if is_dir:
+            if dirs:
+                yield sub, found
+            stack.append((sub, rules))
+        elif is_link:
+            if include_links:
+                yield sub, found
                 continue
-            if is_dir:
-                if dirs:
-                    yield sub, entry
-                stack.append((Path(entry.path), sub, rules))
-            elif is_link:
-                if include_links:
-                    yield sub, entry
-                    continue
-                try:
-                    real = Path(os.path.realpath(entry.path))  # not Path.resolve: it raises on a symlink loop
-                except OSError:  # the link changed while it was followed
-                    stats.unreadable += 1
-                    continue
-                if allowed is not None and not allowed(real):
-                    stats.outside += 1
-                elif real.is_file():
-                    yield sub, entry
-            else:
-                yield sub, entry
+            try:
+                real = Path(os.path.realpath(found.path))  # not Path.resolve: it raises on a symlink loop
+            except OSError:  # the link changed while it was followed
+                stats.unreadable += 1
+                continue
+            if allowed is not None and not allowed(real):
+                stats.outside += 1
+            elif real.is_file():
+                yield sub, found
+        else:
+            yield sub, found
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
@@ -393,6 +468,7 @@ class Search:
 
 __all__ = [
     "READ_FLAGS",
+    "Found",
     "Ignore",
     "NotRegularFile",
     "Search",
@@ -400,6 +476,8 @@ __all__ = [
     "check_regular",
     "glob_regex",
     "ignore_for",
+    "opened_path",
+    "read_at",
     "read_opened",
     "read_regular",
     "walk",
