@@ -146,7 +146,11 @@ def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
     if not target.exists():
         raise Feedback(missing_message(ctx, target, path))
     if not target.is_dir():
-        return f"{name} is a file ({human_size(target.stat().st_size)}); read it with read_file(path={name!r})"
+        try:
+            size = human_size(target.stat().st_size)
+        except OSError as err:  # gone since it was looked at
+            raise explain(ctx, err, target, path, "listing") from err
+        return f"{name} is a file ({size}); read it with read_file(path={name!r})"
     root = workspace_root(ctx)
     base = root if inside(target, root) else next(r for r in read_roots(ctx) if inside(target, r))
     rel = "" if target == base else target.relative_to(base).as_posix()
