@@ -11,26 +11,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workbench.compaction import Compactor, NothingToCompact
 from workbench.config import Settings
-from workbench.feedback import interrupted, machinery_bug
+from workbench.feedback import Feedback, interrupted, machinery_bug, to_result
 from workbench.inbox import Inbox
 from workbench.model import ModelClient, add_usage
 from workbench.pb import workbench_pb2 as pb
+from workbench.repeats import Repeats
 from workbench.retry import ContextOverflow, ModelCallFailed, RetryPolicy, call_with_retry
 from workbench.store import Recorder
+from workbench.stream import new_call_id
+from workbench.text_calls import find_calls
 from workbench.tools import Toolbox, ToolContext
 
 log = logging.getLogger("workbench")
 
-REMIND_AFTER = 3  # the third identical failing call gets a reminder
-REMINDER = (
-    "Reminder: this exact call (same tool, same arguments) has now failed {n} times with the same "
-    "error. Do not repeat it; change the arguments or take another approach."
+TEXT_CALL_NOTE = (
+    "Note: you wrote this tool call as text in your reply; Workbench ran it this time. "
+    "Send tool calls through the tool-calling interface, not as JSON in your text."
 )
 CANCEL_GRACE = 1.5  # seconds the tools of a cancelled run get to stop their work
 
@@ -85,7 +86,8 @@ class AgentLoop:
         self.cancel_as: tuple[pb.RunStatus, str] | None = None  # how a cancel ends the run (a timeout)
         self.prompts: list[str] = []  # the person's prompts sent while a run goes: the next turn's
         self.outcome: pb.RunFinished | None = None
-        self._failures: Counter[tuple[str, str, str]] = Counter()
+        self.repeats = Repeats([n for n, t in toolbox.tools.items() if not t.read_only])
+        self._text_calls: dict[str, str] = {}  # call id -> note or error for a call recovered from text
         self._started: dict[str, float] = {}  # call id -> when its tool started (an interrupted call's duration)
         self._abandoned: set[str] = set()  # calls recorded as interrupted while their tool still ran
         self.policy = RetryPolicy(
@@ -113,6 +115,7 @@ class AgentLoop:
         """
         self.turns = 0
         self.outcome = None
+        self.repeats.reset()
         self.recorder.emit(
             pb.RunStarted(
                 prompt=prompt,
@@ -166,6 +169,7 @@ class AgentLoop:
                 raise RunEnded(pb.RUN_STATUS_BUDGET_EXHAUSTED, reason)
             reply = await self._call_model()
             self.turns += 1
+            self._recover_text_calls(reply)
             self._append(reply)
             if not reply.tool_calls:
                 if self.prompts:  # the person wrote during this call: they get the next turn
@@ -234,6 +238,24 @@ class AgentLoop:
         count(reply.usage)
         return reply
 
+    def _recover_text_calls(self, reply: pb.Message) -> None:
+        """Tool calls the model wrote as text (see text_calls) become the reply's calls.
+
+        The reply keeps its prose; each recovered call is marked `from_text`. The first gets a
+        note asking for real tool calls; a block that cannot run gets its error as its result.
+        """
+        if reply.tool_calls or not reply.text:
+            return
+        found, prose = find_calls(reply.text, self.toolbox.tools)
+        if not found:
+            return
+        reply.text = prose
+        for i, text_call in enumerate(found):
+            call = reply.tool_calls.add(id=new_call_id(), name=text_call.name, arguments=text_call.arguments)
+            call.from_text = True
+            if text_call.error or i == 0:
+                self._text_calls[call.id] = text_call.error or TEXT_CALL_NOTE
+
     # --- tools ----------------------------------------------------------------------------
 
     async def _run_tools(self, calls: list[pb.ToolCall]) -> list[pb.ToolResult]:
@@ -286,15 +308,20 @@ class AgentLoop:
         self.recorder.emit(pb.ToolCallStarted(call=call))
         # whatever the tool raises is its result already (feedback.to_result); what escapes is the
         # run's cancel (recorded as interrupted by _stop_tools) or a bug of the machinery
-        result = await self.toolbox.invoke(call, self.ctx)
+        text_note = self._text_calls.pop(call.id, "") if call.from_text else ""
+        if text_note and text_note != TEXT_CALL_NOTE:  # a block written as text that cannot run
+            result = to_result(call, Feedback(text_note))
+        elif (refused := self.repeats.refuse(call)) is not None:
+            result = refused
+            self.recorder.emit(pb.Notice(level="warning", text=f"{call.name}: {refused.error}"))
+        else:
+            result = await self.toolbox.invoke(call, self.ctx)
         self._started.pop(call.id, None)
         if call.id in self._abandoned:
             return result  # the run already recorded this call as interrupted
-        if result.is_error:
-            key = (call.name, call.arguments, result.error)
-            self._failures[key] += 1
-            if self._failures[key] >= REMIND_AFTER:
-                result.notes.append(REMINDER.format(n=self._failures[key]))
+        self.repeats.record(call, result, self.turns)
+        if text_note == TEXT_CALL_NOTE:
+            result.notes.append(TEXT_CALL_NOTE)
         self.recorder.emit(pb.ToolCallFinished(result=result))
         return result
 

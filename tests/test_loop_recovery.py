@@ -1,0 +1,193 @@
+"""The loop's recovery from what small models do: calls written as text, repeated calls.
+
+Through litellm's real HTTP path to the scripted server (issue 16, items 1 and 5).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import run_agent
+from tests.scripted_server import ScriptedModel, call, reply
+from workbench.config import Settings
+from workbench.loop import TEXT_CALL_NOTE
+from workbench.pb import workbench_pb2 as pb
+from workbench.repeats import STOP_AFTER
+
+
+def tool_contents(request: dict) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
+
+
+def assistant_messages(run_events: list[pb.Message]) -> list[pb.Message]:
+    return [m for m in run_events if m.role == pb.ROLE_ASSISTANT]
+
+
+# --- item 1: tool calls written as text -----------------------------------------------------
+
+
+async def test_a_call_written_as_a_json_block_runs_and_the_run_goes_on(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "auth.go").write_text("package auth\n")
+    block = 'Let me read it.\n```json\n{"name": "read_file", "arguments": {"path": "auth.go"}}\n```'
+    scripted_model.add(reply(block), reply("It is package auth."))
+    run = await run_agent(settings, "what package is auth.go?")
+    assert run.outcome.status == pb.RUN_STATUS_FINISHED and run.outcome.text == "It is package auth."
+    first = assistant_messages(run.of("message"))[0]
+    assert first.text == "Let me read it."  # the prose stays, the block became the call
+    (recovered,) = first.tool_calls
+    assert (
+        recovered.from_text and recovered.name == "read_file" and json.loads(recovered.arguments) == {"path": "auth.go"}
+    )
+    (result,) = run.results()
+    assert not result.is_error and "package auth" in result.output and result.notes == [TEXT_CALL_NOTE]
+    # the provider gets a valid conversation: the assistant's call, then its result with the note
+    sent = scripted_model.requests[1]["messages"]
+    assistant = next(m for m in sent if m["role"] == "assistant")
+    assert assistant["content"] == "Let me read it."
+    (wire_call,) = assistant["tool_calls"]
+    assert wire_call["function"]["name"] == "read_file"
+    (tool,) = [m for m in sent if m["role"] == "tool"]
+    assert tool["tool_call_id"] == wire_call["id"] and "package auth" in tool["content"]
+    assert "tool-calling interface" in tool["content"]
+
+
+async def test_tagged_and_bare_calls_in_one_reply_all_run_in_order(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "b.txt").write_text("beta\n")
+    text = (
+        '<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n</tool_call>\n'
+        '{"name": "read_file", "arguments": {"path": "b.txt"}}'
+    )
+    scripted_model.add(reply(text), reply("done"))
+    run = await run_agent(settings, "read both")
+    assert run.outcome.text == "done"
+    first, second = run.results()
+    assert "alpha" in first.output and "beta" in second.output
+    assert first.notes == [TEXT_CALL_NOTE] and not second.notes  # the note once per reply
+
+
+async def test_a_text_call_to_an_unknown_tool_or_unreadable_json_is_an_error_the_model_reads(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    text = (
+        '```json\n{"name": "delete_all", "arguments": {}}\n```\n'
+        '```json\n{"name": "read_file", "arguments": {"path": "a.txt"}\n```'
+    )
+    scripted_model.add(reply(text), reply("sorry"))
+    run = await run_agent(settings, "go")
+    assert run.outcome.status == pb.RUN_STATUS_FINISHED and run.outcome.text == "sorry"
+    unknown, broken = tool_contents(scripted_model.requests[1])
+    assert "'delete_all'" in unknown and "not one of the offered tools" in unknown and "read_file" in unknown
+    assert "not valid JSON" in broken and "tool-calling interface" in broken
+    assert all(r.is_error for r in run.results())
+    started = [e.call for e in run.of("tool_call_started")]
+    assert len(started) == 2 and all(c.from_text for c in started)
+
+
+async def test_prose_with_a_non_call_json_block_stays_the_answer(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    answer = 'Your package.json should be:\n```json\n{"name": "demo", "version": "1.0.0"}\n```'
+    scripted_model.add(reply(answer))
+    run = await run_agent(settings, "write me a package.json")
+    assert run.outcome.text == answer and not run.results()
+    assert len(scripted_model.requests) == 1
+
+
+async def test_real_tool_calls_win_over_text_that_looks_like_one(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    text = 'For example {"name": "bash", "arguments": {"command": "rm -rf x"}}'
+    scripted_model.add(reply(text, call("read_file", path="a.txt")), reply("done"))
+    run = await run_agent(settings, "go")
+    (result,) = run.results()
+    assert result.name == "read_file" and not result.notes
+    assert assistant_messages(run.of("message"))[0].text == text
+
+
+# --- item 5: repeats --------------------------------------------------------------------------
+
+
+async def test_the_reminder_counts_pretty_printed_and_compact_arguments_as_one_call(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.add(
+        reply("", call("read_file", '{\n  "path": "missing.txt"\n}')),
+        reply("", call("read_file", '{"path":"missing.txt"}')),
+        reply("", call("read_file", '{"path": "missing.txt"}')),
+        reply("giving up"),
+    )
+    await run_agent(settings, "go")
+    contents = [tool_contents(r)[-1] for r in scripted_model.requests[1:4]]
+    assert "Reminder" not in contents[0] and "Reminder" not in contents[1]
+    assert contents[2].count("Reminder") == 1 and "3 times" in contents[2]
+
+
+async def test_an_identical_successful_call_is_told_it_already_has_the_result(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    scripted_model.add(
+        reply("", call("read_file", path="a.txt")),
+        reply("", call("ls", path=".")),
+        reply("", call("read_file", '{"path":  "a.txt"}')),
+        reply("done"),
+    )
+    run = await run_agent(settings, "go")
+    first, _, again = run.results()
+    assert not first.notes
+    (note,) = again.notes
+    assert "already have this result" in note and "turn 1 (2 turns ago)" in note
+    assert "alpha" in again.output  # it still ran: the note is advice, not a refusal
+
+
+async def test_a_changed_file_makes_the_same_read_a_new_result(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    scripted_model.add(
+        reply("", call("read_file", path="a.txt")),
+        reply("", call("write_file", path="a.txt", content="beta\n")),
+        reply("", call("read_file", path="a.txt")),
+        reply("done"),
+    )
+    run = await run_agent(settings, "go")
+    assert all(not r.notes for r in run.results())
+
+
+async def test_a_call_that_keeps_failing_is_not_run_again_until_something_changes(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    failing = call("bash", command="echo ran >> count.txt; exit 3")
+    for _ in range(STOP_AFTER + 2):
+        scripted_model.add(reply("", failing))
+    scripted_model.add(
+        reply("", call("write_file", path="fix.txt", content="fixed\n")),  # a change: the next one runs
+        reply("", failing),
+        reply("stuck"),
+    )
+    run = await run_agent(settings, "go")
+    assert run.outcome.text == "stuck"
+    assert (workspace / "count.txt").read_text().count("ran") == STOP_AFTER + 1
+    results = [r for r in run.results() if r.name == "bash"]
+    refused = [r for r in results if "repeat_refused" in r.metadata]
+    assert len(refused) == 2 and results.index(refused[0]) == STOP_AFTER
+    assert all(
+        r.is_error and r.error.startswith("not run:") and f"failed {STOP_AFTER} times" in r.error for r in refused[:1]
+    )
+    assert "Reminder" in model_text_of(results[STOP_AFTER - 1])
+    assert "repeat_refused" not in results[-1].metadata  # after the write it ran again
+    notices = run.of("notice")
+    assert len(notices) == 2 and all(n.level == "warning" and "not run" in n.text for n in notices)
+
+
+def model_text_of(result: pb.ToolResult) -> str:
+    from workbench.feedback import model_text
+
+    return model_text(result)

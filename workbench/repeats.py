@@ -1,0 +1,94 @@
+"""Repeated tool calls within one run: reminders, "you already have this result", and a stop.
+
+A call is keyed by its tool and its parsed arguments (canonical JSON: key order and spacing
+do not matter), so a pretty-printed first call and compact later ones are the same call.
+
+- A failing call that failed the same way before, with nothing changed since, gets a
+  reminder from its REMIND_AFTER-th failure on.
+- A call that returns exactly what the same call returned earlier in the run gets a note
+  that the model already has that result, and from which turn.
+- After STOP_AFTER consecutive failures of one call with no successful call of a tool that
+  can change something (write_file, edit_file, bash, tmux, ...: a tool not marked read-only)
+  in between, the call is not run again: its result says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection
+
+from workbench.pb import workbench_pb2 as pb
+
+REMIND_AFTER = 3  # the third identical failing call gets a reminder
+STOP_AFTER = 4  # after this many identical failures with nothing changed, the call is not run again
+REMINDER = (
+    "Reminder: this exact call (same tool, same arguments) has now failed {n} times with nothing changed "
+    "in between. Do not repeat it; change the arguments or take another approach."
+)
+ALREADY = (
+    "Note: you already have this result: the same call (same tool, same arguments) returned exactly this "
+    "at turn {turn}{ago}. Calling it again will not change it; use that result or take the next step."
+)
+STOPPED = (
+    "not run: this exact call (same tool, same arguments) failed {n} times in a row and nothing has changed "
+    "since (no successful write_file, edit_file, bash or other changing call), so it would fail again. "
+    "Change the arguments or take another approach."
+)
+
+Key = tuple[str, str]
+
+
+def call_key(call: pb.ToolCall) -> Key:
+    """The tool and its arguments as canonical JSON (the raw text when it is not JSON)."""
+    try:
+        args = json.loads(call.arguments) if call.arguments.strip() else {}
+        canonical = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (json.JSONDecodeError, RecursionError):
+        canonical = call.arguments.strip()
+    return call.name, canonical
+
+
+class Repeats:
+    """One agent's memory of its calls in the current run (`reset` at each run's start)."""
+
+    def __init__(self, changing: Collection[str]):
+        self.changing = set(changing)  # tools whose success may change what other calls return
+        self.reset()
+
+    def reset(self) -> None:
+        self._failures: dict[Key, int] = {}  # consecutive failures since the last change
+        self._seen: dict[Key, tuple[int, str]] = {}  # a succeeded call -> (first turn, digest of its result)
+
+    def refuse(self, call: pb.ToolCall) -> pb.ToolResult | None:
+        """The result of a call that is not run again (it keeps failing, nothing changed); else None."""
+        key = call_key(call)
+        failed = self._failures.get(key, 0)
+        if failed < STOP_AFTER:
+            return None
+        self._failures[key] = failed + 1
+        result = pb.ToolResult(call_id=call.id, name=call.name, is_error=True, error=STOPPED.format(n=failed))
+        result.metadata.update({"repeat_refused": True, "failures": failed})
+        return result
+
+    def record(self, call: pb.ToolCall, result: pb.ToolResult, turn: int) -> None:
+        """Remember how the call went; add a reminder or an "already have it" note to its result."""
+        key = call_key(call)
+        if "repeat_refused" in result.metadata:
+            return
+        if result.is_error:
+            n = self._failures[key] = self._failures.get(key, 0) + 1
+            if n >= REMIND_AFTER:
+                result.notes.append(REMINDER.format(n=n))
+            return
+        self._failures.pop(key, None)
+        if call.name in self.changing:
+            self._failures.clear()  # something may have changed: earlier failures may not repeat
+        digest = hashlib.sha256(result.output.encode("utf-8", "replace")).hexdigest()
+        seen = self._seen.get(key)
+        if seen is not None and seen[1] == digest:
+            ago = turn - seen[0]
+            when = f" ({ago} turn{'s' if ago != 1 else ''} ago)" if ago else " (earlier in this same turn)"
+            result.notes.append(ALREADY.format(turn=seen[0], ago=when))
+        else:
+            self._seen[key] = (turn, digest)
