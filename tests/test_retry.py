@@ -501,3 +501,14 @@ async def test_a_chunk_nested_too_deeply_is_a_broken_stream_like_invalid_json(sc
         verdicts.append(classify(broken.value))
     assert [v.action for v in verdicts] == ["retry", "retry"]
     assert "recursion" in verdicts[0].reason
+
+
+async def test_zero_means_no_limit_in_every_bound() -> None:
+    """The settings say 0 is no limit (retry_max_attempts, retry_deadline, retry_after_cap)."""
+    fake = FakeTime()
+    errors = [server_error(429, {"Retry-After": "500"})] + [server_error() for _ in range(11)]
+    policy = RetryPolicy(max_attempts=0, deadline=0, retry_after_cap=0, max_delay=1000)
+    result = await call_with_retry(
+        failing(errors, fake, took=100.0), policy, lambda w: None, fake.sleep, clock=fake.clock
+    )
+    assert result == "ok" and len(fake.slept) == 12 and fake.slept[0] == 500

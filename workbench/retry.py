@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import ipaddress
+import itertools
 import random
 import socket
 import ssl
@@ -69,6 +70,8 @@ class ContextOverflow(ModelCallFailed):
 
 @dataclass
 class RetryPolicy:
+    """How often and how long one model call is retried; 0 in any limit means no limit."""
+
     max_attempts: int = 5
     deadline: float = 300.0  # seconds for all attempts and waits of one call
     retry_after_cap: float = 60.0  # the longest Retry-After honoured; beyond it the call fails
@@ -311,7 +314,7 @@ async def call_with_retry(
     ends within about 2 x the call's own deadline + the retry deadline (docs/ARCHITECTURE.md).
     """
     started: float | None = None
-    for attempt in range(1, policy.max_attempts + 1):
+    for attempt in itertools.count(1):
         try:
             return await call()
         except Exception as err:
@@ -324,7 +327,8 @@ async def call_with_retry(
                 raise ContextOverflow(verdict.reason, verdict.status_code) from err
             if verdict.action == "fail":
                 raise ModelCallFailed(verdict.reason, verdict.status_code) from err
-            if attempt >= min(policy.max_attempts, verdict.max_attempts or policy.max_attempts):
+            limits = [n for n in (policy.max_attempts, verdict.max_attempts) if n > 0]
+            if limits and attempt >= min(limits):
                 raise ModelCallFailed(
                     f"{verdict.reason} (gave up after {attempt} attempts)", verdict.status_code
                 ) from err
@@ -333,7 +337,7 @@ async def call_with_retry(
             except ModelCallFailed as beyond_cap:
                 raise beyond_cap from err
             left = policy.deadline - (clock() - started)
-            if delay > left:
+            if policy.deadline > 0 and delay > left:
                 raise ModelCallFailed(
                     f"{verdict.reason} (gave up after {attempt} attempts: waiting {delay:.0f} s more "
                     f"would pass the {policy.deadline:.0f} s retry deadline)",
@@ -342,7 +346,7 @@ async def call_with_retry(
             on_wait(
                 pb.RetryWait(
                     attempt=attempt,
-                    max_attempts=policy.max_attempts,
+                    max_attempts=min(limits) if limits else 0,
                     reason=f"{verdict.reason}{why}",
                     seconds=delay,
                     status_code=verdict.status_code,
@@ -361,7 +365,7 @@ def _delay(
     asked = verdict.retry_after
     if asked is None or asked <= 0:
         return backoff(attempt, policy, rand), ""
-    if asked > policy.retry_after_cap:
+    if 0 < policy.retry_after_cap < asked:
         when = datetime.fromtimestamp(wall() + asked).strftime("%Y-%m-%d %H:%M:%S")
         raise ModelCallFailed(
             f"{verdict.reason}; the provider asks to wait {asked:.0f} s, more than the "
