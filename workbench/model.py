@@ -37,6 +37,10 @@ def litellm() -> Any:
     with _import_lock:
         if _litellm is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            # litellm's success logging copies every message of every call to cut base64 images
+            # out of its log payload (a cost that grows with the conversation); Workbench logs
+            # nothing through litellm. 0 turns the copy off (litellm's documented variable).
+            os.environ.setdefault("MAX_BASE64_LENGTH_FOR_LOGGING", "0")
             import litellm as module
 
             module.suppress_debug_info = True
@@ -254,6 +258,11 @@ class ModelClient:
             kwargs["api_base"] = self.spec.api_base
         if self.spec.api_key:
             kwargs["api_key"] = self.spec.api_key
+        if not has_price(self.spec.wire_model):
+            # litellm prices every call for its logging and, for a model it has no price for,
+            # searches its tables each time before giving up; a custom price of 0 skips that.
+            # Workbench's own cost (`usage_from_wire`) stays unset for such a model.
+            kwargs["input_cost_per_token"] = kwargs["output_cost_per_token"] = 0.0
         return kwargs
 
     async def complete(

@@ -2,19 +2,58 @@
 
 from __future__ import annotations
 
+import os
 
-async def bare_streamed_call(url: str, content: str = "hi") -> None:
-    """One streamed litellm completion to a scripted server and nothing around it: the floor."""
-    from workbench.model import litellm
+# What workbench.model sets for litellm before importing it; a bare baseline runs without them.
+WORKBENCH_LITELLM_ENV = ("MAX_BASE64_LENGTH_FOR_LOGGING",)
 
-    response = await litellm().acompletion(
-        model="openai/scripted",
-        api_base=url,
-        api_key="sk-bench",
-        messages=[{"role": "user", "content": content}],
-        stream=True,
-        num_retries=0,
-        max_retries=0,
-    )
+
+def bare_env() -> dict[str, str]:
+    """The environment of a baseline process: litellm with its defaults (and the local cost map)."""
+    env = {k: v for k, v in os.environ.items() if k not in WORKBENCH_LITELLM_ENV}
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    return env
+
+
+BARE_CALLS = """
+import asyncio, statistics, sys, time, litellm
+litellm.suppress_debug_info = True
+URL, CALLS, AT_ONCE, RUNS = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) == 1, int(sys.argv[4])
+async def one():
+    response = await litellm.acompletion(model="openai/scripted", api_base=URL, api_key="sk-bench",
+        messages=[{"role": "user", "content": "CHILD"}], stream=True, num_retries=0, max_retries=0)
     async for _ in response:
         pass
+async def main():
+    for _ in range(3):
+        await one()
+    samples = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        if AT_ONCE:
+            await asyncio.gather(*[one() for _ in range(CALLS)])
+        else:
+            for _ in range(CALLS):
+                await one()
+        samples.append((time.perf_counter() - start) / (1 if AT_ONCE else CALLS))
+    print(statistics.median(samples))
+asyncio.run(main())
+"""
+
+
+def bare_calls(server: object, calls: int, at_once: bool, runs: int) -> float:
+    """Seconds of bare streamed litellm calls to `server` (a tests.scripted_server.ScriptedModel), in
+    a process of its own with litellm's defaults: the median per call (one after another) or per
+    batch of `calls` at once. Replies for the warm-up and every call are queued here."""
+    import subprocess
+    import sys
+
+    from tests.scripted_server import ScriptedModel, reply
+
+    assert isinstance(server, ScriptedModel)
+    server.add(*[reply("report")] * (3 + calls * runs))
+    args = [server.url, str(calls), "1" if at_once else "0", str(runs)]
+    done = subprocess.run(
+        [sys.executable, "-c", BARE_CALLS, *args], env=bare_env(), check=True, capture_output=True, text=True
+    )
+    return float(done.stdout.split()[-1])

@@ -8,7 +8,8 @@ whose result is 10 KB, compaction off. A turn is the time between two model requ
 server sees them (median of five turns around each mark). At turn 500 the request is about
 5 MB: encoding it (and the server decoding it) is paid by both sides. The bare loop is what a
 minimal agent does with litellm: a list of dicts, one streamed acompletion per turn, the tool
-call appended and a 10 KB result after it. Growth is turn 500 minus turn 1.
+call appended and a 10 KB result after it, in a process of its own with litellm's defaults.
+Growth is turn 500 minus turn 1.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ import asyncio
 import itertools
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 if str(ROOT) not in sys.path:
@@ -28,10 +29,12 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests.scripted_server import ScriptedModel, call, reply  # noqa: E402
+from tools.benchmarks import bare_env  # noqa: E402
 from workbench.config import Settings  # noqa: E402
 
 TURNS = 500
 MARKS = (1, 100, 500)
+SAMPLES = 9
 RESULT = "".join(f"{i:05d} " + "x" * 94 + "\n" for i in range(100))  # 10 KB, 100 lines
 
 
@@ -45,12 +48,13 @@ def _register_tool() -> None:
 
 
 def _per_turn(times: list[float]) -> dict[int, float]:
-    """Milliseconds per turn around each mark (median of the gaps of up to five turns)."""
+    """Milliseconds per turn at each mark: the median gap of the nine turns ending there (turn 1:
+    turns 3-11, after the first connection)."""
     gaps = [(b - a) * 1000 for a, b in itertools.pairwise(times)]
     out = {}
     for mark in MARKS:
-        lo = max(0, min(mark - 1, len(gaps) - 5))
-        out[mark] = statistics.median(gaps[lo : lo + 5])
+        end = max(SAMPLES + 2, min(mark, len(gaps)))
+        out[mark] = statistics.median(gaps[end - SAMPLES : end])
     return out
 
 
@@ -73,39 +77,37 @@ async def _workbench(server: ScriptedModel, tmp: Path) -> dict[int, float]:
     return _per_turn(server.request_times)
 
 
-async def _bare(server: ScriptedModel) -> dict[int, float]:
-    from workbench.model import litellm
-
-    lm = litellm()
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "bench"}, {"role": "user", "content": "grow"}]
-    server.request_times.clear()
-    server.add(*[reply("", call("bench_10k")) for _ in range(TURNS)], reply("done"))
-    tools = [{"type": "function", "function": {"name": "bench_10k", "parameters": {"type": "object"}}}]
+BARE_LOOP = """
+import asyncio, sys, litellm
+litellm.suppress_debug_info = True
+URL, TURNS, RESULT = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+TOOLS = [{"type": "function", "function": {"name": "bench_10k", "parameters": {"type": "object"}}}]
+async def main():
+    messages = [{"role": "system", "content": "bench"}, {"role": "user", "content": "grow"}]
     for _ in range(TURNS + 1):
-        response = await lm.acompletion(
-            model="openai/scripted",
-            api_base=server.url,
-            api_key="sk-bench",
-            messages=messages,
-            tools=tools,
-            stream=True,
-            num_retries=0,
-            max_retries=0,
-        )
-        calls: dict[int, dict[str, Any]] = {}
+        response = await litellm.acompletion(model="openai/scripted", api_base=URL, api_key="sk-bench",
+            messages=messages, tools=TOOLS, stream=True, num_retries=0, max_retries=0)
+        calls = {}
         async for chunk in response:
-            for tc in chunk.choices[0].delta.tool_calls or [] if chunk.choices else []:
+            for tc in (chunk.choices[0].delta.tool_calls or []) if chunk.choices else []:
                 entry = calls.setdefault(tc.index, {"id": tc.id, "name": "", "arguments": []})
                 entry["name"] = entry["name"] or (tc.function.name or "")
                 entry["arguments"].append(tc.function.arguments or "")
         if not calls:
-            break
-        wire = [
+            return
+        messages.append({"role": "assistant", "content": None, "tool_calls": [
             {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": "".join(c["arguments"])}}
-            for c in calls.values()
-        ]
-        messages.append({"role": "assistant", "content": None, "tool_calls": wire})
+            for c in calls.values()]})
         messages.extend({"role": "tool", "tool_call_id": c["id"], "content": RESULT} for c in calls.values())
+asyncio.run(main())
+"""
+
+
+def _bare(server: ScriptedModel) -> dict[int, float]:
+    """The bare loop in a process of its own: litellm as a minimal agent has it, with its defaults."""
+    server.request_times.clear()
+    server.add(*[reply("", call("bench_10k")) for _ in range(TURNS)], reply("done"))
+    subprocess.run([sys.executable, "-c", BARE_LOOP, server.url, str(TURNS), RESULT], env=bare_env(), check=True)
     return _per_turn(server.request_times)
 
 
@@ -113,7 +115,7 @@ async def _main(tmp: Path) -> dict[str, float]:
     _register_tool()
     server = ScriptedModel()
     try:
-        bare = await _bare(server)
+        bare = _bare(server)
         ours = await _workbench(server, tmp)
     finally:
         server.close()
