@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import itertools
 import os
 import statistics
 import subprocess
@@ -102,14 +103,28 @@ def bench_loop() -> None:
 
 
 def bench_turn(turns: int = 40) -> None:
-    """Per-turn time of the loop against a bare litellm streamed call to the same instant server."""
+    """Per-turn time of the loop against a bare litellm loop (a streamed call, then `bash -c true`)
+    to the same instant server, and one model call as Workbench makes it against a bare call."""
     from tests.conftest import run_agent
+    from workbench.model import ModelClient, ModelSpec
 
     server = ScriptedModel()
     try:
 
-        async def main() -> tuple[float, float, str]:
-            bare_ms = bare_calls(server, turns, at_once=False, runs=1) * 1000  # litellm's defaults
+        async def main() -> tuple[float, float, float, float, str]:
+            # the baselines: litellm with its defaults, in a process of their own
+            bare_loop_ms = bare_calls(server, turns, at_once=False, runs=1, bash=True) * 1000
+            bare_ms = bare_calls(server, turns, at_once=False, runs=1) * 1000
+            client = ModelClient(ModelSpec("openai/scripted", api_base=server.url, api_key="k"))
+            prompt = [pb.Message(role=pb.ROLE_USER, text="CHILD")]
+
+            async def complete() -> None:
+                server.add(reply("report"))
+                await client.complete(prompt, [])
+
+            for _ in range(3):
+                await complete()
+            ours_ms = await timed(complete, turns)
             tool_name = (
                 "bash" if "bash" in __import__("workbench.tools", fromlist=["x"]).builtin_tools() else "read_file"
             )
@@ -129,25 +144,16 @@ def bench_turn(turns: int = 40) -> None:
                 server.request_times.clear()
                 server.add(*[reply("", call(tool_name, args)) for _ in range(turns)], reply("done"))
                 await run_agent(settings, "bench", [tool_name])
-            gaps = [(b - a) * 1000 for a, b in zip(server.request_times, server.request_times[1:], strict=False)]
-            return statistics.median(gaps[2:]), bare_ms, tool_name
+            gaps = [(b - a) * 1000 for a, b in itertools.pairwise(server.request_times)]
+            return statistics.median(gaps[2:]), bare_loop_ms, ours_ms, bare_ms, tool_name
 
-        per_turn, bare_ms, tool_name = asyncio.run(main())
+        per_turn, bare_loop_ms, ours_ms, bare_ms, tool_name = asyncio.run(main())
         print(f"turn: per-turn time (between model requests), tool {tool_name}, instant scripted server")
-        line("workbench loop per turn (median)", per_turn, "bare litellm streamed call", bare_ms)
-        print("  (the bare call runs in a process of its own with litellm's defaults; target <= 0.7x)")
-        if tool_name == "bash":
-            samples = []
-            for _ in range(20):
-                start = time.perf_counter()
-                subprocess.run(["bash", "-c", "true"], check=True)
-                samples.append((time.perf_counter() - start) * 1000)
-            bash_ms = statistics.median(samples)
-            print(
-                f"  harness's own part (per turn - litellm call - bash -c true): {per_turn - bare_ms - bash_ms:.2f} ms"
-            )
-        else:
-            print(f"  harness's own part (per turn - litellm call): {per_turn - bare_ms:.2f} ms")
+        print("  (baselines: litellm with its defaults, in a process of their own)")
+        line("workbench loop per turn (median)", per_turn, "bare loop: litellm call + bash -c true", bare_loop_ms)
+        print("  target: workbench per turn <= 0.7x the bare loop")
+        line("one model call (ModelClient.complete)", ours_ms, "bare litellm streamed call", bare_ms)
+        print(f"  harness's own part (per turn - its model call): {per_turn - ours_ms:.2f} ms, tool run included")
     finally:
         server.close()
 

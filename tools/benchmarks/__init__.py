@@ -16,14 +16,17 @@ def bare_env() -> dict[str, str]:
 
 
 BARE_CALLS = """
-import asyncio, statistics, sys, time, litellm
+import asyncio, statistics, subprocess, sys, time, litellm
 litellm.suppress_debug_info = True
 URL, CALLS, AT_ONCE, RUNS = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]) == 1, int(sys.argv[4])
+BASH = sys.argv[5] == "1"
 async def one():
     response = await litellm.acompletion(model="openai/scripted", api_base=URL, api_key="sk-bench",
         messages=[{"role": "user", "content": "CHILD"}], stream=True, num_retries=0, max_retries=0)
     async for _ in response:
         pass
+    if BASH:
+        subprocess.run(["bash", "-c", "true"], check=True)
 async def main():
     for _ in range(3):
         await one()
@@ -41,10 +44,11 @@ asyncio.run(main())
 """
 
 
-def bare_calls(server: object, calls: int, at_once: bool, runs: int) -> float:
+def bare_calls(server: object, calls: int, at_once: bool, runs: int, bash: bool = False) -> float:
     """Seconds of bare streamed litellm calls to `server` (a tests.scripted_server.ScriptedModel), in
     a process of its own with litellm's defaults: the median per call (one after another) or per
-    batch of `calls` at once. Replies for the warm-up and every call are queued here."""
+    batch of `calls` at once; with `bash`, each call is followed by `bash -c true` (a bare agent
+    loop's turn). Replies for the warm-up and every call are queued here."""
     import subprocess
     import sys
 
@@ -52,7 +56,7 @@ def bare_calls(server: object, calls: int, at_once: bool, runs: int) -> float:
 
     assert isinstance(server, ScriptedModel)
     server.add(*[reply("report")] * (3 + calls * runs))
-    args = [server.url, str(calls), "1" if at_once else "0", str(runs)]
+    args = [server.url, str(calls), "1" if at_once else "0", str(runs), "1" if bash else "0"]
     done = subprocess.run(
         [sys.executable, "-c", BARE_CALLS, *args], env=bare_env(), check=True, capture_output=True, text=True
     )
