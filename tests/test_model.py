@@ -339,3 +339,19 @@ async def test_a_call_past_its_deadline_ends_as_a_broken_stream(scripted_model: 
     assert time.monotonic() - started < 3
     assert "passed its 0.5 s deadline (model_call_deadline)" in str(broken.value)
     assert isinstance(broken.value.cause, CallDeadlineExceeded)
+
+
+async def test_a_run_sends_the_settings_cap_and_records_progress_and_notices(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    from tests.conftest import run_agent
+
+    settings.max_output_tokens = 1234
+    scripted_model.add(reply("odd \ud800", call("ls", {"path": "." + " " * 3000})), reply("done"))
+    run = await run_agent(settings, "go", tools=["ls"])
+    assert run.outcome.status == pb.RUN_STATUS_FINISHED
+    assert [r["max_tokens"] for r in scripted_model.requests] == [1234, 1234]
+    (first, *_) = run.of("tool_call_delta")
+    assert first.name == "ls" and first.index == 0
+    (notice,) = run.of("notice")
+    assert notice.level == "warning" and "U+FFFD" in notice.text

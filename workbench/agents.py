@@ -120,6 +120,8 @@ class AgentTree:
             api_base=self.settings.api_base if same_endpoint else "",
             api_key=self.settings.api_key if same_endpoint else "",
             timeout=self.settings.request_timeout,
+            max_output_tokens=self.settings.max_output_tokens,
+            call_deadline=self.settings.model_call_deadline,
         )
 
     def context(self, agent_id: str, recorder: Recorder) -> ToolContext:

@@ -202,7 +202,13 @@ class AgentLoop:
                 emit(pb.TextDelta(text=text))
 
             return await call_with_retry(
-                lambda: self.client.complete(messages, tools, on_delta if stream else lambda text: None),
+                lambda: self.client.complete(
+                    messages,
+                    tools,
+                    on_delta if stream else lambda text: None,
+                    on_call_delta=emit if stream else None,  # a call being written: ToolCallDelta events
+                    on_notice=emit,
+                ),
                 self.policy,
                 on_wait=emit,
                 on_discard=emit,

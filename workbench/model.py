@@ -271,8 +271,8 @@ class ModelClient:
         tools: list[pb.ToolDefinition],
         on_delta: Callable[[str], None] = lambda text: None,
         *,
-        on_call_delta: Callable[[pb.ToolCallDelta], None] | None = None,
-        on_notice: Callable[[pb.Notice], None] = lambda notice: None,
+        on_call_delta: Callable[[pb.ToolCallDelta], object] | None = None,
+        on_notice: Callable[[pb.Notice], object] = lambda notice: None,
     ) -> pb.Message:
         """One streamed completion, assembled into an assistant Message with its usage.
 

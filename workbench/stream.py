@@ -79,7 +79,7 @@ class ReplyAssembler:
     def __init__(
         self,
         on_delta: Callable[[str], None] = lambda text: None,
-        on_call_delta: Callable[[pb.ToolCallDelta], None] | None = None,
+        on_call_delta: Callable[[pb.ToolCallDelta], object] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
         self.on_delta = on_delta
