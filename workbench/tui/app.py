@@ -344,7 +344,7 @@ class WorkbenchApp(App[int]):
 
     def action_try_demo(self) -> None:
         folder = Path(tempfile.mkdtemp(prefix="workbench-demo-"))
-        settings = dataclasses.replace(self.settings, model="demo", workspace=folder)
+        settings = dataclasses.replace(self.settings, model="demo", workspace=folder, api_base="", api_key="")
         self.open_session(settings, None, DEMO_PROMPT)
 
     def action_changed_files(self) -> None:

@@ -1,0 +1,310 @@
+"""The TUI under Pilot, driving a real Session: real litellm HTTP to the scripted model server,
+a real SQLite file, a real tmux server. One test per behaviour of the issue's Tests section."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from typing import Any
+
+from textual.pilot import Pilot
+
+from tests.conftest import run_agent
+from tests.scripted_server import ScriptedModel, call, error, reply
+from workbench.config import Settings
+from workbench.pb import workbench_pb2 as pb
+from workbench.tui.agents_pane import AgentsPane
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.inbox_pane import InboxPane
+from workbench.tui.items import ToolItem
+from workbench.tui.messages import AssistantMessage, UserMessage
+from workbench.tui.prompt_input import PromptInput
+from workbench.tui.tool_block import ToolBlock
+from workbench.tui.transcript import Transcript
+
+SIZE = (150, 45)
+
+
+def make_app(settings: Settings, **kwargs: Any) -> WorkbenchApp:
+    return WorkbenchApp(settings, blink=False, preload=False, **kwargs)
+
+
+async def until(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 60.0, what: str = "") -> None:
+    """Wait for `condition` with a generous bound (the machine is shared), never a fixed sleep."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        await pilot.pause(0.05)
+
+
+async def type_prompt(pilot: Pilot[Any], text: str) -> None:
+    pilot.app.query_one(PromptInput).focus()
+    await pilot.press(*text)
+    await pilot.press("enter")
+
+
+def tool_blocks(app: WorkbenchApp) -> list[ToolBlock]:
+    return list(app.query_one(Transcript).query(ToolBlock))
+
+
+def first_user_text(body: dict[str, Any]) -> str:
+    return next((m.get("content") or "" for m in body["messages"] if m["role"] == "user"), "")
+
+
+class Router:
+    """Replies by who asks: requests whose first user message holds a key get that key's replies."""
+
+    def __init__(self, **scripts: list[dict[str, Any]]) -> None:
+        self.scripts = scripts
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        text = first_user_text(body)
+        for key, replies in self.scripts.items():
+            if key in text and replies:
+                return replies.pop(0)
+        return error(400, f"router: nothing left for {text[:40]!r}")
+
+
+async def test_a_prompt_gives_a_streamed_answer(settings: Settings, scripted_model: ScriptedModel) -> None:
+    answer = "The answer is **42**, and here is why:\n\n" + "- a reason that takes a while to stream\n" * 8
+    scripted_model.add(reply(answer))
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None, what="the session to open")
+        await type_prompt(pilot, "what is it?")
+        await until(pilot, lambda: app.view.last_answer == answer, what="the answer")
+        await until(pilot, lambda: not app.view.busy)
+        await pilot.pause()
+        messages = list(app.query(AssistantMessage))
+        assert len(messages) == 1 and messages[0].source == answer  # streamed deltas, then the whole message
+        shown = "\n".join(str(block.content) for block in messages[0].query("MarkdownParagraph"))
+        assert "42" in shown and "**" not in shown  # rendered as Markdown, not shown raw
+        assert any(isinstance(w, UserMessage) and "what is it?" in str(w.render()) for w in app.query(UserMessage))
+        assert scripted_model.requests[0]["stream"] is True
+        kinds = [e.WhichOneof("kind") for e in app.session.events()]  # type: ignore[union-attr]
+        assert kinds.index("text_delta") < kinds.index("message", kinds.index("text_delta"))
+        await app._close_session()
+
+
+async def test_a_failed_call_shows_its_cause_beside_its_partial_output(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.add(reply("", call("bash", command="echo first-part; echo second-part; exit 3")), reply("moving on"))
+    app = make_app(settings, prompt="run it")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.view.last_answer == "moving on", what="the run to go on after the failure")
+        await pilot.pause()
+        [block] = tool_blocks(app)
+        assert block.has_class("error") and block.expanded
+        output, cause = block.query(".pane")
+        assert "first-part" in str(output.query_one(".output").render())
+        assert "second-part" in str(output.query_one(".output").render())
+        assert "exit code 3" in str(cause.query_one(".cause").render())
+        assert output.region.y == cause.region.y and output.region.x < cause.region.x  # side by side
+        await pilot.resize_terminal(70, 45)
+        await pilot.pause()
+        await until(pilot, lambda: block.has_class("narrow"))
+        await pilot.pause()
+        assert output.region.y < cause.region.y and output.region.x == cause.region.x  # stacked
+        await app._close_session()
+
+
+def tmux_commands(socket: str) -> list[str]:
+    done = subprocess.run(
+        ["tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_current_command}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.split()
+
+
+async def test_escape_cancels_a_long_bash_call_and_a_second_prompt_works(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.add(reply("", call("bash", command="echo started; sleep 120")), reply("second answer"))
+    app = make_app(settings, prompt="wait a long time")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: tool_blocks(app) and "started" in tool_blocks(app)[0].item.streamed)
+        socket = f"workbench-{app.session.id}"  # type: ignore[union-attr]
+        await until(pilot, lambda: "sleep" in tmux_commands(socket), what="sleep to run in tmux")
+        app.query_one(PromptInput).focus()
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.view.busy, timeout=30, what="the run to stop")
+        item = tool_blocks(app)[0].item
+        assert item.result is not None and item.result.is_error and "interrupted" in item.result.error
+        assert "sleep" not in tmux_commands(socket)  # the command is gone
+        await type_prompt(pilot, "again")
+        await until(pilot, lambda: app.view.last_answer == "second answer", what="the second prompt's answer")
+        await app._close_session()
+
+
+async def test_cancelling_one_subagent_leaves_the_parent_running(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    router = Router(
+        CHILD=[reply("", call("bash", command="sleep 120"))],
+        parent=[
+            reply(
+                "", call("subagent", {"action": "create", "mode": "async", "name": "slow", "prompt": "CHILD: sleep"})
+            ),
+            reply("waiting for it"),
+            reply("the child was cancelled; done"),
+        ],
+    )
+    scripted_model.add(*[router] * 6)
+    app = make_app(settings, prompt="parent task")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "a1" in app.view.agents and app.view.agents["a1"].tool_calls == 1)
+        agents = app.query_one(AgentsPane)
+        agents.focus()
+        agents.select_agent("a1")
+        await pilot.pause()
+        await pilot.press("c")
+        assert agents.pending_cancel == "a1" and "y: yes" in str(agents.border_subtitle)
+        await pilot.press("y")
+        await until(pilot, lambda: app.view.agents["a1"].status == pb.AGENT_STATUS_CANCELLED, what="a1 cancelled")
+        await until(pilot, lambda: app.view.inbox, what="the Inbox item")
+        assert app.view.inbox[0].item.status == pb.AGENT_STATUS_CANCELLED and app.view.inbox[0].recipient == "main"
+        # the parent kept running: it read the Inbox item in its next turn and finished well
+        await until(pilot, lambda: app.view.last_answer == "the child was cancelled; done", what="the parent's end")
+        assert "cancel" in str(scripted_model.requests[-1]["messages"][-1]).lower()
+        await until(pilot, lambda: app.view.agents["main"].status == pb.AGENT_STATUS_COMPLETED)
+        assert app.query_one(InboxPane).option_count == 1
+        await app._close_session()
+
+
+async def test_a_child_failure_reaches_the_inbox_and_opens_the_child(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    router = Router(
+        CHILD=[error(401, "invalid api key", code="invalid_api_key")],
+        parent=[
+            reply(
+                "", call("subagent", {"action": "create", "mode": "async", "name": "lint", "prompt": "CHILD: lint it"})
+            ),
+            reply("waiting"),
+            reply("the lint child failed; stopping"),
+        ],
+    )
+    scripted_model.add(*[router] * 5)
+    app = make_app(settings, prompt="parent task")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.view.inbox, what="the Inbox item")
+        entry = app.view.inbox[0]
+        assert entry.item.status == pb.AGENT_STATUS_FAILED and "401" in entry.item.cause
+        inbox = app.query_one(InboxPane)
+        await until(pilot, lambda: inbox.option_count == 1)
+        inbox.focus()
+        inbox.highlighted = 0
+        await pilot.press("enter")
+        await until(pilot, lambda: app.query_one(Transcript).agent_id == "a1", what="the child's transcript")
+        assert app.query_one(AgentsPane).selected_agent == "a1"
+        assert any("CHILD: lint it" in w.item.text for w in app.query_one(Transcript).query(UserMessage))
+        await app._close_session()
+
+
+async def test_a_queued_prompt_is_sent_at_the_next_turn(settings: Settings, scripted_model: ScriptedModel) -> None:
+    scripted_model.add(
+        reply("", call("bash", command="sleep 1.5; echo slept")),
+        reply("first done"),
+        reply("second done"),
+        reply("spare"),
+    )
+    app = make_app(settings, prompt="first")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: tool_blocks(app), what="the bash call")
+        await type_prompt(pilot, "second")
+        await until(pilot, lambda: any(w.item.queued for w in app.query(UserMessage)), what="the queued prompt")
+        queued = next(w for w in app.query(UserMessage) if w.item.queued)
+        assert queued.has_class("queued") and "queued" in str(queued.render())
+        await until(pilot, lambda: not queued.item.queued, what="the queued prompt to reach the agent")
+        await until(pilot, lambda: any("second" in str(r["messages"]) for r in scripted_model.requests))
+        await until(pilot, lambda: app.view.last_answer == "second done" and not app.view.busy)
+        await app._close_session()
+
+
+async def test_resume_shows_the_old_transcript(settings: Settings, scripted_model: ScriptedModel) -> None:
+    scripted_model.add(reply("", call("read_file", path="missing.txt")), reply("the old answer"))
+    old = await run_agent(settings, "the old prompt")
+    session_id = old.events[0].session_id
+    app = make_app(settings, resume=session_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.view.last_answer == "the old answer", what="the replayed transcript")
+        await pilot.pause()
+        transcript = app.query_one(Transcript)
+        assert any("the old prompt" in w.item.text for w in transcript.query(UserMessage))
+        [block] = transcript.query(ToolBlock)
+        assert block.item.failed and block.expanded
+        assert app.view.session_id == session_id
+        await app._close_session()
+
+
+async def test_keys_history_newline_and_quit(settings: Settings, scripted_model: ScriptedModel) -> None:
+    scripted_model.add(reply("one"), reply("two"))
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None)
+        prompt = app.query_one(PromptInput)
+        await type_prompt(pilot, "first")
+        await until(pilot, lambda: app.view.last_answer == "one")
+        await pilot.press("a", "ctrl+j", "b")
+        assert prompt.text == "a\nb"  # Ctrl+J is a newline, not a send
+        await pilot.press("up", "up")  # the first Up moves to line 1, the next browses history
+        assert prompt.text == "first"
+        await pilot.press("down")
+        assert prompt.text == "a\nb"  # the draft comes back
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running  # the first Ctrl+C only says how
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: not app.is_running, what="the app to quit")
+    assert app.session is None  # closed on the way out
+
+
+async def test_no_model_offers_the_offline_demo_in_a_new_folder(settings: Settings) -> None:
+    settings.model = ""
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.query_one("#setup").display)
+        await pilot.pause()
+        help_text = str(app.query_one("#setup-help").render())
+        assert "--model" in help_text and "WORKBENCH_MODEL" in help_text and "config.toml" in help_text
+        await pilot.click("#try-demo")
+        await until(pilot, lambda: app.session is not None, what="the demo session")
+        demo_folder = app.session.settings.workspace  # type: ignore[union-attr]
+        assert demo_folder != settings.workspace and "workbench-demo-" in demo_folder.name
+        await until(pilot, lambda: app.view.last_answer.startswith("Done"), timeout=90, what="the demo's answer")
+        failed = [i for i in app.view.transcript("main") if isinstance(i, ToolItem) and i.failed]
+        assert failed and (demo_folder / "auth.go").exists()  # a real failure, then the recovery
+        assert not list(settings.workspace.iterdir())  # nothing in the person's folder
+        assert "scripted" in str(app.query_one("#header").render())
+        await app._close_session()
+    shutil.rmtree(demo_folder)
+
+
+async def test_two_thousand_items_keep_a_window_of_widgets(settings: Settings) -> None:
+    from tests.tui_events import EventLog
+
+    log = EventLog()
+    log.spawn("main", "main", "long")
+    log.run("long")
+    for n in range(1000):
+        log.tool("read_file", {"path": f"f{n}.txt"}, output=f"line {n}")
+        log.say(f"answer {n}")
+    app = WorkbenchApp(settings, blink=False, preload=False, offline=True)
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_events(log.events)
+        await pilot.pause()
+        transcript = app.query_one(Transcript)
+        assert len(app.view.transcript("main")) > 2000
+        assert len(transcript.widgets) <= 60 and transcript.first > 1900  # only the window is mounted
+        transcript.focus()
+        await pilot.press("home")
+        await pilot.pause()
+        assert transcript.first < 1940 and len(transcript.widgets) > 60  # scrolling back rebuilds older items
+        await asyncio.sleep(0)
