@@ -227,3 +227,18 @@ def _completion(spec: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
             "total_tokens": prompt + completion,
         },
     }
+
+
+class Router:
+    """A reply that depends on who asks: a request whose first user message holds a key gets that
+    key's next reply (a parent and its subagents share one server). Add it once per request."""
+
+    def __init__(self, **scripts: list[dict[str, Any]]) -> None:
+        self.scripts = scripts
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        text = next((m.get("content") or "" for m in body["messages"] if m["role"] == "user"), "")
+        for key, replies in self.scripts.items():
+            if key in str(text) and replies:
+                return replies.pop(0)
+        return error(400, f"router: no reply left for {str(text)[:40]!r}")

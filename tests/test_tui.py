@@ -13,7 +13,7 @@ from typing import Any
 from textual.pilot import Pilot
 
 from tests.conftest import run_agent
-from tests.scripted_server import ScriptedModel, call, error, reply
+from tests.scripted_server import Router, ScriptedModel, call, error, reply
 from workbench.config import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane
@@ -49,24 +49,6 @@ async def type_prompt(pilot: Pilot[Any], text: str) -> None:
 
 def tool_blocks(app: WorkbenchApp) -> list[ToolBlock]:
     return list(app.query_one(Transcript).query(ToolBlock))
-
-
-def first_user_text(body: dict[str, Any]) -> str:
-    return next((m.get("content") or "" for m in body["messages"] if m["role"] == "user"), "")
-
-
-class Router:
-    """Replies by who asks: requests whose first user message holds a key get that key's replies."""
-
-    def __init__(self, **scripts: list[dict[str, Any]]) -> None:
-        self.scripts = scripts
-
-    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
-        text = first_user_text(body)
-        for key, replies in self.scripts.items():
-            if key in text and replies:
-                return replies.pop(0)
-        return error(400, f"router: nothing left for {text[:40]!r}")
 
 
 async def test_a_prompt_gives_a_streamed_answer(settings: Settings, scripted_model: ScriptedModel) -> None:

@@ -48,7 +48,7 @@ def row_label(row: AgentRow, now: float) -> Text:
         text.append(f" · {row.info.id} {words.spawn_mode(row.info.mode)}", style="dim")
     if row.tool_calls:
         text.append(f" · {row.tool_calls} call{'s' if row.tool_calls != 1 else ''}", style="dim")
-    if row.activity:
+    if row.activity and row.activity != words.agent_status(row.status):
         text.append(f" · {printable(row.activity)}", style="italic dim")
     return text
 

@@ -24,6 +24,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Button, Footer, Static
 
 from workbench.config import Settings, user_config_path
@@ -61,6 +62,7 @@ class Session(Protocol):
 
 DEMO_PROMPT = "fix the login check in auth.go"
 QUIT_WINDOW = 3.0  # seconds in which a second Ctrl+C quits
+RENDER_INTERVAL = 0.1  # seconds between redraws while events stream in (10 a second)
 NARROW_SCREEN = 110  # columns: below this the side column (Agents, Inbox) narrows
 
 
@@ -77,7 +79,7 @@ class EventsArrived(Message):
 
 
 class WorkbenchApp(App[int]):
-    CSS_PATH = "workbench.tcss"
+    CSS_PATH = Path(__file__).with_name("workbench.tcss")  # also for subclasses in other folders
     TITLE = "workbench"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "interrupt", "interrupt"),
@@ -114,31 +116,42 @@ class WorkbenchApp(App[int]):
         self._unsubscribe: Callable[[], None] | None = None
         self._to_send: list[str] = []
         self._last_ctrl_c = 0.0
+        self._changes: Changes | None = None  # applied to the view model, not drawn yet
+        self._last_render = 0.0
+        self._render_timer: Timer | None = None
         self.exit_code = 0
+        # the screen's parts, kept at hand (a query would look at a modal screen when one is open)
+        self.header_bar = HeaderBar(id="header")
+        self.agents_pane = AgentsPane(clock, id="agents")
+        self.inbox_pane = InboxPane(id="inbox")
+        self.transcript = Transcript(clock, id="transcript")
+        self.setup = Horizontal(id="setup")
+        self.prompt_input = PromptInput(blink=blink, id="prompt")
+        self.status_line = StatusLine(clock, id="status")
 
     # --- layout ------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield HeaderBar(id="header")
+        yield self.header_bar
         with Horizontal(id="main"):
             with Vertical(id="side"):
-                yield AgentsPane(self.clock, id="agents")
-                yield InboxPane(id="inbox")
-            yield Transcript(self.clock, id="transcript")
+                yield self.agents_pane
+                yield self.inbox_pane
+            yield self.transcript
         with Vertical(id="prompt-area"):
-            with Horizontal(id="setup"):
+            with self.setup:
                 yield Static(no_model_help(), markup=False, id="setup-help")
                 yield Button("Try the offline demo", id="try-demo", variant="primary")
-            yield PromptInput(blink=self.blink, id="prompt")
-        yield StatusLine(self.clock, id="status")
+            yield self.prompt_input
+        yield self.status_line
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one(AgentsPane).border_title = "Agents"
-        self.query_one(InboxPane).border_title = "Inbox"
-        self.query_one("#setup").display = False
+        self.agents_pane.border_title = "Agents"
+        self.inbox_pane.border_title = "Inbox"
+        self.setup.display = False
         self._show_header()
-        self.query_one(PromptInput).focus()
+        self.prompt_input.focus()
         self.set_interval(1.0, self._tick)
         self.call_after_refresh(self._start)
 
@@ -156,9 +169,9 @@ class WorkbenchApp(App[int]):
         if self.pick:
             self.run_worker(self._pick(), group="session")
         elif not self.settings.model and not self.resume_id:
-            self.query_one("#setup").display = True
-            self.query_one(StatusLine).message = "no model set"
-            self.query_one(StatusLine).sync()
+            self.setup.display = True
+            self.status_line.message = "no model set"
+            self.status_line.sync()
         else:
             self.open_session(self.settings, self.resume_id, self.initial_prompt)
 
@@ -166,7 +179,7 @@ class WorkbenchApp(App[int]):
         v = self.view
         model = v.model or (self.session.settings.model if self.session else self.settings.model)
         workspace = v.workspace or str(self.session.settings.workspace if self.session else self.settings.workspace)
-        self.query_one(HeaderBar).show(v.title, model, workspace, v.session_id)
+        self.header_bar.show(v.title, model, workspace, v.session_id)
 
     # --- the session -------------------------------------------------------------------
 
@@ -174,7 +187,7 @@ class WorkbenchApp(App[int]):
         self.run_worker(self._open(settings, resume, prompt), group="session", exclusive=True)
 
     async def _open(self, settings: Settings, resume: str | None, prompt: str | None) -> None:
-        status = self.query_one(StatusLine)
+        status = self.status_line
         status.message = "resuming…" if resume else "opening the session…"
         status.sync()
         await self._close_session()
@@ -189,10 +202,10 @@ class WorkbenchApp(App[int]):
         self.view.model, self.view.workspace = settings.model, str(settings.workspace)
         self.view.session_id = session.id
         self.selected = ROOT
-        self.query_one("#setup").display = False
-        self.query_one(AgentsPane).show_view(self.view)
-        self.query_one(InboxPane).show_view(self.view)
-        self.query_one(Transcript).show(ROOT, self.view.transcript(ROOT))
+        self.setup.display = False
+        self.agents_pane.show_view(self.view)
+        self.inbox_pane.show_view(self.view)
+        self.transcript.show(ROOT, self.view.transcript(ROOT))
         status.view, status.message = self.view, ""
         self._unsubscribe = session.subscribe(self._on_event, after=0)
         self.run_worker(self._context_window(settings.model), group="window")
@@ -207,7 +220,7 @@ class WorkbenchApp(App[int]):
         from workbench.model import ModelSpec, context_window
 
         window = await asyncio.to_thread(context_window, ModelSpec(model).wire_model)
-        status = self.query_one(StatusLine)
+        status = self.status_line
         status.window = window
         status.sync()
 
@@ -217,11 +230,12 @@ class WorkbenchApp(App[int]):
             self._unsubscribe = None
         session, self.session = self.session, None
         self._pending.clear()
+        self._changes = None
         if session is not None:
             await session.close()
 
     def _problem(self, text: str) -> None:
-        status = self.query_one(StatusLine)
+        status = self.status_line
         status.message = ""
         status.sync()
         self.notify(printable(text), severity="error", timeout=10, markup=False)
@@ -236,7 +250,7 @@ class WorkbenchApp(App[int]):
             if self.settings.model:
                 self.open_session(self.settings, None, self.initial_prompt)
             else:
-                self.query_one("#setup").display = True
+                self.setup.display = True
 
     # --- events: the subscriber only queues and posts ----------------------------------
 
@@ -247,10 +261,24 @@ class WorkbenchApp(App[int]):
             self.post_message(EventsArrived())
 
     def on_events_arrived(self, _: EventsArrived) -> None:
+        """Fold the queued events into the view model now; redraw at most every RENDER_INTERVAL."""
         self._posted = False
         batch, self._pending = self._pending, []
-        if batch:
-            self.render_changes(self.view.apply(batch))
+        if not batch:
+            return
+        self._changes = self.view.apply(batch, self._changes)
+        wait = self._last_render + RENDER_INTERVAL - time.monotonic()
+        if wait <= 0:
+            self._render_pending()
+        elif self._render_timer is None:
+            self._render_timer = self.set_timer(wait, self._render_pending)
+
+    def _render_pending(self) -> None:
+        self._render_timer = None
+        changes, self._changes = self._changes, None
+        self._last_render = time.monotonic()
+        if changes is not None:
+            self.render_changes(changes)
 
     def apply_events(self, events: list[pb.Event]) -> None:
         """Apply events at once (snapshots and benchmarks feed fixed events this way)."""
@@ -258,23 +286,23 @@ class WorkbenchApp(App[int]):
 
     def render_changes(self, changes: Changes) -> None:
         with self.batch_update():
-            agents = self.query_one(AgentsPane)
+            agents = self.agents_pane
             if agents.view is not self.view:
                 agents.show_view(self.view)
             else:
                 agents.sync([*changes.new_agents, *changes.agents])
-            transcript = self.query_one(Transcript)
+            transcript = self.transcript
             if transcript.agent_id != self.selected or transcript.items is not self.view.transcript(self.selected):
                 transcript.show(self.selected, self.view.transcript(self.selected))
             else:
                 transcript.add(changes.added.get(self.selected, []))
             transcript.update(changes.updated)
-            inbox = self.query_one(InboxPane)
+            inbox = self.inbox_pane
             if inbox.view is not self.view:
                 inbox.show_view(self.view)
             elif changes.inbox:
                 inbox.sync()
-            status = self.query_one(StatusLine)
+            status = self.status_line
             status.view = self.view
             if changes.status:
                 status.message = ""
@@ -283,12 +311,12 @@ class WorkbenchApp(App[int]):
                 self._title_transcript()
 
     def _tick(self) -> None:
-        self.query_one(AgentsPane).tick()
-        self.query_one(StatusLine).sync()
+        self.agents_pane.tick()
+        self.status_line.sync()
 
     def _title_transcript(self) -> None:
         row = self.view.agents.get(self.selected)
-        transcript = self.query_one(Transcript)
+        transcript = self.transcript
         transcript.border_title = printable(f"{row.info.name or row.info.id}" if row else self.selected)
 
     # --- input -------------------------------------------------------------------------
@@ -304,7 +332,7 @@ class WorkbenchApp(App[int]):
     def on_agents_pane_selected(self, event: AgentsPane.Selected) -> None:
         if event.agent_id != self.selected:
             self.selected = event.agent_id
-            self.query_one(Transcript).show(event.agent_id, self.view.transcript(event.agent_id))
+            self.transcript.show(event.agent_id, self.view.transcript(event.agent_id))
             self._title_transcript()
 
     def on_agents_pane_cancel_requested(self, event: AgentsPane.CancelRequested) -> None:
@@ -313,7 +341,7 @@ class WorkbenchApp(App[int]):
             self.run_worker(self.session.cancel(event.agent_id), group="cancel")
 
     def on_inbox_pane_open(self, event: InboxPane.Open) -> None:
-        agents = self.query_one(AgentsPane)
+        agents = self.agents_pane
         agents.select_agent(event.agent_id)
         agents.focus()
 
@@ -323,7 +351,7 @@ class WorkbenchApp(App[int]):
 
     def action_interrupt(self) -> None:
         if self.session is not None and self.session.busy:
-            status = self.query_one(StatusLine)
+            status = self.status_line
             status.message = "interrupting…"
             status.sync()
             self.run_worker(self.session.cancel(), group="cancel")
@@ -351,7 +379,7 @@ class WorkbenchApp(App[int]):
         self.push_screen(ChangedFiles(self.view.changed_files))
 
     def action_toggle_pane(self, pane: str) -> None:
-        widget = self.query_one(f"#{pane}")
+        widget = self.agents_pane if pane == "agents" else self.inbox_pane
         widget.display = not widget.display
 
     def action_copy_answer(self) -> None:

@@ -1,7 +1,7 @@
 """Transcript entries other than tool calls: user prompts, assistant text (Markdown), notices.
 
-Assistant text streams into a Markdown widget: new text is appended as it arrives; when the
-complete message differs from what streamed (it never should), the widget is rewritten.
+Assistant text is Markdown, redrawn as it streams (the store batches deltas every ~50 ms and
+the app redraws at most as often).
 A retry wait shows a countdown to its next attempt.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from rich.text import Text
 from textual.timer import Timer
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from workbench.tui.items import AssistantItem, NoticeItem, UserItem
 from workbench.tui.text import plain, printable
@@ -40,41 +40,33 @@ class UserMessage(Static):
         self.update(text)
 
 
-class AssistantMessage(Markdown):
-    """Assistant text as Markdown. The text is the model's: escaped, and Markdown is not markup."""
+class AssistantMessage(Static):
+    """Assistant text rendered as Markdown, redrawn as it streams (one widget, however long).
+
+    The text is the model's: escaped, and rendered by rich's Markdown, which reads no markup.
+    """
 
     def __init__(self, item: AssistantItem) -> None:
-        super().__init__(printable(item.text), classes="assistant")
+        super().__init__(classes="assistant")
         self.item = item
-        self._shown = item.text
-        self._version = item.version
-        self._syncing = False
+        self._version = -1
 
     def on_mount(self) -> None:
-        self.display = not self.item.discarded
+        self.refresh_item()
+
+    @property
+    def source(self) -> str:
+        return self.item.text
 
     def refresh_item(self) -> None:
         item = self.item
         if item.version == self._version:
             return
         self._version = item.version
-        self.display = not item.discarded
-        if not self._syncing:
-            self._syncing = True
-            self.call_later(self._sync)
+        self.display = not item.discarded and bool(item.text)
+        from rich.markdown import Markdown  # imported at the first answer, off the first frame's path
 
-    async def _sync(self) -> None:
-        """Bring the widget up to the item's text, one append at a time (appends must not overlap)."""
-        try:
-            while self._shown != self.item.text:
-                target = self.item.text
-                if target.startswith(self._shown):
-                    await self.append(printable(target[len(self._shown) :]))
-                else:
-                    await self.update(printable(target))
-                self._shown = target
-        finally:
-            self._syncing = False
+        self.update(Markdown(printable(item.text)))
 
 
 class NoticeLine(Static):

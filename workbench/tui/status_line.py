@@ -39,10 +39,8 @@ class StatusLine(Static):
             return
         usage = view.usage
         text.append(f"{tokens(usage.input_tokens)} in / {tokens(usage.output_tokens)} out")
-        if self.window and view.prompt_tokens:
+        if self.window and view.prompt_tokens:  # unknown window (a model litellm has not mapped): not shown
             text.append(f"  ctx {100 * view.prompt_tokens / self.window:.0f}%")
-        elif view.prompt_tokens:
-            text.append("  ctx ?%", style="dim")
         if usage.HasField("cost"):
             text.append(f"  ${usage.cost:.2f}")
         retry = self._retry(view)

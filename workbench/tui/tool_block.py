@@ -13,6 +13,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
+from textual.widget import Widget
 from textual.widgets import Log, Static
 
 from workbench.tui.items import ToolItem
@@ -47,11 +48,11 @@ class ToolBlock(Vertical, can_focus=True):
         self._body_state = ""  # what the body shows now: "", "live", "done", "collapsed"
         self._opened_failure = False
         self._header = Static(markup=False, classes="tool-header")
-        self._body = Vertical(classes="tool-body")
+        self._body: Vertical | None = None
+        self._log: Log | None = None
 
     def compose(self):  # type: ignore[no-untyped-def]
-        yield self._header
-        yield self._body
+        yield self._header  # the body is mounted when there is something to show (fewer widgets to lay out)
 
     def on_mount(self) -> None:
         self.refresh_item()
@@ -96,7 +97,7 @@ class ToolBlock(Vertical, can_focus=True):
 
     def refresh_item(self, force: bool = False) -> None:
         item = self.item
-        if not self._body.is_attached:
+        if not self._header.is_attached:
             return  # not mounted yet: on_mount renders the item as it is then
         if item.version == self._version and not force:
             return
@@ -111,45 +112,56 @@ class ToolBlock(Vertical, can_focus=True):
         else:
             self._render_done()
 
+    def _set_body(self, widgets: list[Widget]) -> None:
+        """Replace the body (none while collapsed: fewer widgets to lay out in a long transcript)."""
+        if self._body is not None:
+            self._body.remove()
+            self._body = None
+        if widgets:
+            self._body = Vertical(*widgets, classes="tool-body")
+            self.mount(self._body)
+
     def _stream_live(self) -> None:
         """Running bash/tmux: write the new chunks into the log view (always shown while it runs)."""
         if self._body_state != "live":
-            self._body.remove_children()
-            self._body.mount(Log(max_lines=5000, auto_scroll=True, classes="live-output"))
+            self._log = Log(max_lines=5000, auto_scroll=True, classes="live-output")
+            self._set_body([self._log])
             self._body_state, self._chunks_written = "live", 0
-            self._body.display = True
+        log = self._log
+        if log is None or not log.is_attached:
+            self.call_after_refresh(self.refresh_item, True)  # written once the log view is mounted
+            return
         chunks = self.item.output[self._chunks_written :]
         if chunks:
-            log = self._body.query_one(Log)
             log.write(printable("".join(chunks)))
             self._chunks_written += len(chunks)
 
     def _render_done(self) -> None:
-        self._body.remove_children()
         self._body_state = "done" if self.expanded else "collapsed"
-        self._body.display = self.expanded
+        self._log = None
         if not self.expanded:
+            self._set_body([])
             return
         item, result = self.item, self.item.result
-        widgets: list[Static | Container] = []
+        widgets: list[Widget] = []
         if result is None:
             widgets.append(Static(plain(_tail(item.streamed) or "(no output yet)"), classes="output"))
         elif result.is_error:
             partial = item.streamed or result.output
-            out = Vertical(
-                Static("output so far", classes="pane-title"),
-                Static(plain(_tail(partial)) if partial else Text("(none)", style="dim"), classes="output"),
-                classes="pane",
-            )
             cause_text = plain(result.error or "(no cause given)", "red")
             for note in result.notes:
                 cause_text.append("\n" + printable(note), style="yellow")
             cause = Vertical(Static("cause", classes="pane-title"), Static(cause_text, classes="cause"), classes="pane")
-            widgets.append(Container(out, cause, classes="failure"))
+            if partial:  # the output it gave before it failed, beside the cause
+                output = Static(plain(_tail(partial)), classes="output")
+                out = Vertical(Static("output so far", classes="pane-title"), output, classes="pane")
+                widgets.append(Container(out, cause, classes="failure"))
+            else:
+                widgets.append(Container(cause, classes="failure"))
         elif item.diff:
             widgets.append(Static(diff_text(item.diff), classes="diff"))
         else:
             widgets.append(Static(plain(_tail(result.output)) if result.output else Text("(no output)", "dim")))
         if item.defect is not None and self.show_traceback:
             widgets.append(Static(plain(item.defect.traceback, "red"), classes="traceback"))
-        self._body.mount_all(widgets)
+        self._set_body(widgets)

@@ -50,6 +50,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self.widgets: dict[int, Widget] = {}  # Item.key -> its mounted widget
         self._marker = Static(markup=False, classes="earlier")
         self._loading = False
+        self._behind = False  # scrolled back while many items arrived: the tail is rebuilt at the end
 
     def on_mount(self) -> None:
         self.mount(self._marker)
@@ -58,6 +59,7 @@ class Transcript(VerticalScroll, can_focus=True):
     def show(self, agent_id: str, items: list[Item]) -> None:
         """Show `items` (the view model's list for the agent: it grows in place) from the end."""
         self.agent_id, self.items = agent_id, items
+        self._behind = False
         for widget in self.widgets.values():
             widget.remove()
         self.widgets.clear()
@@ -67,16 +69,28 @@ class Transcript(VerticalScroll, can_focus=True):
         self.anchor()
 
     def add(self, added: list[Item]) -> None:
-        """Items appended to the shown agent's list: mount them; trim the window when following the end."""
-        following = self.is_vertical_scroll_end
-        self._mount_tail(added)
-        if following and len(self.widgets) > WINDOW + STEP:
-            drop = self.items[self.first : self.first + len(self.widgets) - WINDOW]
-            for item in drop:
+        """Items appended to the shown agent's list: mount those inside the window.
+
+        Following the end, the window slides: widgets that fall out of it are removed and a burst
+        of new items mounts only its tail. Scrolled back, new items wait (at most a few windows
+        are mounted) and the tail is rebuilt when the person returns to the end.
+        """
+        if not added:
+            return
+        if self._behind:
+            return
+        if not self.is_vertical_scroll_end and len(self.widgets) + len(added) > 4 * WINDOW:
+            self._behind = True
+            return
+        if self.is_vertical_scroll_end and len(self.widgets) + len(added) > WINDOW + STEP:
+            new_first = max(self.first, len(self.items) - WINDOW)
+            for item in self.items[self.first : new_first]:
                 widget = self.widgets.pop(item.key, None)
                 if widget is not None:
                     widget.remove()
-            self.first += len(drop)
+            self.first = new_first
+            added = added[-(len(self.items) - new_first) :]
+        self._mount_tail(added)
         self._update_marker()
 
     def update(self, keys: set[int]) -> None:
@@ -103,6 +117,8 @@ class Transcript(VerticalScroll, can_focus=True):
         super().watch_scroll_y(old_value, new_value)
         if new_value <= 0 < old_value and self.first > 0 and not self._loading:
             self.load_earlier()
+        elif self._behind and new_value >= self.max_scroll_y:
+            self.show(self.agent_id, self.items)  # back at the end: the newest items, mounted
 
     def action_load_earlier(self) -> None:
         self.release_anchor()

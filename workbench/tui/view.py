@@ -113,8 +113,9 @@ class SessionView:
 
     # --- applying events ---------------------------------------------------------------
 
-    def apply(self, events: list[pb.Event]) -> Changes:
-        changes = Changes()
+    def apply(self, events: list[pb.Event], changes: Changes | None = None) -> Changes:
+        """Fold `events` in; return what changed (added to `changes` when given)."""
+        changes = changes if changes is not None else Changes()
         for event in events:
             if event.seq and event.seq <= self.last_seq:
                 continue  # seen already (a re-sync may repeat events); applying twice would double text
@@ -337,17 +338,17 @@ class SessionView:
         self._activity(done.agent_id, word, changes)
 
     def _on_run_finished(self, event: pb.Event, changes: Changes) -> None:
+        run = event.run_finished
+        if run.status not in (pb.RUN_STATUS_FINISHED, pb.RUN_STATUS_TERMINATED):
+            text = f"run {words.run_status(run.status)}{': ' + one_line(run.reason, 200) if run.reason else ''}"
+            self._append(event, NoticeItem(event.seq, self._time(event), "run", text, "warning"), changes)
         if event.agent_id != ROOT:
             return
-        run = event.run_finished
         self.busy = False
         changes.status = True
         changes.runs_ended.append(run)
-        if run.status not in (pb.RUN_STATUS_FINISHED, pb.RUN_STATUS_TERMINATED):
-            text = f"run {words.run_status(run.status)}{': ' + one_line(run.reason, 160) if run.reason else ''}"
-            self._append(event, NoticeItem(event.seq, self._time(event), "run", text, "warning"), changes)
         if self.run_files:
-            text = "changed: " + ", ".join(self.run_files) + "  (ctrl+p: changed files)"
+            text = "changed: " + ", ".join(self.run_files) + "  (ctrl+o: their diffs)"
             self._append(event, NoticeItem(event.seq, self._time(event), "files", text), changes)
 
     def _on_terminal_ready(self, event: pb.Event, changes: Changes) -> None:

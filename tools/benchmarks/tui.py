@@ -1,0 +1,293 @@
+"""The TUI: first frame, events per second into a live app, key-press latency, memory.
+
+    .venv/bin/python -m tools.benchmarks.tui      # or: .venv/bin/python tools/bench.py tui
+
+Each figure has a baseline from the same run:
+- first frame of the app in a real terminal (tmux), against `python -c "import litellm"`;
+- events applied per second into a live app (widgets and all), against the bare view model;
+- key press to frame in a real terminal (tmux control mode reports the app's output), with
+  2,000 transcript items and 50 live subagents, against the same app empty and against `cat`;
+  and again while litellm imports in the background (the app's real start);
+- RSS of that 2,000-item, 50-agent app, against a process that only imported litellm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import select
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as workbench runs it: no network at import
+ROOT = Path(__file__).resolve().parent.parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.tui_events import EventLog  # noqa: E402
+from workbench.config import Settings  # noqa: E402
+from workbench.pb import workbench_pb2 as pb  # noqa: E402
+
+SIZE = (150, 45)
+
+
+def big_scene(items: int = 2000, agents: int = 50) -> EventLog:
+    """A root with `items` transcript items and `agents` running subagents."""
+    log = EventLog(start=time.time() - 600)
+    log.spawn("main", "main", "a long session")
+    log.run("a long session")
+    for n in range(items // 2):
+        log.tool("read_file", {"path": f"src/module_{n}.py"}, output=f"{n}: " + "x = 1\n" * 5)
+        log.say(f"Step {n}: read `src/module_{n}.py`; **nothing** to change here.")
+    for n in range(agents):
+        agent_id = f"a{n + 1}"
+        log.spawn(agent_id, f"worker{n + 1}", f"check part {n + 1}", parent="main")
+        log.run(f"check part {n + 1}", agent_id=agent_id)
+    log.add("main", "agent_status", pb.AgentStatusChanged(agent_id="main", status=pb.AGENT_STATUS_WAITING))
+    return log
+
+
+# --- the process inside the terminal -----------------------------------------------------
+
+
+def scene(kind: str, ready: str) -> None:
+    """Run the app in this terminal: `big`/`empty` (offline, fixed events), `import` (big while
+    litellm imports), or `app` (the real start: run_app on the demo model in a temporary folder)."""
+    from workbench.tui.app import WorkbenchApp, run_app
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-tui-"))
+    settings = Settings(model="demo", workspace=folder, data_dir=folder / ".data")
+    if kind == "app":
+        run_app(settings, None, None, False)
+        return
+    events = big_scene().events if kind in ("big", "import") else []
+
+    class Scene(WorkbenchApp):
+        def _start(self) -> None:
+            self.apply_events(events)
+            if kind == "import":
+                from workbench.model import preload
+
+                thread = preload()
+
+                def note_done() -> None:
+                    thread.join()
+                    Path(ready + ".imported").write_text(str(time.time()))
+
+                import threading
+
+                threading.Thread(target=note_done, daemon=True).start()
+            self.call_after_refresh(lambda: Path(ready).write_text(str(os.getpid())))
+
+    Scene(settings, preload=False, offline=True).run()
+
+
+# --- the driver: tmux control mode sees every byte the app writes ------------------------
+
+
+class Terminal:
+    """A tmux server with one pane running `command`, read through control mode."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.socket = f"bench-tui-{uuid.uuid4().hex[:8]}"
+        self.started = time.perf_counter()
+        subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "s",
+             "-x", str(SIZE[0]), "-y", str(SIZE[1]), *command],
+            check=True,
+            env={**os.environ, "TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"},
+        )  # fmt: skip
+        self.control = subprocess.Popen(
+            ["tmux", "-L", self.socket, "-C", "attach", "-t", "s"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+        )
+        assert self.control.stdout is not None
+        self.out = self.control.stdout
+        self.buffer = b""
+
+    def lines(self, timeout: float) -> list[bytes]:
+        """Lines control mode printed within `timeout` seconds (at least one if any came)."""
+        ready, _, _ = select.select([self.out], [], [], timeout)
+        if not ready:
+            return []
+        data = os.read(self.out.fileno(), 1 << 20)
+        if not data:
+            raise EOFError("the terminal ended (its program exited)")
+        self.buffer += data
+        *done, self.buffer = self.buffer.split(b"\n")
+        return done
+
+    def wait_output(self, needle: bytes, timeout: float) -> float:
+        """perf_counter time at which pane output holding `needle` arrived."""
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            for line in self.lines(0.05):
+                if line.startswith(b"%output") and needle in line:
+                    return time.perf_counter()
+        raise TimeoutError(f"no output with {needle!r} within {timeout} s")
+
+    def drain(self, quiet: float = 0.03) -> None:
+        while self.lines(quiet):
+            pass
+
+    def send(self, keys: str) -> None:
+        assert self.control.stdin is not None
+        self.control.stdin.write(f"send-keys -t s {keys}\n".encode())
+
+    def pid(self) -> int:
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, "display", "-p", "-t", "s", "#{pane_pid}"], capture_output=True, text=True
+        )
+        return int(done.stdout.strip())
+
+    def close(self) -> None:
+        self.control.kill()
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+
+
+def key_latencies(term: Terminal, presses: int, gap: float = 0.02) -> list[float]:
+    """Milliseconds from sending `Z` to the pane's first output holding it; a backspace after each."""
+    samples = []
+    term.drain()
+    for _ in range(presses):
+        start = time.perf_counter()
+        term.send("Z")
+        samples.append((term.wait_output(b"Z", 10) - start) * 1000)
+        term.drain(gap)
+        term.send("BSpace")
+        term.drain(gap)
+    return samples
+
+
+def p50_p95(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def scene_terminal(kind: str, tmp: Path) -> tuple[Terminal, Path]:
+    ready = tmp / f"ready-{kind}-{uuid.uuid4().hex[:6]}"
+    term = Terminal([sys.executable, "-m", "tools.benchmarks.tui", "scene", kind, str(ready)])
+    deadline = time.monotonic() + 120
+    while not ready.exists():
+        if time.monotonic() > deadline:
+            term.close()
+            raise TimeoutError(f"the {kind} scene did not start")
+        term.lines(0.05)
+    return term, ready
+
+
+def first_frame(tmp: Path, runs: int = 3) -> tuple[float, float]:
+    frames, imports = [], []
+    for _ in range(runs):
+        term = Terminal([sys.executable, "-m", "tools.benchmarks.tui", "scene", "app", str(tmp / "unused")])
+        frames.append(term.wait_output(b"Agents", 60) - term.started)
+        term.close()
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import litellm"], check=True, env=os.environ)
+        imports.append(time.perf_counter() - start)
+    return statistics.median(frames), statistics.median(imports)
+
+
+async def events_per_second(count_items: int = 6000) -> tuple[float, float, int, int]:
+    """Events/s through the app's subscriber path (queue, one message per batch, widgets), and
+    into a bare view model; with the number of events sent and applied."""
+    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.view import SessionView
+
+    log = EventLog()
+    log.spawn("main", "main", "many events")
+    log.run("many events")
+    for n in range(count_items // 3):
+        call = log.tool("bash", {"command": f"make step{n}"}, streamed=f"building step {n}\n" * 3, output="ok")
+        log.say(f"step {n} done ({call.id})")
+    events = log.events
+    start = time.perf_counter()
+    SessionView().apply(events)
+    bare = len(events) / (time.perf_counter() - start)
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-tui-"))
+    app = WorkbenchApp(Settings(workspace=folder, data_dir=folder / "d"), blink=False, preload=False, offline=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        start = time.perf_counter()
+        for i in range(0, len(events), 50):  # commits arrive in bursts, as from a busy session
+            for event in events[i : i + 50]:
+                app._on_event(event)
+            await asyncio.sleep(0)
+        # applied to the view model and drawn: the app's own queue and redraw timer drain it
+        while app.view.last_seq < events[-1].seq or app._changes is not None:  # noqa: ASYNC110
+            await asyncio.sleep(0.001)
+        await pilot.pause()
+        live = len(events) / (time.perf_counter() - start)
+        applied = app.view.last_seq
+    shutil.rmtree(folder, ignore_errors=True)
+    return live, bare, len(events), applied
+
+
+def main() -> None:
+    print("tui:")
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        frame, litellm_import = first_frame(tmp)
+        print(f"  first frame (real terminal)          {frame * 1000:8.0f} ms   vs python -c 'import litellm' "
+              f"{litellm_import * 1000:8.0f} ms   ratio {frame / litellm_import:5.2f}x (target < 500 ms)")  # fmt: skip
+
+        live, bare, sent, applied = asyncio.run(events_per_second())
+        print(f"  events applied into a live app       {live:8.0f} /s   vs the bare view model "
+              f"{bare:8.0f} /s   ratio {live / bare:5.2f}x (target >= 5000/s; {applied} of {sent})")  # fmt: skip
+
+        cat = Terminal(["cat"])
+        time.sleep(0.3)
+        base = p50_p95(key_latencies(cat, 60))
+        cat.close()
+        empty, _ = scene_terminal("empty", tmp)
+        quiet = p50_p95(key_latencies(empty, 60))
+        empty.close()
+        big, _ = scene_terminal("big", tmp)
+        loaded = p50_p95(key_latencies(big, 100))
+        big.close()
+        print(f"  key to frame, 2,000 items + 50 agents p50/p95  {loaded[0]:6.1f}/{loaded[1]:5.1f} ms   "
+              f"vs empty app {quiet[0]:5.1f}/{quiet[1]:5.1f} ms, cat {base[0]:5.1f}/{base[1]:5.1f} ms   "
+              f"(target p95 < 50 ms)")  # fmt: skip
+
+        importing, ready = scene_terminal("import", tmp)
+        during = []
+        while not Path(str(ready) + ".imported").exists() and len(during) < 200:
+            during.extend(key_latencies(importing, 1, gap=0.01))
+        deadline = time.monotonic() + 60
+        while not Path(str(ready) + ".imported").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        memory = rss_mb(importing.pid())  # the app with 2,000 items, 50 agents and litellm loaded
+        importing.close()
+        if during:
+            d = p50_p95(during)
+            print(f"  key to frame while litellm imports p50/p95 {d[0]:6.1f}/{d[1]:5.1f} ms   "
+                  f"vs after it {loaded[0]:5.1f}/{loaded[1]:5.1f} ms ({len(during)} presses)")  # fmt: skip
+
+        code = "import litellm, resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+        probe = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        base_rss = int(probe.stdout.strip()) / 1024
+        print(f"  RSS, 2,000 items + 50 agents + litellm         {memory:8.0f} MB   vs a process with litellm "
+              f"{base_rss:8.0f} MB   ratio {memory / base_rss:5.2f}x   (target < 400 MB)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "scene":
+        scene(sys.argv[2], sys.argv[3])
+    else:
+        main()

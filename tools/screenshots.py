@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Screenshots of the real app, as SVG and PNG, into screenshots/ (the README shows them).
+
+    .venv/bin/python tools/screenshots.py
+
+Each scene drives the real app on a real session: the offline demo model (the main view), the
+scripted model server (a failed call with partial output; subagents with the Inbox), and the
+resume picker over the sessions those made. PNGs are drawn from the SVGs with cairosvg.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+import cairosvg  # noqa: E402
+from textual.pilot import Pilot  # noqa: E402
+
+from tests.scripted_server import Router, ScriptedModel, call, error, reply  # noqa: E402
+from workbench.config import Settings  # noqa: E402
+from workbench.tui.app import DEMO_PROMPT, WorkbenchApp  # noqa: E402
+
+OUT = ROOT / "screenshots"
+SIZE = (140, 40)
+
+
+async def until(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the scene did not reach its state")
+        await pilot.pause(0.1)
+
+
+async def shoot(app: WorkbenchApp, name: str, scene: Callable[[Pilot[Any]], Awaitable[None]]) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await scene(pilot)
+        await pilot.pause(0.3)
+        svg = app.export_screenshot(title=f"workbench: {name}")
+        await app._close_session()
+    (OUT / f"{name}.svg").write_text(svg)
+    cairosvg.svg2png(bytestring=svg.encode(), write_to=str(OUT / f"{name}.png"))
+    print(f"  {name}.svg, {name}.png")
+
+
+async def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    data = Path(tempfile.mkdtemp(prefix="workbench-shots-"))
+    demo_ws = data / "demo"
+    demo_ws.mkdir()
+    server = ScriptedModel()
+    try:
+        demo = Settings(model="demo", workspace=demo_ws, data_dir=data / "data")
+        app = WorkbenchApp(demo, prompt=DEMO_PROMPT, blink=False)
+
+        async def main_view(pilot: Pilot[Any]) -> None:
+            await until(pilot, lambda: app.view.last_answer.startswith("Done") and not app.view.busy)
+
+        await shoot(app, "main-view", main_view)
+
+        project = data / "project"
+        project.mkdir()
+        scripted = Settings(
+            model="openai/gpt-4.1",
+            api_base=server.url,
+            api_key="sk-screenshots",
+            workspace=project,
+            data_dir=data / "data",
+        )
+        command = (
+            "for t in auth db api cli; do echo tests/test_$t.py PASSED; sleep 0.1; done; echo 'FAILED web'; exit 1"
+        )
+        server.add(
+            reply("Running the test suite first.", call("bash", command=command)),
+            reply("One test fails in `tests/test_web.py`. I'll read it before changing anything."),
+        )
+        app = WorkbenchApp(scripted, prompt="run the tests and fix what fails", blink=False)
+
+        async def failed_call(pilot: Pilot[Any]) -> None:
+            await until(pilot, lambda: not app.view.busy and app.view.last_answer)
+
+        await shoot(app, "failed-call", failed_call)
+
+        router = Router(
+            TESTS=[reply("", call("bash", command="echo 31 passed")), reply("All 31 tests pass.")],
+            LINT=[error(401, "invalid api key", code="invalid_api_key")],
+            DOCS=[reply("", call("bash", command="sleep 30"))],
+            review=[
+                reply(
+                    "I'll split the review across three subagents.",
+                    call("subagent", {"action": "create", "name": "tests", "prompt": "TESTS: run the suite"}),
+                    call("subagent", {"action": "create", "name": "lint", "prompt": "LINT: run the linters"}),
+                    call("subagent", {"action": "create", "name": "docs", "prompt": "DOCS: check the README"}),
+                ),
+                reply("Waiting for the subagents."),
+                reply("Waiting for docs."),
+                reply("Waiting for docs."),
+            ],
+        )
+        server.add(*[router] * 12)
+        app = WorkbenchApp(scripted, prompt="review the repository", blink=False)
+
+        async def subagents(pilot: Pilot[Any]) -> None:
+            await until(pilot, lambda: len(app.view.inbox) >= 2)
+            app.agents_pane.focus()
+            app.agents_pane.select_agent("a2")
+
+        await shoot(app, "subagents-inbox", subagents)
+
+        app = WorkbenchApp(scripted, pick=True, blink=False)
+
+        async def picker(pilot: Pilot[Any]) -> None:
+            await until(pilot, lambda: len(app.screen_stack) > 1)
+
+        await shoot(app, "resume-picker", picker)
+    finally:
+        server.close()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
