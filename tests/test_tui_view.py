@@ -92,3 +92,15 @@ def test_model_and_tool_text_is_data() -> None:
     assert isinstance(text, Text) and text.plain == "[bold]not markup[/bold] \\x1b]0;title\\x07" and not text.spans
     assert argument_summary("bash", '{"command": "ls -la\\nrm x"}') == "ls -la"
     assert argument_summary("read_file", "{not json") == "{not json"
+
+
+def test_the_first_frame_path_imports_neither_litellm_nor_the_engine() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import workbench.tui.app; "
+        "print(sorted(m for m in sys.modules if m == 'litellm' or m in ('workbench.session', 'workbench.loop')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

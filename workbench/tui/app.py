@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 import importlib
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -72,6 +73,14 @@ def no_model_help() -> str:
         f'environment variable, or model = "..." in {user_config_path()}. '
         "Or try the offline demo: a scripted model in a new temporary folder (ctrl+p: try the offline demo)."
     )
+
+
+def start_litellm_import() -> threading.Thread:
+    """litellm imports in a thread after the first frame (tools/benchmarks/tui.py measures typing
+    meanwhile; a shorter GIL switch interval was tried and did not help, so there is none)."""
+    from workbench.model import preload
+
+    return preload()
 
 
 class EventsArrived(Message):
@@ -163,9 +172,7 @@ class WorkbenchApp(App[int]):
         if self.offline:
             return
         if self.preload_litellm:
-            from workbench.model import preload
-
-            preload()
+            start_litellm_import()
         if self.pick:
             self.run_worker(self._pick(), group="session")
         elif not self.settings.model and not self.resume_id:
