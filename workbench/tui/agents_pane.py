@@ -36,6 +36,12 @@ STATUS_STYLE: dict[int, tuple[str, str]] = {
 }
 
 
+def coarse(seconds: float) -> str:
+    """Elapsed time for a row: seconds for the first minute, then whole minutes (a long session's
+    rows then change once a minute, not every second)."""
+    return duration(seconds) if seconds < 60 else duration(seconds // 60 * 60).removesuffix("00s")
+
+
 def row_label(row: AgentRow, now: float) -> Text:
     """Status and time first (a narrow pane cuts the end): `✗ lint failed 11s · a2 async · 3 calls · activity`."""
     glyph, style = STATUS_STYLE.get(row.status, ("·", ""))
@@ -43,7 +49,7 @@ def row_label(row: AgentRow, now: float) -> Text:
     text.append(printable(row.info.name or row.info.id), style="bold")
     text.append(f" {words.agent_status(row.status)}", style=style)
     if row.started:
-        text.append(f" {duration((row.ended or now) - row.started)}")
+        text.append(f" {coarse((row.ended or now) - row.started)}")
     if row.info.parent_id:
         text.append(f" · {row.info.id} {words.spawn_mode(row.info.mode)}", style="dim")
     if row.tool_calls:
@@ -100,7 +106,9 @@ class AgentsPane(Tree[str]):
                 parent.allow_expand = True
                 self.nodes_by_id[agent_id] = node
             else:
-                node.set_label(row_label(row, now))
+                label = row_label(row, now)
+                if label.plain != node.label.plain or label.spans != node.label.spans:
+                    node.set_label(label)
 
     def tick(self) -> None:
         """Relabel the rows whose elapsed time moves (running ones)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
+import sqlite3
 import tempfile
 import threading
 import time
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import ClassVar, Protocol
 
 import libtmux  # noqa: F401  # reads sys.stdout.encoding at import: before Textual captures stdout
+from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -201,8 +203,11 @@ class WorkbenchApp(App[int]):
         module = await asyncio.to_thread(importlib.import_module, "workbench.session")
         try:
             session: Session = await module.Session.open(settings, resume=resume)
-        except module.SessionError as err:
-            self._problem(str(err))
+        except module.SessionError as err:  # unknown id, another workspace, held elsewhere, corrupt
+            self._problem(f"cannot open the session: {err}")
+            return
+        except (OSError, sqlite3.Error) as err:  # the data folder: missing rights, disk full
+            self._problem(f"cannot open the session in {settings.data_dir}: {err}; choose another --data-dir")
             return
         self.session, self.settings = session, settings
         self.view = SessionView()
@@ -242,9 +247,12 @@ class WorkbenchApp(App[int]):
             await session.close()
 
     def _problem(self, text: str) -> None:
+        """A session that cannot open: said in the prompt area until another opens (ctrl+p offers ways on)."""
         status = self.status_line
         status.message = ""
         status.sync()
+        self.query_one("#setup-help", Static).update(Text(printable(text) + "  (ctrl+p: new session, resume session)"))
+        self.setup.display = True
         self.notify(printable(text), severity="error", timeout=10, markup=False)
 
     async def _pick(self) -> None:
@@ -372,8 +380,12 @@ class WorkbenchApp(App[int]):
         self.notify("Press Ctrl+C again to quit (Esc interrupts the run).", timeout=QUIT_WINDOW)
 
     async def _quit(self) -> None:
-        await self._close_session()
+        await self._close_session()  # the run stops and the session's tmux server ends
         self.exit(self.exit_code)
+
+    async def action_quit(self) -> None:
+        """Every way out (the palette's Quit too) closes the session first."""
+        await self._quit()
 
     # --- commands ----------------------------------------------------------------------
 

@@ -76,23 +76,22 @@ class ToolBlock(Vertical, can_focus=True):
     # --- rendering ---------------------------------------------------------------------
 
     def header_text(self) -> Text:
+        """`▼ bash ✗ failed 0.6s  pytest -x`: status and duration before the summary, which a narrow block cuts."""
         item = self.item
-        arrow = "▼" if self.expanded else "▶"
-        text = Text(f"{arrow} ", style="dim")
+        text = Text("▼ " if self.expanded else "▶ ", style="dim")
         text.append(item.call.name, style="bold")
-        if item.summary:
-            text.append("  ")
-            text.append(printable(item.summary))
-        text.append("  ")
         result = item.result
         if result is None:
-            text.append("running", style="yellow")
+            text.append("  running", style="yellow")
         elif result.is_error:
-            text.append(f"✗ failed {duration(result.duration)}", style="bold red")
+            text.append(f"  ✗ failed {duration(result.duration)}", style="bold red")
         else:
-            text.append(f"✓ {duration(result.duration)}", style="green")
+            text.append(f"  ✓ {duration(result.duration)}", style="green")
         if item.defect is not None:
             text.append("  defect: t shows the traceback", style="red")
+        if item.summary:
+            text.append(f"  {printable(item.summary)}", style="dim")
+        text.no_wrap, text.overflow = True, "ellipsis"
         return text
 
     def refresh_item(self, force: bool = False) -> None:
