@@ -63,8 +63,8 @@ async def test_a_prompt_gives_a_streamed_answer(settings: Settings, scripted_mod
         await pilot.pause()
         messages = list(app.query(AssistantMessage))
         assert len(messages) == 1 and messages[0].source == answer  # streamed deltas, then the whole message
-        shown = "\n".join(str(block.content) for block in messages[0].query("MarkdownParagraph"))
-        assert "42" in shown and "**" not in shown  # rendered as Markdown, not shown raw
+        shown = "\n".join(strip.text for strip in messages[0].render_lines(messages[0].region.reset_offset))
+        assert "42" in shown and "**" not in shown and "• a reason" in shown  # rendered as Markdown, not raw
         assert any(isinstance(w, UserMessage) and "what is it?" in str(w.render()) for w in app.query(UserMessage))
         assert scripted_model.requests[0]["stream"] is True
         kinds = [e.WhichOneof("kind") for e in app.session.events()]  # type: ignore[union-attr]
@@ -145,7 +145,7 @@ async def test_cancelling_one_subagent_leaves_the_parent_running(
         agents = app.query_one(AgentsPane)
         agents.focus()
         agents.select_agent("a1")
-        await pilot.pause()
+        await until(pilot, lambda: agents.selected_agent == "a1")
         await pilot.press("c")
         assert agents.pending_cancel == "a1" and "y: yes" in str(agents.border_subtitle)
         await pilot.press("y")
@@ -185,7 +185,7 @@ async def test_a_child_failure_reaches_the_inbox_and_opens_the_child(
         inbox.highlighted = 0
         await pilot.press("enter")
         await until(pilot, lambda: app.query_one(Transcript).agent_id == "a1", what="the child's transcript")
-        assert app.query_one(AgentsPane).selected_agent == "a1"
+        await until(pilot, lambda: app.query_one(AgentsPane).selected_agent == "a1")
         assert any("CHILD: lint it" in w.item.text for w in app.query_one(Transcript).query(UserMessage))
         await app._close_session()
 

@@ -5,6 +5,7 @@ Update after an intended change of the screen: `pytest tests/test_tui_snapshots.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,12 +22,16 @@ SIZE = (130, 36)
 
 
 @pytest.fixture(autouse=True)
-def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Times on screen are local: the same zone on every machine."""
-    monkeypatch.setenv("TZ", "UTC")
+def utc() -> Iterator[None]:
+    """Times on screen are local: the same zone on every machine (restored after the test)."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
     time.tzset()
     yield
-    monkeypatch.undo()
+    if before is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = before
     time.tzset()
 
 

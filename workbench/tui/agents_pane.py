@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
-from rich.text import Text
+from rich.text import Span, Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -82,11 +82,13 @@ class AgentsPane(Tree[str]):
         self.view: SessionView | None = None
         self.nodes_by_id: dict[str, TreeNode[str]] = {}
         self.pending_cancel = ""
+        self._shown: dict[str, tuple[str, tuple[Span, ...]]] = {}
 
     def show_view(self, view: SessionView) -> None:
         self.view = view
         self.clear()
         self.nodes_by_id.clear()
+        self._shown.clear()
         self.pending_cancel = ""
         self.sync(list(view.agents))
 
@@ -107,7 +109,9 @@ class AgentsPane(Tree[str]):
                 self.nodes_by_id[agent_id] = node
             else:
                 label = row_label(row, now)
-                if label.plain != node.label.plain or label.spans != node.label.spans:
+                key = (label.plain, tuple(label.spans))
+                if self._shown.get(agent_id) != key:  # unchanged rows are not redrawn
+                    self._shown[agent_id] = key
                     node.set_label(label)
 
     def tick(self) -> None:
@@ -115,10 +119,16 @@ class AgentsPane(Tree[str]):
         if self.view is not None:
             self.sync([a for a, row in self.view.agents.items() if not row.final])
 
-    def select_agent(self, agent_id: str) -> None:
+    def select_agent(self, agent_id: str, attempts: int = 10) -> None:
+        """Put the cursor on the agent's row; the tree places a new row at its next refresh, so
+        this tries again after each refresh until the cursor is there."""
         node = self.nodes_by_id.get(agent_id)
-        if node is not None:
+        if node is None:
+            return
+        if node.line >= 0:
             self.move_cursor(node)
+        if self.cursor_node is not node and attempts > 0:
+            self.call_after_refresh(self.select_agent, agent_id, attempts - 1)
 
     @property
     def selected_agent(self) -> str:

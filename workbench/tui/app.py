@@ -14,25 +14,25 @@ import dataclasses
 import importlib
 import sqlite3
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 import libtmux  # noqa: F401  # reads sys.stdout.encoding at import: before Textual captures stdout
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Button, Footer, Static
 
-from workbench.config import Settings, user_config_path
+from workbench.config import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane
+from workbench.tui.ask_screen import AskText
+from workbench.tui.engine import EventsArrived, Session, no_model_help, start_litellm_import
 from workbench.tui.files_screen import ChangedFiles
 from workbench.tui.header_bar import HeaderBar
 from workbench.tui.inbox_pane import InboxPane
@@ -43,50 +43,10 @@ from workbench.tui.text import printable
 from workbench.tui.transcript import Transcript
 from workbench.tui.view import ROOT, Changes, SessionView
 
-
-class Session(Protocol):
-    """What the app uses of `workbench.session.Session` (imported after the first frame)."""
-
-    id: str
-    settings: Settings
-
-    @property
-    def busy(self) -> bool: ...
-
-    def send(self, prompt: str) -> None: ...
-
-    async def cancel(self, agent_id: str | None = None) -> None: ...
-
-    def subscribe(self, fn: Callable[[pb.Event], None], after: int = 0) -> Callable[[], None]:
-        raise NotImplementedError
-
-    async def close(self) -> None: ...
-
-
 DEMO_PROMPT = "fix the login check in auth.go"
 QUIT_WINDOW = 3.0  # seconds in which a second Ctrl+C quits
 RENDER_INTERVAL = 0.1  # seconds between redraws while events stream in (10 a second)
 NARROW_SCREEN = 110  # columns: below this the side column (Agents, Inbox) narrows
-
-
-def no_model_help() -> str:
-    return (
-        "No model is set. Set one with --model (workbench --model openai/gpt-4.1), the WORKBENCH_MODEL "
-        f'environment variable, or model = "..." in {user_config_path()}. '
-        "Or try the offline demo: a scripted model in a new temporary folder (ctrl+p: try the offline demo)."
-    )
-
-
-def start_litellm_import() -> threading.Thread:
-    """litellm imports in a thread after the first frame (tools/benchmarks/tui.py measures typing
-    meanwhile; a shorter GIL switch interval was tried and did not help, so there is none)."""
-    from workbench.model import preload
-
-    return preload()
-
-
-class EventsArrived(Message):
-    """Committed events are waiting in the app's queue."""
 
 
 class WorkbenchApp(App[int]):
@@ -130,7 +90,6 @@ class WorkbenchApp(App[int]):
         self._changes: Changes | None = None  # applied to the view model, not drawn yet
         self._last_render = 0.0
         self._render_timer: Timer | None = None
-        self.exit_code = 0
         # the screen's parts, kept at hand (a query would look at a modal screen when one is open)
         self.header_bar = HeaderBar(id="header")
         self.agents_pane = AgentsPane(clock, id="agents")
@@ -381,7 +340,7 @@ class WorkbenchApp(App[int]):
 
     async def _quit(self) -> None:
         await self._close_session()  # the run stops and the session's tmux server ends
-        self.exit(self.exit_code)
+        self.exit(0)
 
     async def action_quit(self) -> None:
         """Every way out (the palette's Quit too) closes the session first."""
@@ -421,6 +380,21 @@ class WorkbenchApp(App[int]):
         else:
             self.notify(no_model_help(), severity="warning", timeout=8, markup=False)
 
+    def action_switch_model(self) -> None:
+        self.run_worker(self._switch_model(), group="picker")
+
+    async def _switch_model(self) -> None:
+        """Continue this session with another model: it is closed and opened again (resumed) with
+        the new model in its settings; with no session yet, the next one opens with it."""
+        current = self.session.settings.model if self.session else self.settings.model
+        model = await self.push_screen_wait(
+            AskText("Model for this session (any litellm model string, or demo)", current, "openai/gpt-4.1")
+        )
+        if not model or model == current:
+            return
+        settings = dataclasses.replace(self.session.settings if self.session else self.settings, model=model)
+        self.open_session(settings, self.session.id if self.session else None, None)
+
     def action_resume_session(self) -> None:
         self.run_worker(self._pick(), group="picker")
 
@@ -428,6 +402,7 @@ class WorkbenchApp(App[int]):
         commands: list[tuple[str, str, Callable[[], object]]] = [
             ("New session", "Start a new session in this workspace", self.action_new_session),
             ("Resume session", "Pick a stored session and continue it", self.action_resume_session),
+            ("Switch model", "Continue this session with another model", self.action_switch_model),
             ("Cancel run", "Interrupt the running turn (Esc)", self.action_interrupt),
             ("Changed files", "Files this session wrote or edited, with diffs (ctrl+o)", self.action_changed_files),
             ("Copy last answer", "The root agent's last answer to the clipboard", self.action_copy_answer),

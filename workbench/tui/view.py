@@ -334,16 +334,23 @@ class SessionView:
         row.ended = self._time(event)
         row.usage.CopyFrom(done.usage)
         self._streams.pop(done.agent_id, None)
+        if done.agent_id != ROOT:  # in the child's own transcript: how it ended
+            ok = done.status == pb.AGENT_STATUS_COMPLETED
+            detail = one_line(done.cause or done.result, 200)
+            text = f"{words.agent_status(done.status)}{': ' + detail if detail else ''}"
+            notice = NoticeItem(event.seq, self._time(event), "ended", text, "info" if ok else "error")
+            self.transcripts.setdefault(done.agent_id, []).append(notice)
+            changes.add(done.agent_id, notice)
         word = one_line(done.cause, 60) if done.cause else words.agent_status(done.status)
         self._activity(done.agent_id, word, changes)
 
     def _on_run_finished(self, event: pb.Event, changes: Changes) -> None:
+        if event.agent_id != ROOT:
+            return  # a child's end is told by its agent_finished
         run = event.run_finished
         if run.status not in (pb.RUN_STATUS_FINISHED, pb.RUN_STATUS_TERMINATED):
             text = f"run {words.run_status(run.status)}{': ' + one_line(run.reason, 200) if run.reason else ''}"
             self._append(event, NoticeItem(event.seq, self._time(event), "run", text, "warning"), changes)
-        if event.agent_id != ROOT:
-            return
         self.busy = False
         changes.status = True
         changes.runs_ended.append(run)

@@ -1,0 +1,64 @@
+"""End to end: the installed `workbench` command in a real terminal (a tmux pane), on the demo
+model in an empty folder; keys go in with send-keys, the screen comes back with capture-pane."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+WORKBENCH = Path(sys.executable).with_name("workbench")
+
+
+def tmux(socket: str, *args: str) -> str:
+    done = subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=False)
+    return done.stdout
+
+
+def screen_until(socket: str, *needles: str, timeout: float = 90.0) -> str:
+    """The pane's text once it shows every needle (a generous bound: the machine is shared)."""
+    deadline = time.monotonic() + timeout
+    text = ""
+    while time.monotonic() < deadline:
+        text = tmux(socket, "capture-pane", "-p", "-t", "tui")
+        if all(n in text for n in needles):
+            return text
+        time.sleep(0.2)
+    raise AssertionError(f"the screen never showed {needles}; last screen:\n{text}")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_the_demo_in_a_real_terminal(tmp_path: Path) -> None:
+    assert WORKBENCH.exists(), f"{WORKBENCH} is not installed (pip install -e .)"
+    workspace = tmp_path / "empty"
+    workspace.mkdir()
+    socket = f"wb-e2e-{uuid.uuid4().hex[:8]}"
+    command = [str(WORKBENCH), "--model", "demo", "--workspace", str(workspace), "--data-dir", str(tmp_path / "d")]
+    env = {**os.environ, "TERM": "xterm-256color", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    subprocess.run(
+        ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "tui", "-x", "150", "-y", "45", *command],
+        check=True,
+        env=env,
+    )
+    try:
+        screen_until(socket, "Agents", "Inbox", "demo (scripted")
+        tmux(socket, "send-keys", "-t", "tui", "fix the login check in auth.go", "Enter")
+        screen = screen_until(socket, "Done:", "completed")
+        assert "failed" in screen and "old_text not found" in screen  # the failure, beside the recovery
+        assert "cause" in screen and "edit_file" in screen
+        assert (workspace / "auth.go").exists()
+        tmux(socket, "send-keys", "-t", "tui", "C-c")
+        screen_until(socket, "again to quit")
+        tmux(socket, "send-keys", "-t", "tui", "C-c")
+        deadline = time.monotonic() + 30
+        while "tui" in tmux(socket, "list-sessions", "-F", "#{session_name}") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "tui" not in tmux(socket, "list-sessions", "-F", "#{session_name}")  # the app quit
+    finally:
+        tmux(socket, "kill-server")
