@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
+import logging
 import sqlite3
 import tempfile
 import time
@@ -42,6 +43,8 @@ from workbench.tui.status_line import StatusLine
 from workbench.tui.text import printable
 from workbench.tui.transcript import Transcript
 from workbench.tui.view import ROOT, Changes, SessionView
+
+log = logging.getLogger("workbench")
 
 DEMO_PROMPT = "fix the login check in auth.go"
 QUIT_WINDOW = 3.0  # seconds in which a second Ctrl+C quits
@@ -181,7 +184,7 @@ class WorkbenchApp(App[int]):
         self._unsubscribe = session.subscribe(self._on_event, after=0)
         self.run_worker(self._context_window(settings.model), group="window")
         for text in [*([prompt] if prompt else []), *self._to_send]:
-            session.send(text)
+            self._send(session, text)
         self._to_send.clear()
         self._show_header()
         status.sync()
@@ -216,10 +219,18 @@ class WorkbenchApp(App[int]):
 
     async def _pick(self) -> None:
         module = await asyncio.to_thread(importlib.import_module, "workbench.session")
-        sessions = await asyncio.to_thread(module.list_sessions, self.settings)
+        try:
+            sessions = await asyncio.to_thread(module.list_sessions, self.settings)
+        except module.SessionError as err:
+            self._problem(f"cannot list the sessions: {err}")
+            return
         chosen = await self.push_screen_wait(ResumePicker(sessions, str(self.settings.workspace)))
-        if chosen:
-            self.open_session(self.settings, chosen, self.initial_prompt)
+        info = next((s for s in sessions if s.id == chosen), None)
+        if info is not None:  # it continues in its own folder, on its model unless one was given
+            settings = dataclasses.replace(
+                self.settings, workspace=Path(info.workspace), model=self.settings.model or info.model
+            )
+            self.open_session(settings, info.id, self.initial_prompt)
         elif self.session is None:
             if self.settings.model:
                 self.open_session(self.settings, None, self.initial_prompt)
@@ -297,11 +308,27 @@ class WorkbenchApp(App[int]):
 
     def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         if self.session is not None:
-            self.session.send(event.text)
+            self._send(self.session, event.text)
         elif not self.settings.model:
             self.notify(no_model_help(), severity="warning", timeout=8, markup=False)
         else:
             self._to_send.append(event.text)  # sent as soon as the session is open
+
+    def _send(self, session: Session, text: str) -> None:
+        try:
+            session.send(text)
+        except Exception as err:  # SessionError: one line a person can act on (anything else is logged too)
+            log.info("send refused", exc_info=True)
+            self.notify(printable(str(err)), severity="error", timeout=8, markup=False)
+
+    async def _cancel(self, agent_id: str | None) -> None:
+        if self.session is None:
+            return
+        try:
+            await self.session.cancel(agent_id)
+        except Exception as err:  # SessionError: an agent that is gone (anything else is logged too)
+            log.info("cancel refused", exc_info=True)
+            self.notify(printable(str(err)), severity="error", timeout=8, markup=False)
 
     def on_agents_pane_selected(self, event: AgentsPane.Selected) -> None:
         if event.agent_id != self.selected:
@@ -312,7 +339,7 @@ class WorkbenchApp(App[int]):
     def on_agents_pane_cancel_requested(self, event: AgentsPane.CancelRequested) -> None:
         if self.session is not None:
             self.notify(f"cancelling {event.agent_id}…", timeout=3)
-            self.run_worker(self.session.cancel(event.agent_id), group="cancel")
+            self.run_worker(self._cancel(event.agent_id), group="cancel")
 
     def on_inbox_pane_open(self, event: InboxPane.Open) -> None:
         agents = self.agents_pane
@@ -328,7 +355,7 @@ class WorkbenchApp(App[int]):
             status = self.status_line
             status.message = "interrupting…"
             status.sync()
-            self.run_worker(self.session.cancel(), group="cancel")
+            self.run_worker(self._cancel(None), group="cancel")
 
     def action_quit_twice(self) -> None:
         now = time.monotonic()
