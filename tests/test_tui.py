@@ -32,12 +32,14 @@ def make_app(settings: Settings, **kwargs: Any) -> WorkbenchApp:
     return WorkbenchApp(settings, blink=False, preload=False, **kwargs)
 
 
-async def until(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 60.0, what: str = "") -> None:
+async def until(
+    pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 60.0, what: str | Callable[[], str] = ""
+) -> None:
     """Wait for `condition` with a generous bound (the machine is shared), never a fixed sleep."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or condition}")
+            raise AssertionError(f"timed out waiting for {(what() if callable(what) else what) or condition}")
         await pilot.pause(0.05)
 
 
@@ -145,7 +147,7 @@ async def test_cancelling_one_subagent_leaves_the_parent_running(
         agents = app.query_one(AgentsPane)
         agents.focus()
         agents.select_agent("a1")
-        await until(pilot, lambda: agents.selected_agent == "a1")
+        await until(pilot, lambda: agents.selected_agent == "a1", what=lambda: f"a1 selected: {agents.cursor_line=}")
         await pilot.press("c")
         assert agents.pending_cancel == "a1" and "y: yes" in str(agents.border_subtitle)
         await pilot.press("y")

@@ -77,6 +77,7 @@ class AgentsPane(Tree[str]):
     def __init__(self, clock: Callable[[], float], **kwargs: object) -> None:
         super().__init__("agents", **kwargs)  # type: ignore[arg-type]
         self.show_root = False
+        self.auto_expand = False  # Enter on a row must not fold its children away
         self.guide_depth = 3
         self.clock = clock
         self.view: SessionView | None = None
@@ -119,7 +120,7 @@ class AgentsPane(Tree[str]):
         if self.view is not None:
             self.sync([a for a, row in self.view.agents.items() if not row.final])
 
-    def select_agent(self, agent_id: str, attempts: int = 10) -> None:
+    def select_agent(self, agent_id: str, attempts: int = 50) -> None:
         """Put the cursor on the agent's row; the tree places a new row at its next refresh, so
         this tries again after each refresh until the cursor is there."""
         node = self.nodes_by_id.get(agent_id)
