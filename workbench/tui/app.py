@@ -9,11 +9,7 @@ litellm or the engine: they import in a thread after the first frame.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import importlib
-import logging
-import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -21,38 +17,28 @@ from pathlib import Path
 from typing import ClassVar
 
 import libtmux  # noqa: F401  # reads sys.stdout.encoding at import: before Textual captures stdout
-from rich.text import Text
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import Button, Footer, Static
 
 from workbench.config import Settings
-from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.ask_screen import AskText
-from workbench.tui.engine import EventsArrived, Session, no_model_help, start_litellm_import
+from workbench.tui.engine import no_model_help, start_litellm_import
 from workbench.tui.files_screen import ChangedFiles
-from workbench.tui.header_bar import HeaderBar
 from workbench.tui.inbox_pane import InboxPane
-from workbench.tui.picker import ResumePicker
 from workbench.tui.prompt_input import PromptInput
-from workbench.tui.status_line import StatusLine
+from workbench.tui.session_client import SessionClient
 from workbench.tui.text import printable
-from workbench.tui.transcript import Transcript
-from workbench.tui.view import ROOT, Changes, SessionView
-
-log = logging.getLogger("workbench")
 
 DEMO_PROMPT = "fix the login check in auth.go"
 QUIT_WINDOW = 3.0  # seconds in which a second Ctrl+C quits
-RENDER_INTERVAL = 0.1  # seconds between redraws while events stream in (10 a second)
 NARROW_SCREEN = 110  # columns: below this the side column (Agents, Inbox) narrows
 
 
-class WorkbenchApp(App[int]):
+class WorkbenchApp(SessionClient):
     CSS_PATH = Path(__file__).with_name("workbench.tcss")  # also for subclasses in other folders
     TITLE = "workbench"
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -60,47 +46,6 @@ class WorkbenchApp(App[int]):
         Binding("ctrl+c", "quit_twice", "quit (twice)", priority=True),
         Binding("ctrl+o", "changed_files", "changed files"),
     ]
-
-    def __init__(
-        self,
-        settings: Settings,
-        prompt: str | None = None,
-        resume: str | None = None,
-        pick: bool = False,
-        *,
-        clock: Callable[[], float] = time.time,
-        blink: bool = True,
-        preload: bool = True,
-        offline: bool = False,
-    ) -> None:
-        super().__init__()
-        self.settings = settings
-        self.initial_prompt = prompt
-        self.resume_id = resume
-        self.pick = pick
-        self.clock = clock
-        self.blink = blink
-        self.preload_litellm = preload
-        self.offline = offline  # no session: shows only what `apply_events` is given (snapshots, benchmarks)
-        self.session: Session | None = None
-        self.view = SessionView()
-        self.selected = ROOT
-        self._pending: list[pb.Event] = []
-        self._posted = False
-        self._unsubscribe: Callable[[], None] | None = None
-        self._to_send: list[str] = []
-        self._last_ctrl_c = 0.0
-        self._changes: Changes | None = None  # applied to the view model, not drawn yet
-        self._last_render = 0.0
-        self._render_timer: Timer | None = None
-        # the screen's parts, kept at hand (a query would look at a modal screen when one is open)
-        self.header_bar = HeaderBar(id="header")
-        self.agents_pane = AgentsPane(clock, id="agents")
-        self.inbox_pane = InboxPane(id="inbox")
-        self.transcript = Transcript(clock, id="transcript")
-        self.setup = Horizontal(id="setup")
-        self.prompt_input = PromptInput(blink=blink, id="prompt")
-        self.status_line = StatusLine(clock, id="status")
 
     # --- layout ------------------------------------------------------------------------
 
@@ -146,164 +91,6 @@ class WorkbenchApp(App[int]):
         else:
             self.open_session(self.settings, self.resume_id, self.initial_prompt)
 
-    def _show_header(self) -> None:
-        v = self.view
-        model = v.model or (self.session.settings.model if self.session else self.settings.model)
-        workspace = v.workspace or str(self.session.settings.workspace if self.session else self.settings.workspace)
-        self.header_bar.show(v.title, model, workspace, v.session_id)
-
-    # --- the session -------------------------------------------------------------------
-
-    def open_session(self, settings: Settings, resume: str | None, prompt: str | None) -> None:
-        self.run_worker(self._open(settings, resume, prompt), group="session", exclusive=True)
-
-    async def _open(self, settings: Settings, resume: str | None, prompt: str | None) -> None:
-        status = self.status_line
-        status.message = "resuming…" if resume else "opening the session…"
-        status.sync()
-        await self._close_session()
-        module = await asyncio.to_thread(importlib.import_module, "workbench.session")
-        try:
-            session: Session = await module.Session.open(settings, resume=resume)
-        except module.SessionError as err:  # unknown id, another workspace, held elsewhere, corrupt
-            self._problem(f"cannot open the session: {err}")
-            return
-        except (OSError, sqlite3.Error) as err:  # the data folder: missing rights, disk full
-            self._problem(f"cannot open the session in {settings.data_dir}: {err}; choose another --data-dir")
-            return
-        self.session, self.settings = session, settings
-        self.view = SessionView()
-        self.view.model, self.view.workspace = settings.model, str(settings.workspace)
-        self.view.session_id = session.id
-        self.selected = ROOT
-        self.setup.display = False
-        self.agents_pane.show_view(self.view)
-        self.inbox_pane.show_view(self.view)
-        self.transcript.show(ROOT, self.view.transcript(ROOT))
-        status.view, status.message = self.view, ""
-        self._unsubscribe = session.subscribe(self._on_event, after=0)
-        self.run_worker(self._context_window(settings.model), group="window")
-        for text in [*([prompt] if prompt else []), *self._to_send]:
-            self._send(session, text)
-        self._to_send.clear()
-        self._show_header()
-        status.sync()
-
-    async def _context_window(self, model: str) -> None:
-        """The model's window for the status line, looked up in a thread (it needs litellm)."""
-        from workbench.model import ModelSpec, context_window
-
-        window = await asyncio.to_thread(context_window, ModelSpec(model).wire_model)
-        status = self.status_line
-        status.window = window
-        status.sync()
-
-    async def _close_session(self) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
-        session, self.session = self.session, None
-        self._pending.clear()
-        self._changes = None
-        if session is not None:
-            await session.close()
-
-    def _problem(self, text: str) -> None:
-        """A session that cannot open: said in the prompt area until another opens (ctrl+p offers ways on)."""
-        status = self.status_line
-        status.message = ""
-        status.sync()
-        self.query_one("#setup-help", Static).update(Text(printable(text) + "  (ctrl+p: new session, resume session)"))
-        self.setup.display = True
-        self.notify(printable(text), severity="error", timeout=10, markup=False)
-
-    async def _pick(self) -> None:
-        module = await asyncio.to_thread(importlib.import_module, "workbench.session")
-        try:
-            sessions = await asyncio.to_thread(module.list_sessions, self.settings)
-        except module.SessionError as err:
-            self._problem(f"cannot list the sessions: {err}")
-            return
-        chosen = await self.push_screen_wait(ResumePicker(sessions, str(self.settings.workspace)))
-        info = next((s for s in sessions if s.id == chosen), None)
-        if info is not None:  # it continues in its own folder, on its model unless one was given
-            settings = dataclasses.replace(
-                self.settings, workspace=Path(info.workspace), model=self.settings.model or info.model
-            )
-            self.open_session(settings, info.id, self.initial_prompt)
-        elif self.session is None:
-            if self.settings.model:
-                self.open_session(self.settings, None, self.initial_prompt)
-            else:
-                self.setup.display = True
-
-    # --- events: the subscriber only queues and posts ----------------------------------
-
-    def _on_event(self, event: pb.Event) -> None:
-        self._pending.append(event)
-        if not self._posted:
-            self._posted = True
-            self.post_message(EventsArrived())
-
-    def on_events_arrived(self, _: EventsArrived) -> None:
-        """Fold the queued events into the view model now; redraw at most every RENDER_INTERVAL."""
-        self._posted = False
-        batch, self._pending = self._pending, []
-        if not batch:
-            return
-        self._changes = self.view.apply(batch, self._changes)
-        wait = self._last_render + RENDER_INTERVAL - time.monotonic()
-        if wait <= 0:
-            self._render_pending()
-        elif self._render_timer is None:
-            self._render_timer = self.set_timer(wait, self._render_pending)
-
-    def _render_pending(self) -> None:
-        self._render_timer = None
-        changes, self._changes = self._changes, None
-        self._last_render = time.monotonic()
-        if changes is not None:
-            self.render_changes(changes)
-
-    def apply_events(self, events: list[pb.Event]) -> None:
-        """Apply events at once (snapshots and benchmarks feed fixed events this way)."""
-        self.render_changes(self.view.apply(events))
-
-    def render_changes(self, changes: Changes) -> None:
-        with self.batch_update():
-            agents = self.agents_pane
-            if agents.view is not self.view:
-                agents.show_view(self.view)
-            else:
-                agents.sync([*changes.new_agents, *changes.agents])
-            transcript = self.transcript
-            if transcript.agent_id != self.selected or transcript.items is not self.view.transcript(self.selected):
-                transcript.show(self.selected, self.view.transcript(self.selected))
-            else:
-                transcript.add(changes.added.get(self.selected, []))
-            transcript.update(changes.updated)
-            inbox = self.inbox_pane
-            if inbox.view is not self.view:
-                inbox.show_view(self.view)
-            elif changes.inbox:
-                inbox.sync()
-            status = self.status_line
-            status.view = self.view
-            if changes.status:
-                status.message = ""
-                status.sync()
-                self._show_header()
-                self._title_transcript()
-
-    def _tick(self) -> None:
-        self.agents_pane.tick()
-        self.status_line.sync()
-
-    def _title_transcript(self) -> None:
-        row = self.view.agents.get(self.selected)
-        transcript = self.transcript
-        transcript.border_title = printable(f"{row.info.name or row.info.id}" if row else self.selected)
-
     # --- input -------------------------------------------------------------------------
 
     def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
@@ -313,22 +100,6 @@ class WorkbenchApp(App[int]):
             self.notify(no_model_help(), severity="warning", timeout=8, markup=False)
         else:
             self._to_send.append(event.text)  # sent as soon as the session is open
-
-    def _send(self, session: Session, text: str) -> None:
-        try:
-            session.send(text)
-        except Exception as err:  # SessionError: one line a person can act on (anything else is logged too)
-            log.info("send refused", exc_info=True)
-            self.notify(printable(str(err)), severity="error", timeout=8, markup=False)
-
-    async def _cancel(self, agent_id: str | None) -> None:
-        if self.session is None:
-            return
-        try:
-            await self.session.cancel(agent_id)
-        except Exception as err:  # SessionError: an agent that is gone (anything else is logged too)
-            log.info("cancel refused", exc_info=True)
-            self.notify(printable(str(err)), severity="error", timeout=8, markup=False)
 
     def on_agents_pane_selected(self, event: AgentsPane.Selected) -> None:
         if event.agent_id != self.selected:
@@ -364,14 +135,6 @@ class WorkbenchApp(App[int]):
             return
         self._last_ctrl_c = now
         self.notify("Press Ctrl+C again to quit (Esc interrupts the run).", timeout=QUIT_WINDOW)
-
-    async def _quit(self) -> None:
-        await self._close_session()  # the run stops and the session's tmux server ends
-        self.exit(0)
-
-    async def action_quit(self) -> None:
-        """Every way out (the palette's Quit too) closes the session first."""
-        await self._quit()
 
     # --- commands ----------------------------------------------------------------------
 
