@@ -191,3 +191,17 @@ def model_text_of(result: pb.ToolResult) -> str:
     from workbench.feedback import model_text
 
     return model_text(result)
+
+
+# --- the ablation the eval measures hints with ------------------------------------------------
+
+
+async def test_without_recovery_hints_an_error_is_only_its_first_sentence(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("alpha\n")
+    settings.recovery_hints = False
+    scripted_model.add(reply("", call("read_file", path="note.txt")), reply("no idea"))
+    run = await run_agent(settings, "read the notes")
+    (result,) = run.results()
+    assert result.is_error and result.error == "note.txt does not exist"

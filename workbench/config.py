@@ -207,6 +207,14 @@ class Settings:
     output_limit: int = field(
         default=30000, metadata=about(doc="characters of one tool result the model sees; 0: no limit", project=LOWER)
     )
+    recovery_hints: bool = field(
+        default=True,
+        metadata=about(
+            doc="tool errors say what to do next (did-you-mean, closest region, ...); false: only the bare "
+            "error, cut at its first sentence (to measure the hints: tools/eval_recovery.py --ablate-hints)",
+            project=USER_ONLY,
+        ),
+    )
     output_event_cap: int = field(
         default=1000000, metadata=about(doc="bytes of one call's output stored as events; 0: no limit", project=LOWER)
     )

@@ -270,6 +270,8 @@ class Toolbox:
     async def invoke(self, call: pb.ToolCall, ctx: ToolContext) -> pb.ToolResult:
         """Run one call; every outcome, bad arguments included, is a ToolResult."""
         result = await self._invoke(call, ctx)
+        if result.is_error and not ctx.settings.recovery_hints:
+            result.error = bare_error(result.error)
         limit_error(result, ctx.settings.output_limit)
         return result
 
@@ -321,6 +323,16 @@ class Toolbox:
         return result
 
 
+_SENTENCE_END = re.compile(r"[.;?!](?:\s|$)")
+
+
+def bare_error(error: str) -> str:
+    """An error without its recovery hint: its first sentence or clause ("x does not exist; did you mean y?" ->
+    "x does not exist"). Used when the `recovery_hints` setting is off, to measure what hints are worth."""
+    end = _SENTENCE_END.search(error)
+    return error[: end.start()] if end else error
+
+
 def limit_error(result: pb.ToolResult, limit: int) -> None:
     """Hold the error text to the output limit too: cut its middle with a note (it often quotes the model)."""
     text = result.error
@@ -350,6 +362,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "Toolbox",
+    "bare_error",
     "builtin_tools",
     "limit_error",
     "limit_output",
