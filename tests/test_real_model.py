@@ -3,7 +3,9 @@
     WORKBENCH_TEST_MODEL=openai/gpt-4.1 OPENAI_API_KEY=... .venv/bin/python -m pytest -m real_model
 
 Any litellm model string works, with the provider's key in its usual env var. For an
-OpenAI-compatible server of your own, add WORKBENCH_TEST_API_BASE (and WORKBENCH_TEST_API_KEY).
+OpenAI-compatible server of your own, add WORKBENCH_TEST_API_BASE (and WORKBENCH_TEST_API_KEY);
+`eval "$(../shared/realmodel/serve.sh env)"` sets all three for the local model. Each test may
+take WORKBENCH_TEST_TIMEOUT seconds (1800 by default: a small local model on a shared CPU is slow).
 The variables are read when this module is imported: the shared fixtures clear WORKBENCH_*
 for every test so that no test sees the person's settings.
 """
@@ -23,11 +25,13 @@ from workbench.pb import workbench_pb2 as pb
 MODEL = os.environ.get("WORKBENCH_TEST_MODEL", "")
 API_BASE = os.environ.get("WORKBENCH_TEST_API_BASE", "")
 API_KEY = os.environ.get("WORKBENCH_TEST_API_KEY", "")
+# A small local model on a shared CPU takes minutes per run (a first prompt ~50 s, ~20 tokens/s)
+TIMEOUT = float(os.environ.get("WORKBENCH_TEST_TIMEOUT", "1800"))
 FILE_TOOLS = ["read_file", "write_file", "edit_file", "ls", "glob", "grep"]
 
 pytestmark = [
     pytest.mark.real_model,
-    pytest.mark.timeout(300),
+    pytest.mark.timeout(TIMEOUT),
     pytest.mark.skipif(not MODEL, reason="set WORKBENCH_TEST_MODEL (and the provider's key) to run"),
 ]
 

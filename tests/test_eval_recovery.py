@@ -1,0 +1,85 @@
+"""The recovery eval itself (tools/eval_recovery.py) against the scripted server, so it cannot rot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.scripted_server import ScriptedModel, call, reply
+from tools.eval_recovery import main
+from tools.eval_recovery_scenarios import SCENARIOS
+
+
+def run_eval(scripted_model: ScriptedModel, out: Path, *extra: str) -> dict[str, Any]:
+    argv = ["--model", "openai/scripted", "--api-base", scripted_model.url, "--api-key", "sk-test"]
+    assert main([*argv, "--out", str(out), "--temperature", "0", "--seed", "7", *extra]) == 0
+    label = "ablated" if "--ablate-hints" in extra else "after"
+    return json.loads((out / label / "summary.json").read_text())
+
+
+def test_every_scenario_has_a_distinct_name_and_a_prompt() -> None:
+    names = [s.name for s in SCENARIOS]
+    assert len(names) == len(set(names)) >= 8 and all(s.prompt for s in SCENARIOS)
+
+
+def test_a_recovered_run_is_counted_and_its_events_saved(scripted_model: ScriptedModel, tmp_path: Path) -> None:
+    scripted_model.add(
+        reply("", call("read_file", path="conf/setings.json")),
+        reply("", call("read_file", path="conf/settings.json")),
+        reply("The port is 8443."),
+    )
+    summary = run_eval(scripted_model, tmp_path, "--scenario", "misspelled_path")
+    (row,) = summary["table"]
+    assert row == {
+        "scenario": "misspelled_path",
+        "runs": 1,
+        "failed": 1,
+        "recovered": 1,
+        "correct": 1,
+        "turns": 3,
+        "tokens": 45,
+    }
+    (run,) = summary["runs"]
+    events = [json.loads(line) for line in Path(run["events"]).read_text().splitlines()]
+    failed = [e for e in events if e.get("toolCallFinished", {}).get("result", {}).get("isError")]
+    assert "did you mean conf/settings.json?" in failed[0]["toolCallFinished"]["result"]["error"]
+    assert all(r["temperature"] == 0 and r["seed"] == 7 for r in scripted_model.requests)
+
+
+def test_the_ablation_gives_the_bare_error_and_a_wrong_answer_is_not_correct(
+    scripted_model: ScriptedModel, tmp_path: Path
+) -> None:
+    scripted_model.add(reply("", call("read_file", path="conf/setings.json")), reply("It is 8080."))
+    summary = run_eval(scripted_model, tmp_path, "--scenario", "misspelled_path", "--ablate-hints")
+    (row,) = summary["table"]
+    assert (row["failed"], row["recovered"], row["correct"]) == (1, 0, 0)
+    (run,) = summary["runs"]
+    events = [json.loads(line) for line in Path(run["events"]).read_text().splitlines()]
+    (result,) = [e["toolCallFinished"]["result"] for e in events if "toolCallFinished" in e]
+    assert result["error"] == "conf/setings.json does not exist"
+
+
+def test_a_failed_async_child_reaches_the_parent_through_the_inbox(
+    scripted_model: ScriptedModel, tmp_path: Path
+) -> None:
+    """The eval cancels the first child as soon as it is spawned; the parent reads the file itself."""
+
+    def model(body: dict[str, Any]) -> dict[str, Any]:
+        messages = body["messages"]
+        users = [m["content"] for m in messages if m["role"] == "user"]
+        if users and users[0] == "read VERSION.txt":  # the child: slow, it is cancelled meanwhile
+            return reply("4.2.1", delay=5)
+        tools = [m for m in messages if m["role"] == "tool"]
+        if not tools:
+            return reply("", call("subagent", action="create", mode="async", prompt="read VERSION.txt"))
+        if "read_file" in json.dumps(messages[-2:]):
+            return reply("The version is 4.2.1.")
+        if messages[-1]["role"] == "user":  # the Inbox: the child was cancelled
+            return reply("", call("read_file", path="VERSION.txt"))
+        return reply("Waiting for the subagent.")
+
+    scripted_model.add(*[model] * 6)
+    summary = run_eval(scripted_model, tmp_path, "--scenario", "failed_async_child")
+    (row,) = summary["table"]
+    assert (row["failed"], row["recovered"], row["correct"]) == (1, 1, 1)

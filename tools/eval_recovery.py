@@ -1,0 +1,241 @@
+"""Recovery eval: failure scenarios against any model, each run in a fresh workspace, through the Session API.
+
+    .venv/bin/python tools/eval_recovery.py --model openai/qwen2.5-coder-1.5b \\
+        --api-base http://127.0.0.1:8089/v1 --api-key none --runs 1 --temperature 0 --seed 7 \\
+        [--scenario edit_trap ...] [--ablate-hints] [--label after] [--out eval-out]
+
+Per scenario it prints runs, failed (the scenario's failure happened: a model may avoid it),
+recovered (after it, a successful call of a fixing tool or a correct end), correct (the
+workspace or the answer checks out, in code), mean turns (model calls of all agents) and
+mean tokens. Every run's committed events are saved as JSON lines under --out, with a
+summary.json. --ablate-hints turns the `recovery_hints` setting off: each tool error is cut
+to its first sentence, so what the hints are worth is measured. --temperature and --seed are
+sent with every model request (Workbench has no such setting: the eval adds them to the
+request it builds). The scenarios are in tools/eval_recovery_scenarios.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(1, str(ROOT))  # after a PYTHONPATH that points at another checkout (a "before" run)
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from google.protobuf import json_format  # noqa: E402
+
+from tools.eval_recovery_scenarios import SCENARIOS, Outcome, Scenario  # noqa: E402
+from workbench.config import Settings  # noqa: E402
+from workbench.model import ModelClient  # noqa: E402
+from workbench.pb import workbench_pb2 as pb  # noqa: E402
+from workbench.session import Session  # noqa: E402
+
+
+@dataclass
+class Row:
+    """One run of one scenario."""
+
+    scenario: str
+    run: int
+    failed: bool
+    recovered: bool
+    correct: bool
+    turns: int
+    tokens: int
+    seconds: float
+    status: str
+    answer: str
+    events: str  # the saved events file
+
+
+def fixed_sampling(temperature: float | None, seed: int | None) -> None:
+    """Send `temperature` and `seed` with every model request this process makes."""
+    if temperature is None and seed is None:
+        return
+    build = ModelClient.request
+
+    def request(self: ModelClient, messages: list[pb.Message], tools: list[pb.ToolDefinition]) -> dict[str, Any]:
+        kwargs = build(self, messages, tools)
+        if temperature is not None:
+            kwargs["temperature"] = temperature
+        if seed is not None:
+            kwargs["seed"] = seed
+        return kwargs
+
+    ModelClient.request = request  # type: ignore[method-assign]
+
+
+def prepare(scenario: Scenario, folder: Path) -> Path:
+    workspace = folder / "ws"
+    workspace.mkdir(parents=True)
+    for rel, text in scenario.files.items():
+        target = workspace / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    for rel in scenario.executable:
+        (workspace / rel).chmod(0o755)
+    return workspace
+
+
+async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, index: int) -> Row:
+    """One run of `scenario` in a fresh workspace under `folder`; its events saved in args.out."""
+    workspace = prepare(scenario, folder)
+    settings = Settings(
+        model=args.model,
+        api_base=args.api_base,
+        api_key=args.api_key,
+        workspace=workspace,
+        data_dir=folder / "data",
+        max_turns=args.max_turns,
+    )
+    if args.ablate_hints:
+        if not hasattr(settings, "recovery_hints"):
+            raise SystemExit("--ablate-hints: this workbench has no recovery_hints setting")
+        settings.recovery_hints = False
+    session = await Session.open(settings)
+    cancels: list[asyncio.Task[None]] = []
+
+    def on_event(event: pb.Event) -> None:  # the scenario's failed child: cancelled as soon as it exists
+        spawned = event.agent_spawned.agent if event.WhichOneof("kind") == "agent_spawned" else None
+        if scenario.cancel_first_child and spawned is not None and spawned.parent_id == "main" and not cancels:
+            cancels.append(asyncio.get_running_loop().create_task(session.cancel(spawned.id)))
+
+    unsubscribe = session.subscribe(on_event)
+    started = time.monotonic()
+    session.send(scenario.prompt)
+    try:
+        outcome = await asyncio.wait_for(session.wait(), args.run_timeout)
+    except TimeoutError:
+        await session.cancel()
+        outcome = pb.RunFinished(status=pb.RUN_STATUS_CANCELLED, reason=f"the eval's {args.run_timeout:g} s limit")
+    seconds = time.monotonic() - started
+    unsubscribe()
+    events = list(session.events())
+    await session.close()
+    saved = args.out / args.label / f"{scenario.name}-{index}.jsonl"
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text("".join(json_format.MessageToJson(e, indent=None) + "\n" for e in events))
+    run = Outcome(events, outcome.text, workspace, outcome.status)
+    totals = [e.usage_update.session_total for e in events if e.WhichOneof("kind") == "usage_update"]
+    return Row(
+        scenario=scenario.name,
+        run=index,
+        failed=scenario.failed(run),
+        recovered=scenario.recovered(run),
+        correct=scenario.correct(run),
+        turns=sum(1 for e in events if e.WhichOneof("kind") == "message" and e.message.role == pb.ROLE_ASSISTANT),
+        tokens=(totals[-1].input_tokens + totals[-1].output_tokens) if totals else 0,
+        seconds=round(seconds, 1),
+        status=pb.RunStatus.Name(outcome.status).removeprefix("RUN_STATUS_").lower(),
+        answer=outcome.text[:500],
+        events=str(saved),
+    )
+
+
+def summary(rows: list[Row]) -> list[dict[str, Any]]:
+    """Per scenario: runs, failed, recovered, correct, mean turns and tokens."""
+    table = []
+    for name in dict.fromkeys(r.scenario for r in rows):
+        mine = [r for r in rows if r.scenario == name]
+        table.append(
+            {
+                "scenario": name,
+                "runs": len(mine),
+                "failed": sum(r.failed for r in mine),
+                "recovered": sum(r.recovered for r in mine),
+                "correct": sum(r.correct for r in mine),
+                "turns": round(statistics.mean(r.turns for r in mine), 1),
+                "tokens": round(statistics.mean(r.tokens for r in mine)),
+            }
+        )
+    return table
+
+
+def render(table: list[dict[str, Any]], label: str) -> str:
+    head = f"{'scenario (' + label + ')':<28} runs failed recovered correct  turns  tokens"
+    lines = [head, "-" * len(head)]
+    for t in table:
+        lines.append(
+            f"{t['scenario']:<28} {t['runs']:>4} {t['failed']:>6} {t['recovered']:>9} {t['correct']:>7} "
+            f"{t['turns']:>6} {t['tokens']:>7}"
+        )
+    total = sum(t["correct"] for t in table), sum(t["runs"] for t in table)
+    lines.append(f"correct in all: {total[0]} of {total[1]} runs")
+    return "\n".join(lines)
+
+
+async def evaluate(args: argparse.Namespace) -> list[Row]:
+    chosen = [s for s in SCENARIOS if not args.scenario or s.name in args.scenario]
+    unknown = set(args.scenario or []) - {s.name for s in SCENARIOS}
+    if unknown:
+        raise SystemExit(
+            f"unknown scenario(s) {', '.join(sorted(unknown))}; known: {', '.join(s.name for s in SCENARIOS)}"
+        )
+    fixed_sampling(args.temperature, args.seed)
+    bin_dir = str(Path(sys.executable).parent)  # the shells find pytest (the misspelled-command scenario)
+    os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+    rows: list[Row] = []
+    scratch = Path(tempfile.mkdtemp(prefix="wb-eval-"))
+    try:
+        for scenario in chosen:
+            for index in range(args.runs):
+                row = await run_once(scenario, args, scratch / f"{scenario.name}-{index}", index)
+                rows.append(row)
+                print(
+                    f"{scenario.name} #{index}: failed={row.failed} recovered={row.recovered} correct={row.correct} "
+                    f"turns={row.turns} tokens={row.tokens} {row.seconds:g}s {row.status}",
+                    flush=True,
+                )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return rows
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--model", required=True, help="litellm model string, e.g. openai/qwen2.5-coder-1.5b")
+    parser.add_argument("--api-base", default="", help="an OpenAI-compatible server's base URL")
+    parser.add_argument("--api-key", default="", help="the key for --api-base (a local server: any word)")
+    parser.add_argument("--runs", type=int, default=1, help="runs of each scenario")
+    parser.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
+    parser.add_argument("--ablate-hints", action="store_true", help="tool errors without their recovery hints")
+    parser.add_argument("--temperature", type=float, default=None, help="sent with every request")
+    parser.add_argument("--seed", type=int, default=None, help="sent with every request")
+    parser.add_argument("--max-turns", type=int, default=12, help="model calls of one agent per run")
+    parser.add_argument("--run-timeout", type=float, default=300.0, help="seconds one run may take")
+    parser.add_argument("--label", default="", help="names this variant in the output (default: after/ablated)")
+    parser.add_argument("--out", type=Path, default=Path("eval-out"), help="where events and summaries go")
+    args = parser.parse_args(argv)
+    args.label = args.label or ("ablated" if args.ablate_hints else "after")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    rows = asyncio.run(evaluate(args))
+    table = summary(rows)
+    print(render(table, args.label))
+    folder = args.out / args.label
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "summary.json").write_text(
+        json.dumps(
+            {"label": args.label, "model": args.model, "table": table, "runs": [asdict(r) for r in rows]}, indent=1
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
