@@ -544,6 +544,7 @@ async def test_sandboxed_commands_cannot_command_the_tmux_server(open_session: C
     assert result.is_error
     assert "no server running" in result.output or "error connecting" in result.output, result.output
     assert "\n0\n" in result.output  # no socket in the session's folder
+    assert "use the tmux tool" in result.error  # the hint
     assert "kill: (2) - Operation not permitted" in result.output
     assert "/proc/2/environ: Permission denied" in result.output
     probe = (

@@ -260,6 +260,7 @@ _NO_NETWORK = re.compile(
 # a path in an error line: quoted ('x', "x", `x', ‘x’), or a field between ": " holding a slash
 _QUOTED = re.compile(r"""['"`‘]([^'"`’\n]+)['"’]""")
 _FIELD = re.compile(r"(?:^|: )([^\s:'\"`]*/[^\s:'\"`]*)(?=: |$)")
+_NO_TMUX = re.compile(r"no server running on|error connecting to")
 SCAN_BYTES = 65536  # of the output's start and of its end
 
 
@@ -311,6 +312,11 @@ def refusal_hint(policy: Policy, session_dir: Path, output: str, cwd: str = "") 
                         "and /tmp. The person can add a folder with sandbox_writable in the user config, "
                         "or run with --sandbox off"
                     )
+        if _NO_TMUX.search(line) and str(_real(session_dir)) in line:
+            return (
+                "sandbox: tmux commands inside the sandbox cannot reach the session's tmux server (so "
+                "that a command cannot steer it); use the tmux tool for windows"
+            )
         if not policy.network and _NO_NETWORK.search(line):
             network = True
     if network:
