@@ -281,7 +281,7 @@ async def test_a_killed_tmux_server_recovers_on_the_next_call(term: Term) -> Non
     await term.ok("bash", command="cd /tmp")
     await _run("tmux", "-L", term.host.socket_name, "kill-server")
     result = await term.call("bash", command="pwd")
-    assert result.output == "/tmp\n" and not result.is_error
+    assert result.output == "/tmp\n" and not result.is_error, model_text(result)
     assert any("fresh server" in note for note in result.notes)
     assert await term.ok("bash", command="echo again") == "again\n"
 
@@ -617,3 +617,12 @@ def test_the_missing_name_is_read_from_bash_s_message() -> None:
     assert missing_command("x\nbash: pytset: command not found\n") == "pytset"
     assert missing_command("bash: line 3: ./gradlew: command not found") == ""
     assert missing_command("all fine") == ""
+
+
+async def test_a_command_detached_before_its_shell_read_it_still_runs(term: Term) -> None:
+    """A slow shell (a loaded machine; here a PROMPT_COMMAND that sleeps) reads the command late."""
+    await term.ok("bash", command="PROMPT_COMMAND='__wb_prompt; sleep 1'")
+    result = await term.call("bash", command="echo ran-late; sleep 30", timeout=0.2)
+    assert "timed out" in result.error
+    found = await term.ok("tmux", action="wait", window="bash-1", pattern="ran-late", timeout=15)
+    assert "ran-late" in found

@@ -151,8 +151,9 @@ class BashRun:
             self.output.close()
             if self.shell is None or self.shell.window.run is not self.done:  # a detached run is listened for
                 self.host.reports.forget_run(self.run_id)
-            with contextlib.suppress(OSError):
-                self.script.unlink()
+            if self.done.done():  # a detached shell may not have read it yet (a loaded machine)
+                with contextlib.suppress(OSError):
+                    self.script.unlink()
 
     # -- 1. the shell --
 
@@ -163,7 +164,11 @@ class BashRun:
             state.notes.append(f"the previous shell had exited; started a fresh shell in {self.cwd}")
             await host.kill_window(state.shell.window)
             state.shell = None
-        shell = await host.shell(self.agent_id, self.cwd)
+        try:
+            shell = await host.shell(self.agent_id, self.cwd)
+        except (TmuxError, ServerGone):  # the server was going away just then: once more, afresh
+            await host.recover()
+            shell = await host.shell(self.agent_id, self.cwd)
         self.notes, state.notes = state.notes, []
         return shell
 

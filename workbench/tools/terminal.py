@@ -137,6 +137,13 @@ class TerminalHost:
                 )
             await self._start()
 
+    async def recover(self) -> None:
+        """A tmux command just failed: if the server is going away, wait until its control client
+        sees it gone, then start a fresh one (a server that still answers is left as it is)."""
+        if self.control is not None and not await self.server_answers():
+            await asyncio.wait({self.control.gone}, timeout=2)
+        await self.ensure_started()
+
     def _tell_all(self, note: str) -> None:
         for state in self.agents.values():
             if note not in state.notes:
