@@ -186,7 +186,7 @@ def bench_start(runs: int = 3) -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             env = {**os.environ, "HOME": tmp, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-            workbench = [sys.executable, "-m", "workbench.cli", "run", "hi", "--model", "openai/scripted"]
+            workbench = [sys.executable, "-m", "workbench.launch", "run", "hi", "--model", "openai/scripted"]
             workbench += ["--api-base", server.url, "--workspace", tmp, "--data-dir", f"{tmp}/d"]
             firsts, bares, imports = [], [], []
             for _ in range(runs):

@@ -360,8 +360,8 @@ def _run(args: argparse.Namespace) -> int:
     from workbench.model import preload
 
     preload()  # litellm imports while the store opens
+    setup_logging(settings)  # a data folder that cannot be used is said at once, not after the import
     check_model(settings)
-    setup_logging(settings)
     return _run_session(settings, args, resume)
 
 
@@ -418,5 +418,7 @@ def _run_session(settings: Settings, args: argparse.Namespace, resume: str | Non
     return ended.code or EXIT_CODES.get(outcome.status, 1)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # `python -m workbench.cli` ends as the console script does
+    from workbench.launch import entry
+
+    entry()
