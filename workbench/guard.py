@@ -14,22 +14,17 @@ The guard decides; it runs nothing and writes no event. The loop records each de
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.config import APPROVAL_MODES, Settings, effective_approval
 from workbench.guard_model import ModelJudge
-from workbench.guard_rules import (
-    Places,
-    Rule,
-    bash_rule,
-    file_rule,
-    opaque,
-    parse_rules,
-    primary_text,
-    simple_commands,
-)
+from workbench.guard_rules import Rule, bash_rule, file_rule, parse_rules, primary_text
+from workbench.guard_shell import Places, opaque, simple_commands
 from workbench.pb import workbench_pb2 as pb
 
 RECORD, REVIEW, BLOCK = pb.GUARD_VERDICT_RECORD, pb.GUARD_VERDICT_REVIEW, pb.GUARD_VERDICT_BLOCK
@@ -39,6 +34,7 @@ TMUX_READING = frozenset({"capture", "wait", "list"})
 SHELL_TOOLS = frozenset({"bash", "tmux"})
 FILE_WRITERS = frozenset({"write_file", "edit_file"})
 MODE_CYCLE = ("ask", "auto", "read-only")  # the order Ctrl+T steps through
+Emit = Callable[[str, Any], object]  # a Recorder's emit: emit("guard_decision", decision)
 
 
 def strictest(*decisions: pb.GuardDecision | None) -> pb.GuardDecision:
@@ -73,11 +69,21 @@ class Guard:
     approvals the person gave for the rest of the session."""
 
     def __init__(
-        self, settings: Settings, *, interactive: bool = False, mode: str = "", judge: ModelJudge | None = None
+        self,
+        settings: Settings,
+        *,
+        interactive: bool = False,
+        answerable: bool | None = None,
+        mode: str = "",
+        judge: ModelJudge | None = None,
     ):
-        """`interactive`: a person can answer reviews (the TUI, a terminal), which makes `ask` the
-        default mode; `mode` overrides the settings (tests, benchmarks)."""
+        """`interactive`: the TUI, whose default mode is `ask`; `answerable`: a person can answer
+        reviews (the TUI; a headless run on a terminal), by default when interactive; `mode`
+        overrides the settings (tests, benchmarks)."""
         self.settings = settings
+        self.answerable = interactive if answerable is None else answerable
+        self._pending: dict[str, _Pending] = {}
+        self._waiting: Counter[str] = Counter()  # agent id -> its calls waiting for the person
         self.mode = mode or effective_approval(settings, interactive)
         if self.mode not in APPROVAL_MODES:
             raise ValueError(f"approval mode must be one of {', '.join(APPROVAL_MODES)}, got {self.mode!r}")
@@ -181,6 +187,83 @@ class Guard:
             return file_rule(args["path"])
         return ""
 
+    # --- before a call runs -------------------------------------------------------------------------
+
+    async def admit(
+        self,
+        call: pb.ToolCall,
+        *,
+        agent_id: str,
+        task: str,
+        emit: Emit,
+        count_usage: Callable[[pb.Usage], None] = lambda usage: None,
+        on_status: Callable[[pb.AgentStatus], None] = lambda status: None,
+    ) -> pb.ToolResult | None:
+        """Judge `call`, record the decision, and wait for the person on a review. None when the
+        call may run; else the error result the model gets instead (nothing of the call ran)."""
+        decision = await self.judge(call, task, count_usage)
+        emit("guard_decision", decision)
+        if decision.verdict == RECORD:
+            return None
+        if decision.verdict == BLOCK:
+            return refused(
+                call,
+                f"Blocked by the guard ({decision.judge}): {decision.reason}. The call did not run; "
+                "do not repeat it: take another approach, or ask the person.",
+            )
+        if not self.answerable:
+            return refused(call, self.denial(decision))
+        answer = await self._wait_for_person(decision, agent_id, on_status)
+        emit("review_decided", answer)
+        if answer.approved:
+            return None
+        why = f": {answer.reason}" if answer.reason else " (no reason given)"
+        return refused(call, f"The person denied this call{why}. It did not run; adapt your approach to that.")
+
+    async def _wait_for_person(
+        self, decision: pb.GuardDecision, agent_id: str, on_status: Callable[[pb.AgentStatus], None]
+    ) -> pb.ReviewDecided:
+        answer: asyncio.Future[pb.ReviewDecided] = asyncio.get_running_loop().create_future()
+        self._pending[decision.call_id] = _Pending(decision, answer)
+        self._waiting[agent_id] += 1
+        if self._waiting[agent_id] == 1:
+            on_status(pb.AGENT_STATUS_AWAITING_APPROVAL)
+        try:
+            result = await answer
+        finally:
+            self._pending.pop(decision.call_id, None)
+            self._waiting[agent_id] -= 1
+        if not self._waiting[agent_id]:  # a cancel does not get here: the run's end sets the status
+            on_status(pb.AGENT_STATUS_RUNNING)
+        return result
+
+    def pending_reviews(self) -> list[pb.GuardDecision]:
+        """The decisions that wait for the person, oldest first."""
+        return [p.decision for p in self._pending.values()]
+
+    def decide(self, call_id: str, approve: bool, reason: str = "", remember: bool = False) -> None:
+        """The person's answer to a pending review. `remember` (with approve) approves this tool,
+        or this exact bash / tmux command, for the rest of the session; other pending reviews
+        that this approval now covers are approved with it."""
+        pending = self._pending.get(call_id)
+        if pending is None or pending.answer.done():
+            waiting = ", ".join(self._pending) or "none"
+            raise KeyError(f"no call {call_id!r} waits for review (waiting: {waiting})")
+        remember = remember and approve
+        if remember:
+            self.remember(pending.decision.call)
+        pending.answer.set_result(pb.ReviewDecided(call_id=call_id, approved=approve, reason=reason, remember=remember))
+        if not remember:
+            return
+        for other in list(self._pending.values()):
+            covered = other.decision.judge != "model" and self.check(other.decision.call).verdict == RECORD
+            if covered and not other.answer.done():
+                other.answer.set_result(
+                    pb.ReviewDecided(
+                        call_id=other.decision.call_id, approved=True, reason=f"approved with call {call_id}"
+                    )
+                )
+
     # --- a review no one can answer ----------------------------------------------------------------
 
     def denial(self, decision: pb.GuardDecision) -> str:
@@ -210,3 +293,14 @@ def suggest_rule(tool: str, text: str) -> str:
     if tool in SHELL_TOOLS and (len(text) > 60 or "\n" in text):
         return f"{tool}:{exact.split()[0]} *"
     return f"{tool}:{exact}" if len(text) <= 80 else f"{tool}:{exact[:60]}*"
+
+
+@dataclass
+class _Pending:
+    decision: pb.GuardDecision
+    answer: asyncio.Future[pb.ReviewDecided]
+
+
+def refused(call: pb.ToolCall, error: str) -> pb.ToolResult:
+    """The result of a call that did not run."""
+    return pb.ToolResult(call_id=call.id, name=call.name, is_error=True, error=error)
