@@ -21,7 +21,7 @@ AS_ANOTHER_USER = frozenset({"sudo", "doas", "su", "pkexec", "run0"})
 # Programs that only read: naming a .git/ path as their argument is not a write.
 READERS = frozenset(
     {"cat", "ls", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "stat", "file", "wc", "diff"}
-    | {"tree", "du", "test", "[", "echo", "printf", "cd", "pushd", "realpath", "readlink", "md5sum", "sha256sum"}
+    | {"tree", "du", "test", "[", "echo", "printf", "realpath", "readlink", "md5sum", "sha256sum"}
 )
 _GIT_PATH = re.compile(r"(?:^|/)\.git(?:/|$)")
 _SUBSTITUTION_OF_FETCH = re.compile(

@@ -42,6 +42,7 @@ WRAPPERS: dict[str, frozenset[str]] = {
 }
 _GLOB = re.compile(r"[*?\[]")
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)[^}]*\}|([A-Za-z_][A-Za-z0-9_]*))")
+_PWD_SUBSTITUTION = re.compile(r"\$\(\s*pwd\s*\)|`\s*pwd\s*`")
 _OPAQUE = re.compile(r"\$\(|`|<\(|>\(")
 _EVERYTHING = re.compile(r"\*|\.\*|\*\*|\*\.\*|\.\[!.\]\*|\.\?\*")  # globs that match (nearly) every name
 MAX_DEPTH = 4  # nested bash -c / eval / $(...) levels read
@@ -242,6 +243,7 @@ class Places:
             unknown = unknown or value is None
             return value or ""
 
+        target = _PWD_SUBSTITUTION.sub(lambda m: self.cwd or self.workspaces[0], target)
         target = _VARIABLE.sub(variable, target)
         if not target.strip():
             return "", "", not unknown
