@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from workbench.config import Settings
-from workbench.guard import Guard
+from workbench.guard import Guard, NotWaiting
 from workbench.guard_review import TerminalReviewer, describe_call, parse_reply
 from workbench.pb import workbench_pb2 as pb
 from workbench.store import Recorder, Store
@@ -147,7 +147,7 @@ async def test_remember_approves_the_tool_for_the_session_and_the_calls_waiting(
 
 async def test_deciding_an_unknown_call_names_the_waiting_ones(workspace: Path) -> None:
     guard = Guard(Settings(workspace=workspace), mode="ask", answerable=True)
-    with pytest.raises(KeyError, match="no call 'nope' waits for review"):
+    with pytest.raises(NotWaiting, match="no call 'nope' waits for review"):
         guard.decide("nope", approve=True)
 
 
@@ -161,7 +161,7 @@ async def test_a_cancelled_wait_leaves_no_pending_review(store: Store, workspace
     with pytest.raises(asyncio.CancelledError):
         await waiting
     assert guard.pending_reviews() == []
-    with pytest.raises(KeyError):
+    with pytest.raises(NotWaiting):
         guard.decide("c1", approve=True)
 
 

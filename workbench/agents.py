@@ -18,6 +18,7 @@ from pathlib import Path
 
 from workbench.config import Settings, bound
 from workbench.feedback import Feedback
+from workbench.guard import Guard
 from workbench.inbox import Inbox
 from workbench.loop import AgentLoop, Budget
 from workbench.model import ModelClient, ModelSpec
@@ -97,9 +98,17 @@ class Agent:
 class AgentTree:
     """Every agent of one session, sharing the store, the budget and the terminal host."""
 
-    def __init__(self, settings: Settings, store: Store, session_id: str, terminal: TerminalPort | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        session_id: str,
+        terminal: TerminalPort | None = None,
+        guard: Guard | None = None,
+    ):
         self.settings, self.store, self.session_id = settings, store, session_id
         self.terminal = terminal
+        self.guard = guard  # the session's guard, shared by every agent (None: every call runs)
         self.budget = Budget(settings.max_tokens, settings.max_cost)
         self.session_dir: Path = settings.sessions_dir / session_id
         self.nodes: dict[str, Agent] = {}  # every agent of the session; `.info` is its live AgentInfo
@@ -174,6 +183,7 @@ class AgentTree:
             messages=messages,
             inbox=inbox,
             on_status=lambda status: self.set_status(info.id, status),
+            guard=self.guard,
         )
         self.nodes[info.id] = agent
         if parent is not None:

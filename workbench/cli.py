@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from workbench import __version__
-from workbench.config import ConfigError, Settings, load
+from workbench.config import APPROVAL_MODES, ConfigError, Settings, load
 from workbench.config_report import flag_help
 from workbench.pb import workbench_pb2 as pb
 from workbench.words import run_status
@@ -66,10 +66,16 @@ def _model_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _guard_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--approval", choices=APPROVAL_MODES, help=flag_help("approval"))
+    p.add_argument("--guard-model", metavar="MODEL", help=flag_help("guard_model"))
+
+
 def run_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="workbench run", description="Run one task headless and print the answer.")
     p.add_argument("prompt", help="the task")
     _model_flags(p)
+    _guard_flags(p)
     p.add_argument("--max-turns", type=int, help=flag_help("max_turns"))
     p.add_argument("--max-tokens", type=int, help=flag_help("max_tokens"))
     p.add_argument("--max-cost", type=float, help=flag_help("max_cost"))
@@ -123,6 +129,7 @@ def top_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"workbench {__version__}")
     p.add_argument("prompt", nargs="?", metavar="TASK", help="a task to send when the app opens")
     _model_flags(p)
+    _guard_flags(p)
     again = p.add_mutually_exclusive_group()
     again.add_argument(
         "--resume", nargs="?", const="", metavar="ID", help="open a stored session (a picker without ID)"
@@ -228,6 +235,8 @@ def _settings(args: argparse.Namespace) -> Settings:
             "data_dir",
             "sandbox",
             "sandbox_network",
+            "approval",
+            "guard_model",
         )
     }
     settings, notes = load(flags)

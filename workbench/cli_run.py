@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 
 from workbench.config import Settings
+from workbench.guard_review import TerminalReviewer
 from workbench.pb import workbench_pb2 as pb
 from workbench.safe_text import printable
 from workbench.sandbox import describe
@@ -111,11 +112,15 @@ def _guarded(print_line: Callable[[pb.Event], None], stop: Callable[[int], None]
 async def run_headless(
     settings: Settings, prompt: str, *, jsonl: bool, resume: str | None, ended: Ended, progress: Progress
 ) -> tuple[pb.RunFinished, Session]:
-    """Open (or resume) a session, send the prompt, wait for the run, close. Signals cancel it."""
-    session = await Session.open(settings, resume)
+    """Open (or resume) a session, send the prompt, wait for the run, close. Signals cancel it.
+
+    With stdin and stderr a terminal, a review asks y/n there; otherwise it is a denial."""
+    answerable = sys.stdin.isatty() and sys.stderr.isatty()
+    session = await Session.open(settings, resume, answerable=answerable)
     loop = asyncio.get_running_loop()
     started = time.monotonic()
     stopping: list[asyncio.Task[None]] = []
+    prompting: asyncio.Task[None] | None = None  # the y/n prompt for reviews, on a terminal
 
     def stop(code: int) -> None:
         if not ended.code:
@@ -127,6 +132,12 @@ async def run_headless(
         last_seq = max((e.seq for e in session.events()), default=0)  # a resumed session's old events
         printer = (lambda e: print(to_json(e), flush=True)) if jsonl else progress
         session.subscribe(_guarded(printer, stop), after=last_seq)
+        if answerable:
+            reviewer = TerminalReviewer(
+                session.decide, session.pending_reviews, settings.workspace, stdin=sys.stdin, stderr=sys.stderr
+            )
+            session.subscribe(reviewer.on_event, after=last_seq)
+            prompting = loop.create_task(reviewer.run(), name="review prompt")
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop, 128 + signum)
         session.send(prompt)
@@ -134,5 +145,7 @@ async def run_headless(
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
+        if prompting is not None:
+            prompting.cancel()
         await session.close()  # the session's tmux server ends with it, also on SIGTERM
     return outcome, session

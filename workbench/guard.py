@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from google.protobuf.message import Message
+
 from workbench.config import APPROVAL_MODES, Settings, effective_approval
 from workbench.guard_model import ModelJudge
 from workbench.guard_rules import Rule, bash_rule, file_rule, parse_rules, primary_text
@@ -34,7 +36,11 @@ TMUX_READING = frozenset({"capture", "wait", "list"})
 SHELL_TOOLS = frozenset({"bash", "tmux"})
 FILE_WRITERS = frozenset({"write_file", "edit_file"})
 MODE_CYCLE = ("ask", "auto", "read-only")  # the order Ctrl+T steps through
-Emit = Callable[[str, Any], object]  # a Recorder's emit: emit("guard_decision", decision)
+Emit = Callable[[Message], object]  # a Recorder's emit: emit(decision) records it as the agent's event
+
+
+class NotWaiting(LookupError):
+    """`decide` on a call that does not wait for review (never did, answered, or cancelled)."""
 
 
 def strictest(*decisions: pb.GuardDecision | None) -> pb.GuardDecision:
@@ -202,7 +208,7 @@ class Guard:
         """Judge `call`, record the decision, and wait for the person on a review. None when the
         call may run; else the error result the model gets instead (nothing of the call ran)."""
         decision = await self.judge(call, task, count_usage)
-        emit("guard_decision", decision)
+        emit(decision)
         if decision.verdict == RECORD:
             return None
         if decision.verdict == BLOCK:
@@ -214,7 +220,7 @@ class Guard:
         if not self.answerable:
             return refused(call, self.denial(decision))
         answer = await self._wait_for_person(decision, agent_id, on_status)
-        emit("review_decided", answer)
+        emit(answer)
         if answer.approved:
             return None
         why = f": {answer.reason}" if answer.reason else " (no reason given)"
@@ -248,7 +254,7 @@ class Guard:
         pending = self._pending.get(call_id)
         if pending is None or pending.answer.done():
             waiting = ", ".join(self._pending) or "none"
-            raise KeyError(f"no call {call_id!r} waits for review (waiting: {waiting})")
+            raise NotWaiting(f"no call {call_id!r} waits for review (waiting: {waiting})")
         remember = remember and approve
         if remember:
             self.remember(pending.decision.call)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from workbench.guard import arguments
+from workbench.guard import NotWaiting, arguments
 from workbench.pb import workbench_pb2 as pb
 from workbench.safe_text import printable
 from workbench.tools.files import unified_diff
@@ -131,7 +131,7 @@ class TerminalReviewer:
             answer = await self._ask(decision)
             try:
                 self.decide(decision.call_id, *answer)
-            except KeyError:
+            except NotWaiting:
                 pass  # it stopped waiting while the person typed (the run was cancelled)
 
     async def _ask(self, decision: pb.GuardDecision) -> tuple[bool, str, bool]:

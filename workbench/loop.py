@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from workbench.compaction import Compactor, NothingToCompact
 from workbench.config import Settings
 from workbench.feedback import Feedback, interrupted, machinery_bug, to_result
+from workbench.guard import Guard
 from workbench.inbox import Inbox
 from workbench.model import ModelClient, add_usage
 from workbench.pb import workbench_pb2 as pb
@@ -74,8 +75,11 @@ class AgentLoop:
         messages: list[pb.Message] | None = None,
         inbox: Inbox | None = None,
         on_status: Callable[[pb.AgentStatus], None] = lambda status: None,
+        guard: Guard | None = None,
     ):
         self.client, self.toolbox, self.ctx, self.recorder = client, toolbox, ctx, recorder
+        self.guard = guard  # judges each call before its tool runs (guard.py); None: every call runs
+        self.task = ""  # the prompt of the current run, the context the model judge is given
         self.settings = settings
         self.budget = budget or Budget(settings.max_tokens, settings.max_cost)
         self.messages: list[pb.Message] = list(messages or [])
@@ -116,6 +120,7 @@ class AgentLoop:
         self.turns = 0
         self.outcome = None
         self.repeats.reset()
+        self.task = prompt or self.task
         self.recorder.emit(
             pb.RunStarted(
                 prompt=prompt,
@@ -191,11 +196,7 @@ class AgentLoop:
         """One model call with retries; compacts the conversation above the threshold or on overflow."""
         emit = self.recorder.emit
         tools = self.toolbox.definitions()
-
-        def count(usage: pb.Usage) -> None:
-            add_usage(self.usage, usage)
-            add_usage(self.budget.used, usage)
-            emit(pb.UsageUpdate(call=usage, agent_total=self.usage, session_total=self.budget.used))
+        count = self._count
 
         async def call(messages: list[pb.Message], tools: list[pb.ToolDefinition], stream: bool) -> pb.Message:
             def on_delta(text: str) -> None:
@@ -262,6 +263,12 @@ class AgentLoop:
             if text_call.error or i == 0:
                 self._text_calls[call.id] = text_call.error or TEXT_CALL_NOTE
 
+    def _count(self, usage: pb.Usage) -> None:
+        """A model call's usage (the agent's own, or the model judge's) toward the agent and the budget."""
+        add_usage(self.usage, usage)
+        add_usage(self.budget.used, usage)
+        self.recorder.emit(pb.UsageUpdate(call=usage, agent_total=self.usage, session_total=self.budget.used))
+
     # --- tools ----------------------------------------------------------------------------
 
     async def _run_tools(self, calls: list[pb.ToolCall]) -> list[pb.ToolResult]:
@@ -320,6 +327,8 @@ class AgentLoop:
         elif (refused := self.repeats.refuse(call)) is not None:
             result = refused
             self.recorder.emit(pb.Notice(level="warning", text=f"{call.name}: {refused.error}"))
+        elif (denied := await self._admit(call)) is not None:
+            result = denied  # the guard blocked it, or the person denied it: nothing of it ran
         else:
             result = await self.toolbox.invoke(call, self.ctx)
         self._started.pop(call.id, None)
@@ -330,6 +339,20 @@ class AgentLoop:
             result.notes.append(TEXT_CALL_NOTE)
         self.recorder.emit(pb.ToolCallFinished(result=result))
         return result
+
+    async def _admit(self, call: pb.ToolCall) -> pb.ToolResult | None:
+        """The guard's decision on `call` (a review waits for the person): None when it may run,
+        else the error result of a call that did not run."""
+        if self.guard is None:
+            return None
+        return await self.guard.admit(
+            call,
+            agent_id=self.recorder.agent_id,
+            task=self.task,
+            emit=self.recorder.emit,
+            count_usage=self._count,
+            on_status=self.on_status,
+        )
 
     # --- inbox ----------------------------------------------------------------------------
 

@@ -21,7 +21,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 from workbench.agents import ROOT_ID, AgentTree
-from workbench.config import Settings
+from workbench.config import ConfigError, Settings
+from workbench.guard import Guard
 from workbench.pb import workbench_pb2 as pb
 from workbench.session_lock import LockHeld, SessionLock, is_locked
 from workbench.session_rebuild import interrupt_leftovers, mark_interrupted, rebuild_messages
@@ -98,8 +99,11 @@ def newest_session(settings: Settings, workspace: Path) -> pb.SessionInfo:
 class Session:
     """One session: new, or resumed from its event log. Open it with `await Session.open(...)`."""
 
-    def __init__(self, settings: Settings, store: Store, session_id: str, lock: SessionLock):
+    def __init__(
+        self, settings: Settings, store: Store, session_id: str, lock: SessionLock, guard: Guard | None = None
+    ):
         self.settings, self.store, self.id, self._lock = settings, store, session_id, lock
+        self.guard = guard or Guard(settings)  # judges every tool call of every agent (guard.py)
         self.terminal = TerminalHost(
             f"workbench-{session_id}",
             Recorder(store, session_id, ROOT_ID).emit,
@@ -107,7 +111,7 @@ class Session:
             data_dir=settings.data_dir,
             session_id=session_id,
         )
-        self.tree = AgentTree(settings, store, session_id, terminal=self.terminal)
+        self.tree = AgentTree(settings, store, session_id, terminal=self.terminal, guard=self.guard)
         self.failure: BaseException | None = None  # the event log could not be written: the run ended
         self.last: pb.RunFinished | None = None
         self._run_task: asyncio.Task[pb.RunFinished] | None = None
@@ -119,12 +123,20 @@ class Session:
     # --- opening and closing --------------------------------------------------------------
 
     @classmethod
-    async def open(cls, settings: Settings, resume: str | None = None) -> Session:
+    async def open(
+        cls, settings: Settings, resume: str | None = None, *, interactive: bool = False, answerable: bool | None = None
+    ) -> Session:
         """A new session (`resume=None`) or a stored one rebuilt from its event log.
 
-        Call it on the event loop that will drive the session.
+        `interactive`: the TUI (the approval mode's default is `ask`, and a person answers
+        reviews); `answerable`: a person answers reviews (a headless run on a terminal); without
+        one, a review is a denial. Call it on the event loop that will drive the session.
         """
         settings.workspace = settings.workspace.resolve()
+        try:
+            guard = Guard(settings, interactive=interactive, answerable=answerable)
+        except (ConfigError, ValueError) as err:
+            raise SessionError(str(err)) from err
         store = open_store(settings)
         try:
             # what a killed workbench left: its tmux servers, commands and folders end now
@@ -144,7 +156,7 @@ class Session:
         except BaseException:
             store.close()
             raise
-        session = cls(settings, store, session_id, lock)
+        session = cls(settings, store, session_id, lock, guard)
         if resume is not None:
             session._rebuild()
         return session
@@ -345,6 +357,29 @@ class Session:
         if self.last is None:
             raise SessionError("nothing has run in this session yet")
         return self.last
+
+    # --- reviews and the approval mode (guard.py) -------------------------------------------
+
+    def pending_reviews(self) -> list[pb.GuardDecision]:
+        """The tool calls that wait for the person's review, oldest first."""
+        return self.guard.pending_reviews()
+
+    def decide(self, call_id: str, approve: bool, reason: str = "", remember: bool = False) -> None:
+        """Answer a pending review: approve (with `remember`, this tool or this exact command for
+        the rest of the session) or deny, with a reason the model reads. A `review_decided`
+        event records it. Raises `guard.NotWaiting` when that call does not wait (any more)."""
+        self.guard.decide(call_id, approve, reason, remember)
+
+    @property
+    def approval(self) -> str:
+        """The approval mode in force: auto, ask or read-only."""
+        return self.guard.mode
+
+    def cycle_approval(self) -> str:
+        """Switch to the next approval mode (ask, auto, read-only, ask, ...); a notice records it."""
+        mode = self.guard.cycle_mode()
+        Recorder(self.store, self.id, ROOT_ID).emit(pb.Notice(level="info", text=f"approval mode: {mode}"))
+        return mode
 
     # --- failures of the event log --------------------------------------------------------
 

@@ -45,6 +45,7 @@ class WorkbenchApp(SessionClient):
         Binding("escape", "interrupt", "interrupt"),
         Binding("ctrl+c", "quit_twice", "quit (twice)", priority=True),
         Binding("ctrl+o", "changed_files", "changed files"),
+        Binding("ctrl+t", "cycle_approval", "approval mode"),
     ]
 
     # --- layout ------------------------------------------------------------------------
@@ -143,6 +144,14 @@ class WorkbenchApp(SessionClient):
         settings = dataclasses.replace(self.settings, model="demo", workspace=folder, api_base="", api_key="")
         self.open_session(settings, None, DEMO_PROMPT)
 
+    def action_cycle_approval(self) -> None:
+        if self.session is None:
+            self.notify("No session is open yet.", timeout=3)
+            return
+        mode = self.session.cycle_approval()
+        self.status_line.set_slot("approval", mode)
+        self.notify(f"approval mode: {mode}", timeout=3)
+
     def action_changed_files(self) -> None:
         self.push_screen(ChangedFiles(self.view.changed_files))
 
@@ -195,6 +204,7 @@ class WorkbenchApp(SessionClient):
             ("Switch model", "Continue this session with another model", self.action_switch_model),
             ("Cancel run", "Interrupt the running turn (Esc)", self.action_interrupt),
             ("Changed files", "Files this session wrote or edited, with diffs (ctrl+o)", self.action_changed_files),
+            ("Approval mode", "Cycle ask, auto, read-only (ctrl+t)", self.action_cycle_approval),
             ("Copy last answer", "The root agent's last answer to the clipboard", self.action_copy_answer),
             ("Show tmux attach command", "Watch the session's shell", self.action_show_attach),
             ("Toggle agents pane", "Show or hide the Agents pane", lambda: self.action_toggle_pane("agents")),

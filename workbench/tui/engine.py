@@ -30,6 +30,16 @@ class Session(Protocol):
 
     async def close(self) -> None: ...
 
+    # reviews and the approval mode (workbench/tui/approval.py)
+    @property
+    def approval(self) -> str: ...
+
+    def cycle_approval(self) -> str: ...
+
+    def decide(self, call_id: str, approve: bool, reason: str = "", remember: bool = False) -> None: ...
+
+    def pending_reviews(self) -> list[pb.GuardDecision]: ...
+
 
 def no_model_help() -> str:
     return (

@@ -13,6 +13,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import App
@@ -32,6 +33,9 @@ from workbench.tui.status_line import StatusLine
 from workbench.tui.text import printable
 from workbench.tui.transcript import Transcript
 from workbench.tui.view import ROOT, Changes, SessionView
+
+if TYPE_CHECKING:
+    from workbench.tui.approval import Approvals
 
 log = logging.getLogger("workbench")
 
@@ -63,6 +67,7 @@ class SessionClient(App[int]):
         self.preload_litellm = preload
         self.offline = offline  # no session: shows only what `apply_events` is given (snapshots, benchmarks)
         self.session: Session | None = None
+        self.approvals: Approvals | None = None  # reviews of the open session, one modal at a time
         self.view = SessionView()
         self.selected = ROOT
         self._pending: list[pb.Event] = []
@@ -100,7 +105,7 @@ class SessionClient(App[int]):
         await self._close_session()
         module = await asyncio.to_thread(importlib.import_module, "workbench.session")
         try:
-            session: Session = await module.Session.open(settings, resume=resume)
+            session: Session = await module.Session.open(settings, resume=resume, interactive=True)
         except module.SessionError as err:  # unknown id, another workspace, held elsewhere, corrupt
             self._problem(f"cannot open the session: {err}")
             return
@@ -117,6 +122,10 @@ class SessionClient(App[int]):
         self.inbox_pane.show_view(self.view)
         self.transcript.show(ROOT, self.view.transcript(ROOT))
         status.view, status.message = self.view, ""
+        from workbench.tui.approval import Approvals  # after the first frame: it imports the engine
+
+        self.approvals = Approvals(self, session.decide, session.pending_reviews, settings.workspace)
+        status.slots["approval"] = session.approval
         self._unsubscribe = session.subscribe(self._on_event, after=0)
         self.run_worker(self._context_window(settings.model), group="window")
         for text in [*([prompt] if prompt else []), *self._to_send]:
@@ -139,6 +148,7 @@ class SessionClient(App[int]):
             self._unsubscribe()
             self._unsubscribe = None
         session, self.session = self.session, None
+        self.approvals = None
         self._pending.clear()
         self._changes = None
         if session is not None:
@@ -188,6 +198,9 @@ class SessionClient(App[int]):
         if not batch:
             return
         self._changes = self.view.apply(batch, self._changes)
+        if self.approvals is not None:  # a review opens its modal at once, not at the next render
+            for event in batch:
+                self.approvals.on_event(event)
         wait = self._last_render + RENDER_INTERVAL - time.monotonic()
         if wait <= 0:
             self._render_pending()

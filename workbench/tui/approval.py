@@ -1,0 +1,172 @@
+"""The approval modal: a call the guard sent to review, and the person's answer.
+
+It shows the call as `guard_review.describe_call` does (the full command for bash and tmux, a
+diff for write_file and edit_file, the URL for web_fetch), coloured line by line as data,
+never as markup. The person approves once (y), approves this tool or this exact command for
+the session (a), or denies (n, or Enter in the reason field) with an optional reason the model
+reads. `Approvals` shows one modal at a time, in the order the reviews came, and closes a modal
+whose call was settled elsewhere (a remembered approval covered it, the run was cancelled).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+from workbench.guard import NotWaiting
+from workbench.guard_review import describe_call
+from workbench.pb import workbench_pb2 as pb
+from workbench.safe_text import printable
+
+Answer = tuple[bool, str, bool]  # approve, reason, remember
+Decide = Callable[[str, bool, str, bool], None]  # Session.decide(call_id, approve, reason, remember)
+SHELL_TOOLS = ("bash", "tmux")
+
+
+def styled(shown: str) -> Text:
+    """The call's text as a Text: diff lines coloured, nothing parsed as markup."""
+    text = Text()
+    for line in shown.split("\n"):
+        style = ""
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        elif line.startswith("$ "):
+            style = "bold"
+        text.append(line + "\n", style=style)
+    text.rstrip()
+    return text
+
+
+class ApprovalScreen(ModalScreen[Answer]):
+    """One call under review; dismissed with (approve, reason, remember)."""
+
+    DEFAULT_CSS = """
+    ApprovalScreen { align: center middle; }
+    ApprovalScreen > #approval { width: 90%; max-width: 120; height: auto; max-height: 90%;
+        border: thick $warning; background: $surface; padding: 0 1; }
+    ApprovalScreen #approval-reason-text { color: $text-muted; margin-bottom: 1; }
+    ApprovalScreen #approval-call { height: auto; max-height: 24; border: round $primary; }
+    ApprovalScreen #approval-buttons { height: auto; margin-top: 1; }
+    ApprovalScreen #approval-buttons Button { margin-right: 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "approve", "approve once"),
+        Binding("a", "approve_always", "approve for the session"),
+        Binding("n", "deny", "deny"),
+    ]
+
+    def __init__(self, decision: pb.GuardDecision, workspace: Path, agent: str = "") -> None:
+        super().__init__()
+        self.decision = decision
+        self.workspace = workspace
+        self.agent = agent
+
+    @property
+    def call_id(self) -> str:
+        return self.decision.call_id
+
+    def compose(self) -> ComposeResult:
+        call = self.decision.call
+        who = f" (agent {printable(self.agent)})" if self.agent and self.agent != "main" else ""
+        always = "this exact command" if call.name in SHELL_TOOLS else f"every {printable(call.name)} call"
+        with Vertical(id="approval"):
+            yield Static(Text(f"Review: {printable(call.name)}{who}", style="bold"), id="approval-title")
+            yield Static(Text(printable(self.decision.reason)), id="approval-reason-text")
+            with VerticalScroll(id="approval-call"):
+                yield Static(styled(describe_call(call, self.workspace)), id="approval-shown")
+            yield Input(placeholder="reason for a denial (optional; the model reads it); Enter denies", id="reason")
+            with Horizontal(id="approval-buttons"):
+                yield Button("Approve once [y]", id="approve", variant="success")
+                yield Button(f"Approve {always} for the session [a]", id="approve-always", variant="primary")
+                yield Button("Deny [n]", id="deny", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#approval").border_title = "approval needed"
+        self.query_one("#approve", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        {"approve": self.action_approve, "approve-always": self.action_approve_always, "deny": self.action_deny}[
+            str(event.button.id)
+        ]()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_deny()
+
+    def action_approve(self) -> None:
+        self.dismiss((True, "", False))
+
+    def action_approve_always(self) -> None:
+        self.dismiss((True, "", True))
+
+    def action_deny(self) -> None:
+        self.dismiss((False, self.query_one("#reason", Input).value.strip(), False))
+
+
+class Approvals:
+    """The app's reviews: one modal at a time, answered through the session's `decide`."""
+
+    def __init__(
+        self, app: App[Any], decide: Decide, pending: Callable[[], list[pb.GuardDecision]], workspace: Path
+    ) -> None:
+        """`decide` and `pending`: the session's `decide` and `pending_reviews` (a replayed review
+        that no longer waits is not shown)."""
+        self.app, self.decide, self.pending, self.workspace = app, decide, pending, workspace
+        self.waiting: list[tuple[pb.GuardDecision, str]] = []  # (decision, agent id), in arrival order
+        self.shown: ApprovalScreen | None = None
+
+    def on_event(self, event: pb.Event) -> None:
+        """Feed every committed event: reviews open a modal; a settled call closes its own."""
+        kind = event.WhichOneof("kind")
+        if kind == "guard_decision" and event.guard_decision.verdict == pb.GUARD_VERDICT_REVIEW:
+            self.waiting.append((event.guard_decision, event.agent_id))
+            self._show_next()
+        elif kind == "review_decided":
+            self._settled(event.review_decided.call_id)
+        elif kind == "tool_call_finished":
+            self._settled(event.tool_call_finished.result.call_id)
+
+    def _settled(self, call_id: str) -> None:
+        self.waiting = [(d, a) for d, a in self.waiting if d.call_id != call_id]
+        if self.shown is not None and self.shown.call_id == call_id:
+            screen, self.shown = self.shown, None
+            if screen.is_active:
+                screen.dismiss(None)  # type: ignore[arg-type]  # answered elsewhere: no answer
+            self._show_next()
+
+    def _show_next(self) -> None:
+        if self.shown is not None:
+            return
+        waiting = {d.call_id for d in self.pending()}
+        self.waiting = [(d, a) for d, a in self.waiting if d.call_id in waiting]
+        if not self.waiting:
+            return
+        decision, agent = self.waiting.pop(0)
+        self.shown = ApprovalScreen(decision, self.workspace, agent)
+
+        def answered(answer: Answer | None, call_id: str = decision.call_id) -> None:
+            if self.shown is not None and self.shown.call_id == call_id:
+                self.shown = None
+            if answer is not None:
+                try:
+                    self.decide(call_id, *answer)
+                except NotWaiting:
+                    pass  # it stopped waiting meanwhile (the run was cancelled)
+            self._show_next()
+
+        self.app.push_screen(self.shown, answered)
