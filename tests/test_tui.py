@@ -29,6 +29,9 @@ SIZE = (150, 45)
 
 
 def make_app(settings: Settings, **kwargs: Any) -> WorkbenchApp:
+    # the TUI's default mode (ask) would stop each bash call at the approval modal, which
+    # tests/test_tui_approval.py covers; these tests are about the rest, so calls just run
+    settings.approval = settings.approval or "auto"
     return WorkbenchApp(settings, blink=False, preload=False, **kwargs)
 
 

@@ -9,6 +9,9 @@ from pathlib import Path
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
+from tests.scripted_server import ScriptedModel, call, reply
+from tests.test_tui import SIZE, make_app, type_prompt, until
+from workbench.config import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.approval import Approvals, ApprovalScreen, styled
 
@@ -102,6 +105,60 @@ async def test_a_call_settled_elsewhere_closes_its_modal(workspace: Path) -> Non
         await pilot.press("n")
         await pilot.pause()
     assert app.answers == [("c3", False, "", False)]
+
+
+async def test_the_app_asks_then_runs_or_gives_the_model_the_reason(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """The real app on a real Session (scripted model over litellm's HTTP path, real SQLite):
+    approve one write in the modal, deny the next with a reason the model then reads."""
+    scripted_model.add(
+        reply("", call("write_file", {"path": "approved.md", "content": "yes\n"})),
+        reply("", call("write_file", {"path": "denied.md", "content": "no\n"})),
+        reply("Understood: no denied.md."),
+    )
+    settings.approval = "ask"
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None, what="the session")
+        assert "approval: ask" in str(app.query_one("#status").render())
+        await type_prompt(pilot, "write two notes")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the first approval modal")
+        assert "approved.md" in str(app.screen.query_one("#approval-shown", Static).render())
+        assert not (workspace / "approved.md").exists()
+        agents = {a.id: a.status for a in app.session.agents()}  # type: ignore[union-attr]
+        assert agents["main"] == pb.AGENT_STATUS_AWAITING_APPROVAL
+        await pilot.press("y")
+        await until(pilot, lambda: (workspace / "approved.md").exists(), what="the approved write")
+        await until(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApprovalScreen)
+                and "denied.md" in str(app.screen.query_one("#approval-shown", Static).render())
+            ),
+            what="the second approval modal",
+        )
+        await pilot.click("#reason")
+        await pilot.press(*"keep notes in docs/")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.view.last_answer.startswith("Understood"), what="the model's answer")
+        await app._close_session()
+    assert not (workspace / "denied.md").exists()
+    denied = [m["content"] for m in scripted_model.requests[2]["messages"] if m["role"] == "tool"][-1]
+    assert "The person denied this call: keep notes in docs/" in denied
+
+
+async def test_ctrl_t_cycles_the_approval_mode(settings: Settings, scripted_model: ScriptedModel) -> None:
+    settings.approval = "ask"
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None, what="the session")
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: "approval: auto" in str(app.query_one("#status").render()), what="auto")
+        assert app.session.approval == "auto"  # type: ignore[union-attr]
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: "approval: read-only" in str(app.query_one("#status").render()), what="ro")
+        await app._close_session()
 
 
 def test_the_call_is_data_never_markup() -> None:

@@ -63,6 +63,7 @@ class ApprovalScreen(ModalScreen[Answer]):
     ApprovalScreen #approval-buttons { height: auto; margin-top: 1; }
     ApprovalScreen #approval-buttons Button { margin-right: 1; }
     """
+    AUTO_FOCUS = "#approve"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "approve", "approve once"),
         Binding("a", "approve_always", "approve for the session"),
@@ -83,7 +84,8 @@ class ApprovalScreen(ModalScreen[Answer]):
         call = self.decision.call
         who = f" (agent {printable(self.agent)})" if self.agent and self.agent != "main" else ""
         always = "this exact command" if call.name in SHELL_TOOLS else f"every {printable(call.name)} call"
-        with Vertical(id="approval"):
+        with Vertical(id="approval") as box:
+            box.border_title = "approval needed"
             yield Static(Text(f"Review: {printable(call.name)}{who}", style="bold"), id="approval-title")
             yield Static(Text(printable(self.decision.reason)), id="approval-reason-text")
             with VerticalScroll(id="approval-call"):
@@ -93,10 +95,6 @@ class ApprovalScreen(ModalScreen[Answer]):
                 yield Button("Approve once [y]", id="approve", variant="success")
                 yield Button(f"Approve {always} for the session [a]", id="approve-always", variant="primary")
                 yield Button("Deny [n]", id="deny", variant="error")
-
-    def on_mount(self) -> None:
-        self.query_one("#approval").border_title = "approval needed"
-        self.query_one("#approve", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
