@@ -190,6 +190,22 @@ def test_secrets_the_data_folder_and_the_config_are_hidden(
     assert "Read-only file system" in proc.stderr  # the hidden folders cannot be written either
 
 
+def test_a_hidden_socket_cannot_be_reached(workspace: Path, session: Path, outside: Path) -> None:
+    """Unix sockets in the filesystem are not in the network namespace: hiding is what stops them."""
+    path = outside / "control.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+    connect = f'python3 -c \'import socket; socket.socket(socket.AF_UNIX).connect("{path}"); print("connected")\''
+    try:
+        assert _sandboxed(_policy(workspace, outside / "data"), session, connect).stdout == "connected\n"
+        hidden = _policy(workspace, outside / "data", sandbox_hidden=[str(path)])
+        proc = _sandboxed(hidden, session, connect)
+        assert proc.returncode != 0 and "Connection refused" in proc.stderr
+    finally:
+        server.close()
+
+
 def test_the_network_is_off_unless_allowed(
     workspace: Path, session: Path, outside: Path, local_server: LocalServer
 ) -> None:

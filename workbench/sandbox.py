@@ -42,6 +42,16 @@ from typing import Protocol
 from workbench.feedback import Feedback
 
 MODES = ("workspace-write", "read-only", "off")  # loosest last
+# Control sockets on the read-only root that would act outside the sandbox for a command (the
+# network namespace does not cover sockets in the filesystem): hidden when they exist.
+HOST_SOCKETS = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/run/dbus/system_bus_socket",
+    "/run/systemd/private",
+)
 INSTALL_HINT = "install it (apt-get install bubblewrap) or choose --sandbox off"
 
 
@@ -98,7 +108,7 @@ def policy_for(settings: SandboxSettings, workspace: Path) -> Policy | None:
         return None
     if settings.sandbox not in MODES:
         raise ValueError(f"sandbox must be one of {', '.join(MODES)}, got {settings.sandbox!r}")
-    hidden: list[Path | str] = [settings.data_dir, _user_config_dir(), *settings.sandbox_hidden]
+    hidden: list[Path | str] = [settings.data_dir, _user_config_dir(), *settings.sandbox_hidden, *HOST_SOCKETS]
     runtime = os.environ.get("XDG_RUNTIME_DIR")  # the person's agent and bus sockets
     if runtime:
         hidden.append(Path(runtime))
