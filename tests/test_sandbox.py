@@ -390,9 +390,11 @@ async def test_a_server_in_a_tmux_window_is_reachable_from_bash_without_network(
 
 
 async def test_environment_and_directory_persist_and_the_shell_is_sandboxed(
-    open_session: Callable[..., Session], workspace: Path
+    open_session: Callable[..., Session], workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-leak-sandboxed")
     s = open_session()
+    assert "sk-leak-sandboxed" not in await s.ok("bash", command="env")
     (workspace / "sub").mkdir()
     await s.ok("bash", command="cd sub && export WB_SANDBOX_VAR=kept")
     assert await s.ok("bash", command='echo "$PWD $WB_SANDBOX_VAR"') == f"{workspace}/sub kept\n"

@@ -27,7 +27,9 @@ async def test_provider_keys_reach_neither_the_shell_nor_the_event_log(
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("PLAIN_SETTING", "visible-value-0009")
-    # `env` in the agent's shell, and the tmux server's global environment that new windows get
+    # `env` in the agent's shell, and the tmux server's global environment that new windows get;
+    # unsandboxed, since sandboxed commands cannot reach the server (the environment is the same)
+    settings.sandbox = "off"
     command = "env; echo ---; tmux show-environment -g"
     scripted_model.add(reply("", call("bash", command=command)), reply("done"))
     run = await run_agent(settings, "show the environment")
