@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from tests.conftest import run_agent
 from tests.scripted_server import Router, ScriptedModel, call, error, reply
@@ -18,9 +19,11 @@ from workbench.config import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.ask_screen import AskText
 from workbench.tui.inbox_pane import InboxPane
 from workbench.tui.items import ToolItem
 from workbench.tui.messages import AssistantMessage, UserMessage
+from workbench.tui.picker import ResumePicker
 from workbench.tui.prompt_input import PromptInput
 from workbench.tui.tool_block import ToolBlock
 from workbench.tui.transcript import Transcript
@@ -295,3 +298,43 @@ async def test_two_thousand_items_keep_a_window_of_widgets(settings: Settings) -
         await pilot.pause()
         assert transcript.first < 1940 and len(transcript.widgets) > 60  # scrolling back rebuilds older items
         await asyncio.sleep(0)
+
+
+async def test_the_picker_resumes_the_chosen_session(settings: Settings, scripted_model: ScriptedModel) -> None:
+    scripted_model.add(reply("older answer"), reply("newer answer"), reply("continued"))
+    older = await run_agent(settings, "older prompt")
+    newer = await run_agent(settings, "newer prompt")
+    app = make_app(settings, pick=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ResumePicker), what="the picker")
+        picker = app.screen
+        assert isinstance(picker, ResumePicker)
+        assert [s.id for s in picker.sessions][:2] == [newer.events[0].session_id, older.events[0].session_id]
+        await pilot.press("down", "enter")  # the older one
+        await until(pilot, lambda: app.view.last_answer == "older answer", what="the older transcript")
+        assert app.session is not None and app.session.id == older.events[0].session_id
+        await type_prompt(pilot, "go on")
+        await until(pilot, lambda: app.view.last_answer == "continued")
+        assert "older prompt" in str(scripted_model.requests[-1]["messages"])  # the conversation continued
+        await app._close_session()
+
+
+async def test_switch_model_continues_the_session_on_the_new_model(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.add(reply("first"), reply("second"))
+    app = make_app(settings, prompt="hello")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.view.last_answer == "first" and not app.view.busy)
+        session_id = app.session.id  # type: ignore[union-attr]
+        app.action_switch_model()
+        await until(pilot, lambda: isinstance(app.screen, AskText), what="the model question")
+        app.screen.query_one(Input).value = "openai/other-model"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not None and app.session.settings.model == "openai/other-model")
+        assert app.session.id == session_id  # type: ignore[union-attr]
+        await type_prompt(pilot, "again")
+        await until(pilot, lambda: app.view.last_answer == "second")
+        assert scripted_model.requests[-1]["model"] == "other-model"
+        assert "hello" in str(scripted_model.requests[-1]["messages"])
+        await app._close_session()
