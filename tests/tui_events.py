@@ -15,13 +15,13 @@ SESSION = "3f2a9c1d0b7e"
 class EventLog:
     """Builds events with consecutive seqs and times that advance by `step` seconds."""
 
-    def __init__(self, session_id: str = SESSION, start: float = START) -> None:
-        self.session_id, self.now, self.seq = session_id, start, 0
+    def __init__(self, session_id: str = SESSION, start: float = START, step: float = 0.5) -> None:
+        self.session_id, self.now, self.seq, self.step = session_id, start, 0, step
         self.events: list[pb.Event] = []
 
-    def add(self, agent_id: str, kind: str, message: Any, step: float = 0.5) -> pb.Event:
+    def add(self, agent_id: str, kind: str, message: Any, step: float | None = None) -> pb.Event:
         self.seq += 1
-        self.now += step
+        self.now += self.step if step is None else step
         event = pb.Event(session_id=self.session_id, agent_id=agent_id, seq=self.seq)
         event.time.FromNanoseconds(int(self.now * 1e9))
         getattr(event, kind).CopyFrom(message)

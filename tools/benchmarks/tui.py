@@ -38,12 +38,13 @@ SIZE = (150, 45)
 
 
 def big_scene(items: int = 2000, agents: int = 50) -> EventLog:
-    """A root with `items` transcript items and `agents` running subagents."""
-    log = EventLog(start=time.time() - 600)
+    """A root with `items` transcript items and `agents` running subagents, started 20-30 s ago
+    (the worst case for the tree: every row's elapsed time changes every second)."""
+    log = EventLog(start=time.time() - 30, step=0.001)
     log.spawn("main", "main", "a long session")
     log.run("a long session")
     for n in range(items // 2):
-        log.tool("read_file", {"path": f"src/module_{n}.py"}, output=f"{n}: " + "x = 1\n" * 5)
+        log.tool("read_file", {"path": f"src/module_{n}.py"}, output=f"{n}: " + "x = 1\n" * 5, seconds=0.001)
         log.say(f"Step {n}: read `src/module_{n}.py`; **nothing** to change here.")
     for n in range(agents):
         agent_id = f"a{n + 1}"

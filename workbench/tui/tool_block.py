@@ -20,6 +20,7 @@ from workbench.tui.items import ToolItem
 from workbench.tui.text import diff_text, duration, plain, printable
 
 NARROW = 70  # cells: below this a failed call's output and cause stack instead of sitting side by side
+DIFF_LINES = 40  # lines of a diff shown in the transcript (the whole diff is in Changed files)
 SHOWN_LINES = 400  # lines of a finished call's output shown in the block (the tail; the whole is in the log)
 
 
@@ -100,8 +101,9 @@ class ToolBlock(Vertical, can_focus=True):
             return  # not mounted yet: on_mount renders the item as it is then
         if item.version == self._version and not force:
             return
-        if item.failed and not self._opened_failure:
-            self.expanded = self._opened_failure = True  # a failure opens itself once; the person may close it
+        if (item.failed or item.diff) and not self._opened_failure:
+            # a failure, and a file tool's diff, open themselves once; the person may close them
+            self.expanded = self._opened_failure = True
         self._version = item.version
         self.set_class(item.failed, "error")
         self.set_class(item.running, "running")
@@ -158,7 +160,11 @@ class ToolBlock(Vertical, can_focus=True):
             else:
                 widgets.append(Container(cause, classes="failure"))
         elif item.diff:
-            widgets.append(Static(diff_text(item.diff), classes="diff"))
+            lines = item.diff.splitlines()
+            shown = diff_text("\n".join(lines[:DIFF_LINES]))
+            if len(lines) > DIFF_LINES:
+                shown.append(f"\n… {len(lines) - DIFF_LINES} more lines (ctrl+o: changed files)", style="dim")
+            widgets.append(Static(shown, classes="diff"))
         else:
             widgets.append(Static(plain(_tail(result.output)) if result.output else Text("(no output)", "dim")))
         if item.defect is not None and self.show_traceback:
