@@ -1,5 +1,6 @@
 """End to end: the installed `workbench` command in a real terminal (a tmux pane), on the demo
-model in an empty folder; keys go in with send-keys, the screen comes back with capture-pane."""
+model in an empty folder; keys go in with send-keys, the screen comes back with capture-pane.
+The TUI's approval mode (ask) shows the approval modal for each write: Enter approves once."""
 
 from __future__ import annotations
 
@@ -33,6 +34,12 @@ def screen_until(socket: str, *needles: str, timeout: float = 90.0) -> str:
     raise AssertionError(f"the screen never showed {needles}; last screen:\n{text}")
 
 
+def screen_gone(socket: str, needle: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while needle in tmux(socket, "capture-pane", "-p", "-t", "tui") and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 def test_the_demo_in_a_real_terminal(tmp_path: Path) -> None:
     assert WORKBENCH.exists(), f"{WORKBENCH} is not installed (pip install -e .)"
@@ -49,7 +56,21 @@ def test_the_demo_in_a_real_terminal(tmp_path: Path) -> None:
     try:
         screen_until(socket, "Agents", "Inbox", "demo (scripted")
         tmux(socket, "send-keys", "-t", "tui", "fix the login check in auth.go", "Enter")
-        screen = screen_until(socket, "Done:", "completed")
+        # the TUI asks before each write (approval mode ask): the modal focuses "Approve once"
+        approvals = 0
+        deadline = time.monotonic() + 120
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = tmux(socket, "capture-pane", "-p", "-t", "tui")
+            if "Done:" in screen and "completed" in screen:
+                break
+            if "approval needed" in screen:
+                tmux(socket, "send-keys", "-t", "tui", "Enter")
+                approvals += 1
+                screen_gone(socket, "approval needed")
+            time.sleep(0.2)
+        assert "Done:" in screen, f"the demo did not finish; last screen:\n{screen}"
+        assert approvals == 3  # write_file, the failed edit_file, the corrected edit_file
         assert "failed" in screen and "old_text not found" in screen  # the failure, beside the recovery
         assert "cause" in screen and "edit_file" in screen
         assert (workspace / "auth.go").exists()

@@ -81,6 +81,8 @@ class WorkbenchApp(SessionClient):
         """After the first frame: litellm starts importing, then the session opens (or the picker shows)."""
         if self.offline:
             return
+        self.status_line.message = "starting…"
+        self.status_line.sync()
         if self.preload_litellm:
             start_litellm_import()
         if self.pick:

@@ -35,7 +35,7 @@ class StatusLine(Static):
         view = self.view
         text = Text()
         if view is None:
-            self.update(Text(self.message or "starting…", style="dim"))
+            self.update(Text(self.message, style="dim"))  # before a session: what the app is doing
             return
         usage = view.usage
         text.append(f"{tokens(usage.input_tokens)} in / {tokens(usage.output_tokens)} out")
