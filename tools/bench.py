@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests.scripted_server import ScriptedModel, call, reply  # noqa: E402
-from tools.benchmarks import bare_calls  # noqa: E402
+from tools.benchmarks import alternating_calls, bare_calls  # noqa: E402
 from workbench.config import Settings  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
 
@@ -106,7 +106,6 @@ def bench_turn(turns: int = 40) -> None:
     """Per-turn time of the loop against a bare litellm loop (a streamed call, then `bash -c true`)
     to the same instant server, and one model call as Workbench makes it against a bare call."""
     from tests.conftest import run_agent
-    from workbench.model import ModelClient, ModelSpec
 
     server = ScriptedModel()
     try:
@@ -114,17 +113,8 @@ def bench_turn(turns: int = 40) -> None:
         async def main() -> tuple[float, float, float, float, str]:
             # the baselines: litellm with its defaults, in a process of their own
             bare_loop_ms = bare_calls(server, turns, at_once=False, runs=1, bash=True) * 1000
-            bare_ms = bare_calls(server, turns, at_once=False, runs=1) * 1000
-            client = ModelClient(ModelSpec("openai/scripted", api_base=server.url, api_key="k"))
-            prompt = [pb.Message(role=pb.ROLE_USER, text="CHILD")]
-
-            async def complete() -> None:
-                server.add(reply("report"))
-                await client.complete(prompt, [])
-
-            for _ in range(3):
-                await complete()
-            ours_ms = await timed(complete, turns)
+            ours_s, bare_s = alternating_calls(server, turns, rounds=5, root=str(ROOT))
+            ours_ms, bare_ms = ours_s * 1000, bare_s * 1000
             tool_name = (
                 "bash" if "bash" in __import__("workbench.tools", fromlist=["x"]).builtin_tools() else "read_file"
             )
@@ -153,6 +143,7 @@ def bench_turn(turns: int = 40) -> None:
         line("workbench loop per turn (median)", per_turn, "bare loop: litellm call + bash -c true", bare_loop_ms)
         print("  target: workbench per turn <= 0.7x the bare loop")
         line("one model call (ModelClient.complete)", ours_ms, "bare litellm streamed call", bare_ms)
+        print("  (each side in fresh processes, 5 alternating rounds: the medians of the rounds)")
         print(f"  harness's own part (per turn - its model call): {per_turn - ours_ms:.2f} ms, tool run included")
     finally:
         server.close()

@@ -61,3 +61,48 @@ def bare_calls(server: object, calls: int, at_once: bool, runs: int, bash: bool 
         [sys.executable, "-c", BARE_CALLS, *args], env=bare_env(), check=True, capture_output=True, text=True
     )
     return float(done.stdout.split()[-1])
+
+
+WORKBENCH_CALLS = """
+import asyncio, statistics, sys, time
+sys.path.insert(0, sys.argv[3])
+from workbench.model import ModelClient, ModelSpec
+from workbench.pb import workbench_pb2 as pb
+URL, CALLS = sys.argv[1], int(sys.argv[2])
+client = ModelClient(ModelSpec("openai/scripted", api_base=URL, api_key="sk-bench"))
+PROMPT = [pb.Message(role=pb.ROLE_USER, text="CHILD")]
+async def main():
+    for _ in range(3):
+        await client.complete(PROMPT, [])
+    start = time.perf_counter()
+    for _ in range(CALLS):
+        await client.complete(PROMPT, [])
+    print((time.perf_counter() - start) / CALLS)
+asyncio.run(main())
+"""
+
+
+def alternating_calls(server: object, calls: int, rounds: int, root: str) -> tuple[float, float]:
+    """Seconds per streamed call: Workbench's ModelClient (from the checkout at `root`) and a bare
+    litellm call with its defaults, each in fresh processes, in alternating rounds (so a machine's
+    load drifts over both); the medians of the rounds' means."""
+    import statistics
+    import subprocess
+    import sys
+
+    from tests.scripted_server import ScriptedModel, reply
+
+    assert isinstance(server, ScriptedModel)
+    ours, bare = [], []
+    for _ in range(rounds):
+        server.add(*[reply("report")] * (3 + calls))
+        done = subprocess.run(
+            [sys.executable, "-c", WORKBENCH_CALLS, server.url, str(calls), root],
+            env={**bare_env(), "PYTHONPATH": root},
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        ours.append(float(done.stdout.split()[-1]))
+        bare.append(bare_calls(server, calls, at_once=False, runs=1))
+    return statistics.median(ours), statistics.median(bare)
