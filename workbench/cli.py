@@ -203,7 +203,7 @@ class _Redact(logging.Filter):
 
 
 def setup_logging(settings: Settings) -> None:
-    from workbench.session import secrets_of
+    from workbench.secrets import secrets_of
 
     try:
         settings.data_dir.mkdir(parents=True, exist_ok=True)

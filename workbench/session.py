@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from workbench.agents import ROOT_ID, AgentTree
 from workbench.config import ConfigError, Settings
 from workbench.guard import Guard
 from workbench.pb import workbench_pb2 as pb
+from workbench.secrets import secrets_of
 from workbench.session_lock import LockHeld, SessionLock, is_locked
 from workbench.session_rebuild import interrupt_leftovers, mark_interrupted, rebuild_messages
 from workbench.store import Recorder, Store, StoreError
@@ -45,19 +45,6 @@ def open_store(settings: Settings) -> Store:
         return Store(settings.db_path)
     except StoreError as err:
         raise SessionError(str(err)) from err
-
-
-def secrets_of(settings: Settings) -> list[str]:
-    """Values that must never be written: the keys in the settings and the provider key variables."""
-    found = [settings.api_key, settings.brave_api_key, settings.tavily_api_key]
-    for name, value in os.environ.items():
-        upper = name.upper()
-        if (
-            upper.endswith(("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_KEY", "_ACCESS_KEY"))
-            or upper == "WORKBENCH_API_KEY"
-        ):
-            found.append(value)
-    return sorted({s for s in found if len(s) >= 8 and s != "unused"}, key=len, reverse=True)
 
 
 def list_sessions(settings: Settings) -> list[pb.SessionInfo]:
