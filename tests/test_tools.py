@@ -13,7 +13,7 @@ from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config import Settings
 from workbench.feedback import Feedback, model_text
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools import REGISTRY, Toolbox, ToolContext, limit_output, tool
+from workbench.tools import REGISTRY, BadArguments, Toolbox, ToolContext, limit_output, parse_arguments, tool
 
 
 @tool(name="test_schema")
@@ -199,3 +199,16 @@ async def test_an_error_text_obeys_the_output_limit(tmp_path: Path) -> None:
     assert result.error.startswith("start yyy") and result.error.endswith("yyy end")
     assert "characters of this error cut from the middle" in result.error
     assert result.metadata["original_error_chars"] == 3_000_010
+
+
+def test_parse_arguments_raises_only_bad_arguments() -> None:
+    # the one reader of a model's arguments (the guard and the TUI may use it too): a ValueError
+    assert parse_arguments("") == {} and parse_arguments('{"a": [1]}') == {"a": [1]}
+    for text, says in [
+        (DEEP, "argument nesting too deep"),
+        ('{"a": ' + "[" * 100_000, "argument nesting too deep"),
+        ('{"a": 1', "not valid JSON"),
+        ("[1]", "must be a JSON object, not list"),
+    ]:
+        with pytest.raises(BadArguments, match=says):
+            parse_arguments(text)

@@ -236,6 +236,28 @@ def validate(args: dict[str, Any], schema: dict[str, Any]) -> tuple[dict[str, An
 # --- invocation ---------------------------------------------------------------------------
 
 
+class BadArguments(ValueError):
+    """A call's arguments that are not one JSON object; the message says why, for the model."""
+
+
+def parse_arguments(text: str) -> dict[str, Any]:
+    """A call's JSON arguments as a dict ({} for none), or BadArguments: not JSON, nested too
+    deeply to read (json.loads raises RecursionError there, not a ValueError), not an object.
+    Everything that reads a model's arguments uses this, so no hostile text can raise past it."""
+    try:
+        args = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as err:
+        raise BadArguments(f"arguments are not valid JSON ({err})") from err
+    except RecursionError as err:
+        raise BadArguments(
+            "argument nesting too deep: the arguments hold arrays or objects nested inside each other "
+            "beyond what can be read"
+        ) from err
+    if not isinstance(args, dict):
+        raise BadArguments(f"arguments must be a JSON object, not {type(args).__name__}")
+    return args
+
+
 def _error(call: pb.ToolCall, message: str) -> pb.ToolResult:
     return pb.ToolResult(call_id=call.id, name=call.name, error=message, is_error=True)
 
@@ -282,21 +304,9 @@ class Toolbox:
                 call, f"unknown tool {shorten(call.name, 80)}; available tools: {', '.join(self.tools) or '(none)'}"
             )
         try:
-            args = json.loads(call.arguments) if call.arguments.strip() else {}
-        except json.JSONDecodeError as err:
-            return _error(
-                call,
-                f"arguments are not valid JSON ({err}); send one JSON object matching the schema "
-                f"{self.schema_text(call.name)}",
-            )
-        except RecursionError:  # arrays or objects nested past what the decoder can follow
-            return _error(
-                call,
-                "argument nesting too deep: the arguments hold arrays or objects nested inside each other "
-                f"beyond what can be read; send one flat JSON object matching the schema {self.schema_text(call.name)}",
-            )
-        if not isinstance(args, dict):
-            return _error(call, f"arguments must be a JSON object matching the schema {self.schema_text(call.name)}")
+            args = parse_arguments(call.arguments)
+        except BadArguments as err:
+            return _error(call, f"{err}; send one JSON object matching the schema {self.schema_text(call.name)}")
         args, problems = validate(args, found.schema)
         if problems:
             more = len(problems) - PROBLEMS_SHOWN
@@ -359,6 +369,7 @@ def limit_output(result: pb.ToolResult, limit: int, folder: Path, saved_cap: int
 
 __all__ = [
     "REGISTRY",
+    "BadArguments",
     "Tool",
     "ToolContext",
     "Toolbox",
@@ -366,6 +377,7 @@ __all__ = [
     "builtin_tools",
     "limit_error",
     "limit_output",
+    "parse_arguments",
     "preview",
     "shorten",
     "tool",
