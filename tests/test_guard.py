@@ -268,3 +268,18 @@ def test_the_denial_names_what_would_allow_the_call(workspace: Path) -> None:
     decision = reviewing.check(call("web_fetch"))
     decision.call.CopyFrom(call("web_fetch"))
     assert "guard_review" in reviewing.denial(decision)
+
+
+async def test_rules_that_raise_fail_closed(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a mock: no real input is known to make the rules raise; the fault is injected to prove the fallback
+    import workbench.guard
+
+    def broken(command: str, places: object) -> str:
+        raise ValueError("unexpected token")
+
+    monkeypatch.setattr(workbench.guard, "bash_rule", broken)
+    decision = await make(workspace, "auto").judge(call("bash"))
+    assert (decision.verdict, decision.judge) == (BLOCK, "rule")
+    assert "ValueError: unexpected token" in decision.reason and "fails closed" in decision.reason
+    reviewing = Guard(Settings(workspace=workspace, guard_failure="review"), mode="auto")
+    assert (await reviewing.judge(call("bash"))).verdict == REVIEW

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from workbench.guard_rules import Rule, bash_rule, file_rule, parse_rules, prima
 from workbench.guard_shell import Places, opaque, simple_commands
 from workbench.pb import workbench_pb2 as pb
 
+log = logging.getLogger("workbench")
 RECORD, REVIEW, BLOCK = pb.GUARD_VERDICT_RECORD, pb.GUARD_VERDICT_REVIEW, pb.GUARD_VERDICT_BLOCK
 # Tools that only read (or, for subagent, start agents whose own calls are judged): recorded in every mode.
 READING = frozenset({"read_file", "ls", "glob", "grep", "web_search", "skill", "subagent"})
@@ -141,7 +143,16 @@ class Guard:
     ) -> pb.GuardDecision:
         """Every judge's say on `call`; the model judge is asked about calls that can act, unless
         the mode and rules already block them. Never raises for a judge's failure (fail closed)."""
-        decision = self.check(call)
+        try:
+            decision = self.check(call)
+        except Exception as err:  # a bug of the rules on odd input: fail closed, the run goes on
+            log.exception("the guard's rules failed on a %s call", call.name)
+            failure = REVIEW if self.settings.guard_failure == "review" else BLOCK
+            word = "review" if failure == REVIEW else "block"
+            reason = (
+                f"the guard's rules failed on this call ({type(err).__name__}: {err}); the guard fails closed: {word}"
+            )
+            decision = _decision(failure, "rule", reason)
         if self.model is not None and decision.verdict != BLOCK and acting(call.name, arguments(call)):
             decision = strictest(decision, await self.model.ask(call, task, count_usage))
         decision.call_id = call.id
