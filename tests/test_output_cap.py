@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from tests.test_shell import Term, _until, host, term  # noqa: F401 - the shell fixtures
 from tools.benchmarks.shell_output import ROOT, measure
+from workbench.tools import bash_run
 from workbench.tools.output_cap import CappedOutput
 
 
@@ -86,7 +89,13 @@ def _on_disk(path: Path) -> int:
     return path.stat().st_blocks * 512 if path.exists() else 0
 
 
-async def test_a_running_command_s_output_file_gives_back_what_was_read(term: Term, workspace: Path) -> None:  # noqa: F811
+async def test_a_running_command_s_output_file_gives_back_what_was_read(
+    term: Term,  # noqa: F811
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(bash_run, "RELEASE_FROM", 16 << 20)  # from 256 MB: the same mechanism, sooner
+    monkeypatch.setattr(bash_run, "RELEASE_STEP", 16 << 20)
     go = workspace / "go"  # the sandbox's /tmp is its own
     command = f"head -c 100M /dev/zero | tr '\\0' y; echo; while [ ! -e {go} ]; do sleep 0.05; done; echo end"
     await term.ok("bash", command="true")  # the host and its folder are up

@@ -38,7 +38,11 @@ TICK = 0.05  # seconds between output reads while a command runs (grows to TICK_
 TICK_MAX = 0.25
 READ_CHUNK = 1 << 20  # bytes of output read at a time
 TICK_READ = 32 << 20  # bytes read per tick while a command runs; the rest at the next tick
-RELEASE_STEP = 16 << 20  # bytes read between two releases of the output file's head
+# Past RELEASE_FROM bytes read, what was read is given back to the filesystem every RELEASE_STEP:
+# a runaway command holds on disk only what is not read yet. Not sooner: a release writes the
+# range back first (ext4), which costs time that a merely large output should not pay.
+RELEASE_FROM = 256 << 20
+RELEASE_STEP = 64 << 20
 SERVER_STOPPED = (
     "the tmux server stopped while the command ran (killed from outside?); its output so far is "
     "above. The next call starts a fresh tmux server and shell."
@@ -77,7 +81,7 @@ class OutputFile:
             size = max(0, min(size, self.end - self.pos))
         data = os.pread(self.fd, size, self.pos) if size else b""
         self.pos += len(data)
-        if self.pos - self.released >= RELEASE_STEP:
+        if self.pos >= RELEASE_FROM and self.pos - self.released >= RELEASE_STEP:
             self.released = release_head(self.fd, self.pos, self.released)
         return self.decoder.decode(data), bool(data) and len(data) == size
 
