@@ -94,8 +94,10 @@ def test_cycling_the_mode(workspace: Path) -> None:
 
 def test_arguments_that_are_not_json_still_get_the_modes_verdict(workspace: Path) -> None:
     broken = pb.ToolCall(id="c", name="bash", arguments='{"command": "rm -rf ~"')
-    assert make(workspace, "ask").check(broken).verdict == REVIEW
-    assert make(workspace, "read-only").check(broken).verdict == BLOCK
+    nested = pb.ToolCall(id="d", name="bash", arguments="[" * 100_000 + "]" * 100_000)
+    for call_ in (broken, nested):
+        assert make(workspace, "ask").check(call_).verdict == REVIEW
+        assert make(workspace, "read-only").check(call_).verdict == BLOCK
 
 
 # --- the person's rules, from a real config file ------------------------------------------------

@@ -15,7 +15,6 @@ The guard decides; it runs nothing and writes no event. The loop records each de
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections import Counter
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from workbench.guard_model import ModelJudge
 from workbench.guard_rules import Rule, bash_rule, file_rule, parse_rules, primary_text
 from workbench.guard_shell import Places, opaque, simple_commands
 from workbench.pb import workbench_pb2 as pb
+from workbench.tools import BadArguments, parse_arguments
 
 log = logging.getLogger("workbench")
 RECORD, REVIEW, BLOCK = pb.GUARD_VERDICT_RECORD, pb.GUARD_VERDICT_REVIEW, pb.GUARD_VERDICT_BLOCK
@@ -53,12 +53,11 @@ def strictest(*decisions: pb.GuardDecision | None) -> pb.GuardDecision:
 
 
 def arguments(call: pb.ToolCall) -> dict[str, Any]:
-    """The call's arguments as a dict; {} when they are not a JSON object (the tool refuses those)."""
+    """The call's arguments as a dict; {} when they cannot be read (the tool refuses those)."""
     try:
-        args = json.loads(call.arguments) if call.arguments.strip() else {}
-    except json.JSONDecodeError:
+        return parse_arguments(call.arguments)
+    except BadArguments:
         return {}
-    return args if isinstance(args, dict) else {}
 
 
 def acting(tool: str, args: dict[str, Any]) -> bool:
