@@ -8,9 +8,10 @@ types into (no pager, unbuffered Python).
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Iterable, Mapping
+
+from workbench.secrets import is_secret
 
 TMUX_CONF = """\
 set -g history-limit 50000
@@ -98,39 +99,6 @@ SHELL_ENV = {
 
 MARKER = "WORKBENCH_SESSION"  # names the session in the environment of every process it starts
 
-# Provider credentials a shell never gets (unless a setting passes one through by name).
-SECRET_NAMES = (
-    "WORKBENCH_API_KEY",
-    "OPENAI_API_KEY",
-    "OPENAI_ORG_ID",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "VERTEXAI_CREDENTIALS",
-    "MISTRAL_API_KEY",
-    "GROQ_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "OPENROUTER_API_KEY",
-    "COHERE_API_KEY",
-    "XAI_API_KEY",
-    "PERPLEXITYAI_API_KEY",
-    "FIREWORKS_AI_API_KEY",
-    "HF_TOKEN",
-    "HUGGINGFACE_API_KEY",
-    "HUGGING_FACE_HUB_TOKEN",
-    "REPLICATE_API_TOKEN",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_BEARER_TOKEN_BEDROCK",
-    "AZURE_API_KEY",
-    "AZURE_AD_TOKEN",
-    "BRAVE_API_KEY",
-    "TAVILY_API_KEY",
-    "LITELLM_MASTER_KEY",
-)
-SECRET_PATTERNS = ("*_API_KEY", "AZURE_*_KEY", "TOGETHER*_API_KEY", "WORKBENCH_*KEY*", "LITELLM_*KEY*")
 # the terminal a workbench runs in is not the agent's: its shells are inside our own server
 NOT_INHERITED = ("TMUX", "TMUX_PANE")
 
@@ -138,11 +106,6 @@ NOT_INHERITED = ("TMUX", "TMUX_PANE")
 def decode_cwd(text: str) -> str:
     """The working directory as the completion line carries it (see BASH_RC)."""
     return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), text)
-
-
-def is_secret(name: str) -> bool:
-    upper = name.upper()
-    return upper in SECRET_NAMES or any(fnmatch.fnmatchcase(upper, p) for p in SECRET_PATTERNS)
 
 
 def shell_environment(base: Mapping[str, str], marker: str, passthrough: Iterable[str] = ()) -> dict[str, str]:

@@ -9,21 +9,10 @@ colour codes or a model that writes `[bold]` cannot restyle or move the terminal
 from __future__ import annotations
 
 import json
-import re
 
 from rich.text import Text
 
-# C0 controls except tab and newline, DEL, and the C1 controls (U+0080..U+009F)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
-
-
-def printable(text: str) -> str:
-    """`text` with every control character but tab and newline shown as `\\xNN`."""
-    return _CONTROL.sub(_escape, text)
+from workbench.safe_text import printable
 
 
 def plain(text: str, style: str = "") -> Text:
