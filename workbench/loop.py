@@ -192,38 +192,47 @@ class AgentLoop:
 
     # --- model ----------------------------------------------------------------------------
 
-    async def _call_model(self) -> pb.Message:
-        """One model call with retries; compacts the conversation above the threshold or on overflow."""
+    async def _call(self, messages: list[pb.Message], tools: list[pb.ToolDefinition], stream: bool) -> pb.Message:
+        """One model call with its retries; streamed text and argument progress become events."""
         emit = self.recorder.emit
-        tools = self.toolbox.definitions()
-        count = self._count
 
-        async def call(messages: list[pb.Message], tools: list[pb.ToolDefinition], stream: bool) -> pb.Message:
-            def on_delta(text: str) -> None:
-                emit(pb.TextDelta(text=text))
+        def on_delta(text: str) -> None:
+            emit(pb.TextDelta(text=text))
 
-            return await call_with_retry(
-                lambda: self.client.complete(
-                    messages,
-                    tools,
-                    on_delta if stream else lambda text: None,
-                    on_call_delta=emit if stream else None,  # a call being written: ToolCallDelta events
-                    on_notice=emit,
-                ),
-                self.policy,
-                on_wait=emit,
-                on_discard=emit,
-            )
+        return await call_with_retry(
+            lambda: self.client.complete(
+                messages,
+                tools,
+                on_delta if stream else lambda text: None,
+                on_call_delta=emit if stream else None,  # a call being written: ToolCallDelta events
+                on_notice=emit,
+            ),
+            self.policy,
+            on_wait=emit,
+            on_discard=emit,
+        )
 
+    def _compactor(self) -> Compactor:
         async def summarize(request: list[pb.Message]) -> pb.Message:
             try:
-                reply = await call(request, [], stream=False)
+                reply = await self._call(request, [], stream=False)
             except ContextOverflow as err:
                 raise ModelCallFailed(f"the older turns are too long even to summarize: {err.reason}") from err
-            count(reply.usage)
+            self._count(reply.usage)
             return reply
 
-        compactor = Compactor(self.client.spec.wire_model, summarize, emit, self.settings.compact_threshold)
+        return Compactor(self.client.spec.wire_model, summarize, self.recorder.emit, self.settings.compact_threshold)
+
+    async def compact_now(self) -> None:
+        """Summarize the older turns now (the person asked). Raises NothingToCompact or ModelCallFailed."""
+        await self._compactor().compact(self.messages, "the person asked to compact", self.toolbox.definitions())
+
+    async def _call_model(self) -> pb.Message:
+        """One model call with retries; compacts the conversation above the threshold or on overflow."""
+        tools = self.toolbox.definitions()
+        count = self._count
+        call = self._call
+        compactor = self._compactor()
         try:
             if reason := compactor.due(self.messages, tools):
                 await compactor.compact(self.messages, reason, tools)

@@ -20,9 +20,11 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 from workbench.agents import ROOT_ID, AgentTree
+from workbench.compaction import NothingToCompact
 from workbench.config import ConfigError, Settings
 from workbench.guard import Guard
 from workbench.pb import workbench_pb2 as pb
+from workbench.retry import ModelCallFailed
 from workbench.secrets import secrets_of
 from workbench.session_lock import LockHeld, SessionLock, is_locked
 from workbench.session_rebuild import interrupt_leftovers, mark_interrupted, rebuild_messages
@@ -335,6 +337,20 @@ class Session:
         if node.done.done() or node.ending:
             return
         await self.tree.cancel(agent_id, "cancelled by the person")
+
+    async def compact(self) -> None:
+        """Summarize the root's older turns now, between runs (a `compaction` event says how it went)."""
+        root = self.tree.root
+        if self.busy:
+            raise SessionError("a run is going; compact when it has ended (or cancel it first)")
+        if root is None or root.loop is None:
+            raise SessionError("nothing to compact yet: the session has no conversation")
+        try:
+            await root.loop.compact_now()
+        except NothingToCompact as err:
+            raise SessionError(f"nothing to compact: {err}") from err
+        except ModelCallFailed as err:
+            raise SessionError(f"compaction failed: {err.reason}") from err
 
     async def wait(self) -> pb.RunFinished:
         """The current run's end (the last run's, when idle)."""
