@@ -367,3 +367,33 @@ def test_kill_9_then_resume_holds_the_conversation_and_the_interrupted_results(
 
     (info,) = list_sessions(_S(data_dir=data))
     assert info.status == pb.RUN_STATUS_FINISHED
+
+
+def test_deeply_nested_json_from_the_model_raises_nowhere_a_person_or_judge_reads_it() -> None:
+    from workbench.guard_model import JudgeAnswerInvalid, parse_answer
+    from workbench.tui.text import arguments_of
+
+    deep = "[" * 100_000 + "]" * 100_000
+    assert arguments_of(deep) == {}
+    with pytest.raises(JudgeAnswerInvalid, match="nested too deeply"):
+        parse_answer(deep)
+
+
+async def test_compact_summarizes_between_runs(settings: Settings, scripted_model: ScriptedModel) -> None:
+    scripted_model.add(reply("one"), reply("two"), reply("three"), reply("the summary"), reply("four"))
+    session = await Session.open(settings)
+    events: list[pb.Event] = []
+    session.subscribe(events.append)
+    try:
+        for prompt in ("a", "b", "c"):
+            session.send(prompt)
+            await session.wait()
+        session.send("d")
+        with pytest.raises(SessionError, match="a run is going"):
+            await session.compact()
+        await session.wait()
+        await session.compact()
+        (compaction,) = kinds(events, "compaction")
+        assert compaction.compaction.reason == "the person asked to compact"
+    finally:
+        await session.close()

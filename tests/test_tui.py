@@ -338,3 +338,16 @@ async def test_switch_model_continues_the_session_on_the_new_model(
         assert scripted_model.requests[-1]["model"] == "other-model"
         assert "hello" in str(scripted_model.requests[-1]["messages"])
         await app._close_session()
+
+
+async def test_compact_now_compacts_between_runs(settings: Settings, scripted_model: ScriptedModel) -> None:
+    """The palette's Compact now reaches Session.compact; its compaction notice reaches the view."""
+    scripted_model.add(reply("one"), reply("two"), reply("three"), reply("the summary"))
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None, what="the session to open")
+        for count, prompt in enumerate(("a", "b", "c"), 1):
+            await type_prompt(pilot, prompt)
+            await until(pilot, lambda n=count: len(scripted_model.requests) == n and not app.view.busy)
+        app.action_compact()
+        await until(pilot, lambda: len(scripted_model.requests) == 4, what="the summary request")

@@ -46,7 +46,7 @@ def _results(messages: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], 
             tc_id = tc["id"] if isinstance(tc, dict) else tc.id
             try:
                 calls[tc_id] = (name, json.loads(raw or "{}"))
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 calls[tc_id] = (name, {})
         if m.get("role") == "tool":
             name, args = calls.get(m.get("tool_call_id", ""), ("", {}))

@@ -53,6 +53,8 @@ def parse_answer(text: str) -> tuple[pb.GuardVerdict, str]:
         answer = json.loads(body)
     except json.JSONDecodeError as err:
         raise JudgeAnswerInvalid(f"not a JSON object ({err.msg})") from err
+    except RecursionError as err:
+        raise JudgeAnswerInvalid("nested too deeply to read") from err
     if not isinstance(answer, dict):
         raise JudgeAnswerInvalid("not a JSON object")
     verdict = answer.get("verdict")

@@ -26,7 +26,7 @@ from textual.widgets import Button, Footer, Static
 from workbench.config import Settings
 from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.ask_screen import AskText
-from workbench.tui.engine import no_model_help, start_litellm_import
+from workbench.tui.engine import Session, no_model_help, start_litellm_import
 from workbench.tui.files_screen import ChangedFiles
 from workbench.tui.inbox_pane import InboxPane
 from workbench.tui.prompt_input import PromptInput
@@ -168,6 +168,19 @@ class WorkbenchApp(SessionClient):
         else:
             self.notify("No answer yet.", timeout=3)
 
+    def action_compact(self) -> None:
+        if self.session is None:
+            self.notify("No session is open yet.", timeout=3)
+            return
+        self.run_worker(self._compact(self.session), group="compact")
+
+    async def _compact(self, session: Session) -> None:
+        """Summarize the older turns now; a refusal (a run is going, nothing older) is said in a note."""
+        try:
+            await session.compact()
+        except Exception as err:  # SessionError: said to the person, the session goes on
+            self.notify(printable(str(err)), severity="warning", timeout=6, markup=False)
+
     def action_show_attach(self) -> None:
         command = self.view.attach_command
         if command:
@@ -208,6 +221,7 @@ class WorkbenchApp(SessionClient):
             ("Changed files", "Files this session wrote or edited, with diffs (ctrl+o)", self.action_changed_files),
             ("Approval mode", "Cycle ask, auto, read-only (ctrl+t)", self.action_cycle_approval),
             ("Copy last answer", "The root agent's last answer to the clipboard", self.action_copy_answer),
+            ("Compact now", "Summarize the older turns now (between runs)", self.action_compact),
             ("Show tmux attach command", "Watch the session's shell", self.action_show_attach),
             ("Toggle agents pane", "Show or hide the Agents pane", lambda: self.action_toggle_pane("agents")),
             ("Toggle inbox pane", "Show or hide the Inbox pane", lambda: self.action_toggle_pane("inbox")),

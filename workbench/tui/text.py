@@ -55,7 +55,7 @@ def arguments_of(arguments: str) -> dict[str, object]:
     """The call's arguments as a dict ({} when they are not a JSON object)."""
     try:
         args = json.loads(arguments or "{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deeply to read: shown as text
         return {}
     return args if isinstance(args, dict) else {}
 
