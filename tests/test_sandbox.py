@@ -33,6 +33,7 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.sandbox import Policy, bwrap_argv, policy_for, probe, refusal_hint
 from workbench.sandbox_server import GONE
 from workbench.seccomp import terminal_injection_filter
+from workbench.store import kind_of
 from workbench.tools import Toolbox, ToolContext
 from workbench.tools.processes import pid_alive
 from workbench.tools.terminal import TerminalHost
@@ -306,7 +307,9 @@ class Session:
 
     def __init__(self, workspace: Path, settings: Settings, tmp: Path):
         self.events: list[tuple[str, Any]] = []
-        self.host = TerminalHost(f"wbtest-{uuid.uuid4().hex[:10]}", publish=lambda k, m: self.events.append((k, m)))
+        self.host = TerminalHost(
+            f"wbtest-{uuid.uuid4().hex[:10]}", publish=lambda m: self.events.append((kind_of(m), m))
+        )
         self.ctx = ToolContext(workspace=workspace, settings=settings, session_dir=tmp / "session", terminal=self.host)
         self.toolbox = Toolbox(["bash", "tmux"])
         self.ids = itertools.count(1)

@@ -18,6 +18,7 @@ import pytest
 from workbench.config import Settings
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
+from workbench.store import kind_of
 from workbench.tools import Toolbox, ToolContext
 from workbench.tools.not_found import missing_command
 from workbench.tools.processes import pid_alive
@@ -85,7 +86,7 @@ class Term:
 @pytest.fixture
 async def host() -> AsyncIterator[TerminalHost]:
     events: list[tuple[str, Any]] = []
-    term_host = TerminalHost(f"wbtest-{uuid.uuid4().hex[:10]}", publish=lambda k, m: events.append((k, m)))
+    term_host = TerminalHost(f"wbtest-{uuid.uuid4().hex[:10]}", publish=lambda m: events.append((kind_of(m), m)))
     term_host.events = events  # type: ignore[attr-defined]
     yield term_host
     await term_host.close()

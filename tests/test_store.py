@@ -25,8 +25,8 @@ def test_wal_mode_and_seq_per_session(store: Store) -> None:
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     a, b = store.create_session(Path("/w"), "m", "p"), store.create_session(Path("/w"), "m", "p")
     ra, rb = Recorder(store, a, "main"), Recorder(store, b, "main")
-    assert [ra.emit("message", message("1")).seq, ra.emit("message", message("2")).seq] == [1, 2]
-    assert rb.emit("message", message("x")).seq == 1
+    assert [ra.emit(message("1")).seq, ra.emit(message("2")).seq] == [1, 2]
+    assert rb.emit(message("x")).seq == 1
 
 
 def test_subscribers_see_events_only_after_commit(store: Store) -> None:
@@ -35,9 +35,9 @@ def test_subscribers_see_events_only_after_commit(store: Store) -> None:
     store.subscribe(seen.append, session)
     rec = Recorder(store, session, "main")
     with store.transaction():
-        rec.emit("message", message("one"))
+        rec.emit(message("one"))
         with store.transaction():  # a nested transaction joins the outer one
-            rec.emit("message", message("two"))
+            rec.emit(message("two"))
         assert seen == []
         # another connection does not see it either: nothing is committed yet
         other = sqlite3.connect(store.path)
@@ -51,12 +51,12 @@ def test_rolled_back_transaction_publishes_nothing(store: Store) -> None:
     store.subscribe(seen.append, session)
     rec = Recorder(store, session, "main")
     with pytest.raises(RuntimeError), store.transaction():
-        rec.emit("message", message("lost"))
+        rec.emit(message("lost"))
         with store.transaction():
-            rec.emit("message", message("lost too"))
+            rec.emit(message("lost too"))
         raise RuntimeError("disk full")
     assert seen == [] and list(store.events(session)) == []
-    assert rec.emit("message", message("kept")).seq == 1  # the rolled-back numbers are reused
+    assert rec.emit(message("kept")).seq == 1  # the rolled-back numbers are reused
     assert [e.message.text for e in seen] == ["kept"]
 
 
@@ -65,7 +65,7 @@ def test_state_and_event_in_one_transaction(store: Store) -> None:
     info = pb.AgentInfo(id="a1", name="tests", status=pb.AGENT_STATUS_RUNNING)
     with pytest.raises(RuntimeError), store.transaction():
         store.save_agent(session, info)
-        Recorder(store, session, "a1").emit("agent_spawned", pb.AgentSpawned(agent=info))
+        Recorder(store, session, "a1").emit(pb.AgentSpawned(agent=info))
         raise RuntimeError("crash")
     assert store.agents(session) == [] and list(store.events(session)) == []
 
@@ -76,13 +76,13 @@ async def test_deltas_are_batched_and_merged_and_keep_order(store: Store) -> Non
     store.subscribe(seen.append, session)
     rec = Recorder(store, session, "main")
     for word in ["Hel", "lo ", "world"]:
-        rec.emit("text_delta", pb.TextDelta(text=word))
+        rec.emit(pb.TextDelta(text=word))
     assert seen == []  # not yet: batched
     await asyncio.sleep(0.12)
     assert [e.text_delta.text for e in seen] == ["Hello world"]
-    rec.emit("text_delta", pb.TextDelta(text="more"))
+    rec.emit(pb.TextDelta(text="more"))
     rec.output("c1", "out")
-    rec.emit("message", message("final"))  # a message-level event flushes the batch first
+    rec.emit(message("final"))  # a message-level event flushes the batch first
     assert [e.WhichOneof("kind") for e in seen[1:]] == ["text_delta", "tool_output", "message"]
     assert [e.seq for e in seen] == [1, 2, 3, 4]
 
@@ -91,28 +91,26 @@ def test_subscribe_after_seq_replays_then_goes_live(store: Store) -> None:
     session = store.create_session(Path("/w"), "m", "p")
     rec = Recorder(store, session, "main")
     for i in range(5):
-        rec.emit("message", message(str(i)))
+        rec.emit(message(str(i)))
     seen: list[int] = []
     store.subscribe(lambda e: seen.append(e.seq), session, after=3)
-    rec.emit("message", message("5"))
+    rec.emit(message("5"))
     assert seen == [4, 5, 6]
 
 
 def test_events_survive_reopening(tmp_path: Path) -> None:
     store = Store(tmp_path / "wb.db")
     session = store.create_session(Path("/w"), "m", "p")
-    Recorder(store, session, "main").emit("message", message("kept"))
+    Recorder(store, session, "main").emit(message("kept"))
     store.close()
     reopened = Store(tmp_path / "wb.db")
     assert [e.message.text for e in reopened.events(session)] == ["kept"]
-    assert Recorder(reopened, session, "main").emit("message", message("next")).seq == 2
+    assert Recorder(reopened, session, "main").emit(message("next")).seq == 2
 
 
 def test_jsonl_uses_proto_field_names(store: Store) -> None:
     session = store.create_session(Path("/w"), "m", "p")
-    event = Recorder(store, session, "main").emit(
-        "tool_call_started", pb.ToolCallStarted(call=pb.ToolCall(id="c1", name="bash"))
-    )
+    event = Recorder(store, session, "main").emit(pb.ToolCallStarted(call=pb.ToolCall(id="c1", name="bash")))
     line = to_json(event)
     assert '"session_id"' in line and '"agent_id": "main"' in line and '"tool_call_started"' in line
     assert '"seq": "1"' in line and '"time"' in line
@@ -123,11 +121,11 @@ async def test_a_rolled_back_write_keeps_the_batched_deltas_it_flushed(store: St
     seen: list[pb.Event] = []
     store.subscribe(seen.append, session)
     rec = Recorder(store, session, "main")
-    rec.emit("text_delta", pb.TextDelta(text="partial answer"))
+    rec.emit(pb.TextDelta(text="partial answer"))
     with pytest.raises(RuntimeError), store.transaction():
-        rec.emit("message", message("lost"))  # flushes the batch into this transaction
+        rec.emit(message("lost"))  # flushes the batch into this transaction
         raise RuntimeError("crash")
-    rec.emit("message", message("kept"))
+    rec.emit(message("kept"))
     stored = [(e.seq, e.WhichOneof("kind")) for e in store.events(session)]
     assert stored == [(1, "text_delta"), (2, "message")]
     assert [e.seq for e in seen] == [1, 2] and seen[0].text_delta.text == "partial answer"
@@ -143,11 +141,11 @@ def test_a_failed_commit_publishes_nothing_later(store: Store) -> None:
     store.db.execute("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
     store.db.execute("CREATE TABLE child (pid INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)")
     with pytest.raises(sqlite3.IntegrityError), store.transaction():
-        rec.emit("message", message("never committed"))
+        rec.emit(message("never committed"))
         store.db.execute("INSERT INTO child VALUES (42)")
     assert not store.db.in_transaction
     assert seen == [] and list(store.events(session)) == []
-    rec.emit("message", message("kept"))
+    rec.emit(message("kept"))
     assert [(e.seq, e.message.text) for e in seen] == [(1, "kept")]
     assert [e.message.text for e in store.events(session)] == ["kept"]
 
@@ -165,9 +163,9 @@ def test_a_raising_subscriber_neither_breaks_the_write_nor_the_others(
     store.subscribe(lambda e: seen.append(e.message.text), session)
     rec = Recorder(store, session, "main")
     with store.transaction():
-        rec.emit("message", message("one"))
-        rec.emit("message", message("two"))
-    rec.emit("message", message("three"))  # the emitter does not see the subscriber's error
+        rec.emit(message("one"))
+        rec.emit(message("two"))
+    rec.emit(message("three"))  # the emitter does not see the subscriber's error
     assert seen == ["one", "two", "three"]
     assert [e.seq for e in store.events(session)] == [1, 2, 3]
     assert "subscriber bug" in caplog.text
@@ -175,8 +173,8 @@ def test_a_raising_subscriber_neither_breaks_the_write_nor_the_others(
 
 async def test_deltas_of_two_sessions_are_not_merged(store: Store) -> None:
     a, b = store.create_session(Path("/w"), "m", "p"), store.create_session(Path("/w"), "m", "p")
-    Recorder(store, a, "main").emit("text_delta", pb.TextDelta(text="for a"))
-    Recorder(store, b, "main").emit("text_delta", pb.TextDelta(text="for b"))
+    Recorder(store, a, "main").emit(pb.TextDelta(text="for a"))
+    Recorder(store, b, "main").emit(pb.TextDelta(text="for b"))
     store.flush()
     assert [e.text_delta.text for e in store.events(a)] == ["for a"]
     assert [e.text_delta.text for e in store.events(b)] == ["for b"]

@@ -13,6 +13,7 @@ from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config import Settings
 from workbench.feedback import Feedback, model_text
 from workbench.pb import workbench_pb2 as pb
+from workbench.store import kind_of
 from workbench.tools import REGISTRY, BadArguments, Toolbox, ToolContext, limit_output, parse_arguments, tool
 
 
@@ -113,7 +114,7 @@ async def test_non_feedback_exception_is_a_defect_event_and_logged(
         return str({}["missing"])
 
     c = ctx(tmp_path)
-    c.publish = lambda kind, message: published.append((kind, message))
+    c.publish = lambda message: published.append((kind_of(message), message))
     result = await Toolbox(["test_buggy"]).invoke(pb.ToolCall(id="c9", name="test_buggy"), c)
     assert result.is_error and result.error == "'missing'"
     ((kind, defect),) = published

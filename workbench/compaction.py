@@ -21,6 +21,8 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from google.protobuf.message import Message
+
 from workbench.feedback import model_text
 from workbench.model import context_window, message_to_wire, tools_to_wire
 from workbench.pb import workbench_pb2 as pb
@@ -130,7 +132,7 @@ class Compactor:
         self,
         wire_model: str,
         summarize: Callable[[list[pb.Message]], Awaitable[pb.Message]],
-        emit: Callable[[str, object], object],
+        emit: Callable[[Message], object],
         threshold: float,
         keep_turns: int = KEEP_TURNS,
     ):
@@ -179,7 +181,6 @@ class Compactor:
         )
         compacted = [*parts.system, summary, *parts.recent]
         self.emit(
-            "compaction",
             pb.Compaction(
                 messages_before=len(messages),
                 messages_after=len(compacted),
@@ -187,6 +188,6 @@ class Compactor:
                 tokens_before=tokens_before,
             ),
         )
-        self.emit("message", summary)
+        self.emit(summary)
         messages[:] = compacted
         return reply

@@ -28,7 +28,9 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
+
+from google.protobuf.message import Message
 
 from workbench.pb import workbench_pb2 as pb
 from workbench.sandbox import (
@@ -87,7 +89,7 @@ class TmuxSandbox:
     start; without it the built-in defaults hold (sandboxed): never a silent unsandboxed run.
     """
 
-    def __init__(self, publish: Callable[[str, Any], object]):
+    def __init__(self, publish: Callable[[Message], object]):
         self.publish = publish
         self.configured = False
         self.policy: Policy | None = None
@@ -111,7 +113,7 @@ class TmuxSandbox:
     def _fail(self, error: SandboxUnavailable) -> SandboxUnavailable:
         if not self._told:  # the person sees it once; the model at every call
             self._told = True
-            self.publish("notice", pb.Notice(level="error", text=error.message))
+            self.publish(pb.Notice(level="error", text=error.message))
         return error
 
     async def start(

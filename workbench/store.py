@@ -72,6 +72,11 @@ _KIND_OF_TYPE: dict[str, str] = {
 }
 
 
+def kind_of(message: Message) -> str:
+    """The Event oneof member that carries a message of this type ("tool_call_finished", ...)."""
+    return _KIND_OF_TYPE[message.DESCRIPTOR.full_name]
+
+
 class StoreError(Exception):
     """The database cannot be used (damaged, or written by a newer Workbench): one line to act on."""
 
@@ -388,7 +393,7 @@ class Store:
 
 
 class Recorder:
-    """Events of one agent in one session: `emit("message", msg)` builds and appends the Event."""
+    """Events of one agent in one session: `emit(message)` builds and appends its Event."""
 
     def __init__(self, store: Store, session_id: str, agent_id: str):
         self.store, self.session_id, self.agent_id = store, session_id, agent_id
@@ -398,14 +403,11 @@ class Recorder:
         event = pb.Event(session_id=self.session_id, agent_id=self.agent_id)
         now = time.time_ns()  # not Timestamp.GetCurrentTime(): a datetime round trip, a fifth of an append
         event.time.seconds, event.time.nanos = now // 1_000_000_000, now % 1_000_000_000
-        kind = _KIND_OF_TYPE[message.DESCRIPTOR.full_name]
-        getattr(event, kind).CopyFrom(message)
+        getattr(event, kind_of(message)).CopyFrom(message)
         return event
 
-    def emit(self, kind_or_message: str | Message, message: Message | None = None) -> pb.Event:
-        """Record `message` as this agent's event (`emit(kind, message)` is the older spelling)."""
-        message = message if message is not None else kind_or_message  # type: ignore[assignment]
-        assert isinstance(message, Message)
+    def emit(self, message: Message) -> pb.Event:
+        """Record `message` as this agent's event, in the Event member its type names."""
         event = self.event(message)
         kind = event.WhichOneof("kind")
         if kind in BATCHED_KINDS:

@@ -45,7 +45,7 @@ CHILD = textwrap.dedent(
         try:
             result = await Toolbox(["bash"]).invoke(pb.ToolCall(id="c1", name="bash",
                                                     arguments=json.dumps({"command": command, "timeout": 600})), ctx)
-            recorder.emit("tool_call_finished", pb.ToolCallFinished(result=result))
+            recorder.emit(pb.ToolCallFinished(result=result))
         finally:
             await host.close()
         seconds = time.perf_counter() - start

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
+from google.protobuf.message import Message
+
 from workbench.config import Settings
 from workbench.feedback import CONTROL_FLOW, Feedback, cause_text, to_result
 from workbench.pb import workbench_pb2 as pb
@@ -48,8 +50,8 @@ class ToolContext:
     call_id: str = ""
     # streamed output: (call_id, text) to the event log; `emit` also keeps it as partial output
     on_output: Callable[[str, str], None] = lambda call_id, text: None
-    # publish an event of this agent: publish("terminal_ready", pb.TerminalReady(...))
-    publish: Callable[[str, Any], object] = lambda kind, message: None
+    # publish an event of this agent: publish(pb.Defect(...)) (Recorder.emit)
+    publish: Callable[[Message], object] = lambda message: None
     state: dict[str, Any] = field(default_factory=dict)  # per-agent bookkeeping of tools
     terminal: TerminalPort | None = None  # the session's terminal host (workbench.tools.terminal)
     agents: SubagentHost | None = None  # the agent tree's handle for the subagent tool
@@ -266,8 +268,7 @@ def record_defect(ctx: ToolContext, where: str, err: BaseException) -> None:
     """A non-Feedback exception: an event with its traceback, and the log file."""
     tb = "".join(traceback.format_exception(err))
     ctx.publish(
-        "defect",
-        pb.Defect(where=where, call_id=ctx.call_id, error_type=type(err).__name__, message=str(err), traceback=tb),
+        pb.Defect(where=where, call_id=ctx.call_id, error_type=type(err).__name__, message=str(err), traceback=tb)
     )
     log.error("defect in %s (call %s, agent %s):\n%s", where, ctx.call_id, ctx.agent_id, tb)
 

@@ -32,9 +32,9 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import libtmux
+from google.protobuf.message import Message
 
 from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
@@ -79,7 +79,7 @@ class TerminalHost:
     def __init__(
         self,
         socket_name: str,
-        publish: Callable[[str, Any], object] | None = None,
+        publish: Callable[[Message], object] | None = None,
         *,
         env_passthrough: tuple[str, ...] = (),
         data_dir: Path | None = None,
@@ -87,7 +87,7 @@ class TerminalHost:
         use_cgroup: bool = True,
     ):
         self.socket_name = socket_name
-        self.publish = publish or (lambda kind, message: None)
+        self.publish = publish or (lambda message: None)
         self.env_passthrough = env_passthrough
         # what ends the session's processes, also after a kill -9 (leftovers.reap_orphans)
         self.record = owner_record(session_id or socket_name, socket_name)
@@ -183,10 +183,7 @@ class TerminalHost:
             await asyncio.to_thread(kill_cgroup, Path(record.cgroup))
             record.cgroup = ""
         self._save_record()
-        self.publish(
-            "terminal_ready",
-            pb.TerminalReady(socket_name=self.socket_name, attach_command=self.attach_command),
-        )
+        self.publish(pb.TerminalReady(socket_name=self.socket_name, attach_command=self.attach_command))
 
     async def launch_server(self, argv: list[str], env: dict[str, str]) -> None:
         """Start the tmux server process (the one place; a sandbox wraps `argv` here)."""
