@@ -282,6 +282,8 @@ class AgentLoop:
 
     async def _run_tools(self, calls: list[pb.ToolCall]) -> list[pb.ToolResult]:
         tasks = [asyncio.create_task(self._run_tool(call), name=f"tool {call.name} {call.id}") for call in calls]
+        for task in tasks:  # a tool abandoned by a cancel may still fail later: its error goes to the log
+            task.add_done_callback(_log_abandoned_failure)
         try:
             await asyncio.wait(tasks)  # not gather: a cancel must not wait for tools that ignore it
         except asyncio.CancelledError:
@@ -381,3 +383,10 @@ class AgentLoop:
                 pb.RUN_STATUS_WAIT_TIMEOUT,
                 f"waited {self.settings.wait_cap:.0f} s for {len(self.inbox.pending)} running subagent(s)",
             )
+
+
+def _log_abandoned_failure(task: asyncio.Task[pb.ToolResult]) -> None:
+    """Retrieve a tool task's error so asyncio never prints "Task exception was never retrieved"
+    (the run already gave that call its result); the log file keeps it."""
+    if not task.cancelled() and (err := task.exception()) is not None:
+        log.warning("%s ended with %s: %s", task.get_name(), type(err).__name__, err)

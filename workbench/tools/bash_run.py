@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import logging
 import os
 import signal
 import time
@@ -47,6 +48,8 @@ SERVER_STOPPED = (
     "the tmux server stopped while the command ran (killed from outside?); its output so far is "
     "above. The next call starts a fresh tmux server and shell."
 )
+
+log = logging.getLogger("workbench")
 
 
 class OutputSink(Protocol):
@@ -143,7 +146,10 @@ class BashRun:
             return await self.finish()
         except asyncio.CancelledError:
             await self.interrupt()
-            self.pump()
+            try:
+                self.pump()
+            except OSError as err:  # the output cannot be kept (a full disk): the cancel still wins
+                log.warning("the output of a cancelled bash call was not saved: %s", err)
             raise
         except ServerStalled as err:
             raise Feedback(str(err)) from err

@@ -123,12 +123,10 @@ class AgentsPane(Tree[str]):
     def select_agent(self, agent_id: str, attempts: int = 50) -> None:
         """Put the cursor on the agent's row; the tree places a new row at its next refresh, so
         this tries again after each refresh until the cursor is there."""
-        node = self.nodes_by_id.get(agent_id)
-        if node is None:
-            return
-        if node.line >= 0:
+        node = self.nodes_by_id.get(agent_id)  # None until the pane has drawn the agent's row
+        if node is not None and node.line >= 0:
             self.move_cursor(node)
-        if self.cursor_node is not node and attempts > 0:
+        if (node is None or self.cursor_node is not node) and attempts > 0:
             self.call_after_refresh(self.select_agent, agent_id, attempts - 1)
 
     @property
