@@ -49,6 +49,12 @@ async def until(
         await pilot.pause(0.05)
 
 
+async def settled(pilot: Pilot[Any], app: WorkbenchApp) -> None:
+    """Wait until what the view model holds is on the screen (it redraws at most ten times a second)."""
+    await until(pilot, lambda: app._render_timer is None and app._changes is None, what="the screen to redraw")
+    await pilot.pause()
+
+
 async def type_prompt(pilot: Pilot[Any], text: str) -> None:
     pilot.app.query_one(PromptInput).focus()
     await pilot.press(*text)
@@ -68,7 +74,7 @@ async def test_a_prompt_gives_a_streamed_answer(settings: Settings, scripted_mod
         await type_prompt(pilot, "what is it?")
         await until(pilot, lambda: app.view.last_answer == answer, what="the answer")
         await until(pilot, lambda: not app.view.busy)
-        await pilot.pause()
+        await settled(pilot, app)
         messages = list(app.query(AssistantMessage))
         assert len(messages) == 1 and messages[0].source == answer  # streamed deltas, then the whole message
         shown = "\n".join(strip.text for strip in messages[0].render_lines(messages[0].region.reset_offset))
@@ -87,7 +93,8 @@ async def test_a_failed_call_shows_its_cause_beside_its_partial_output(
     app = make_app(settings, prompt="run it")
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.view.last_answer == "moving on", what="the run to go on after the failure")
-        await pilot.pause()
+        await settled(pilot, app)
+        await until(pilot, lambda: len(tool_blocks(app)) == 1 and tool_blocks(app)[0].has_class("error"))
         [block] = tool_blocks(app)
         assert block.has_class("error") and block.expanded
         output, cause = block.query(".pane")
@@ -230,7 +237,7 @@ async def test_resume_shows_the_old_transcript(settings: Settings, scripted_mode
     app = make_app(settings, resume=session_id)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.view.last_answer == "the old answer", what="the replayed transcript")
-        await pilot.pause()
+        await settled(pilot, app)
         transcript = app.query_one(Transcript)
         assert any("the old prompt" in w.item.text for w in transcript.query(UserMessage))
         [block] = transcript.query(ToolBlock)
