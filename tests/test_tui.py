@@ -176,7 +176,7 @@ async def test_cancelling_one_subagent_leaves_the_parent_running(
         await until(pilot, lambda: app.view.last_answer == "the child was cancelled; done", what="the parent's end")
         assert "cancel" in str(scripted_model.requests[-1]["messages"][-1]).lower()
         await until(pilot, lambda: app.view.agents["main"].status == pb.AGENT_STATUS_COMPLETED)
-        assert app.query_one(InboxPane).option_count == 1
+        await until(pilot, lambda: app.query_one(InboxPane).option_count == 1, what="the Inbox row drawn")
         await app._close_session()
 
 
