@@ -3,8 +3,8 @@
     WORKBENCH_TEST_MODEL=openai/gpt-4.1 OPENAI_API_KEY=... .venv/bin/python -m pytest -m real_model
 
 Any litellm model string works, with the provider's key in its usual env var. For an
-OpenAI-compatible server of your own, add WORKBENCH_TEST_API_BASE (and WORKBENCH_TEST_API_KEY);
-`eval "$(../shared/realmodel/serve.sh env)"` sets all three for the local model. Each test may
+OpenAI-compatible server of your own (a local llama-server, say), add WORKBENCH_TEST_API_BASE
+(and WORKBENCH_TEST_API_KEY); the README shows the three for a local model. Each test may
 take WORKBENCH_TEST_TIMEOUT seconds (1800 by default: a small local model on a shared CPU is slow).
 The variables are read when this module is imported: the shared fixtures clear WORKBENCH_*
 for every test so that no test sees the person's settings.
