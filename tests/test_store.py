@@ -216,3 +216,16 @@ def test_secrets_are_redacted_before_they_are_written(store: Store) -> None:
     )
     assert b"sk-live" not in store.db.execute("SELECT data FROM events").fetchone()[0]
     assert event.tool_call_finished.result.notes == ["[redacted]"]
+
+
+def test_events_are_read_in_pages_and_include_what_commits_meanwhile(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    rec = Recorder(store, session, "main")
+    for i in range(10):
+        rec.emit(message(str(i)))
+    seen = []
+    for event in store.events(session, after=2, page=3):
+        seen.append(event.seq)
+        if event.seq == 4:
+            rec.emit(message("late"))  # committed while the reader is between pages
+    assert seen == list(range(3, 12))

@@ -68,7 +68,11 @@ def list_sessions(settings: Settings) -> list[pb.SessionInfo]:
 
 def find_session(settings: Settings, session_id: str) -> pb.SessionInfo:
     """One stored session by id (or a unique prefix of it)."""
-    matches = [s for s in list_sessions(settings) if s.id.startswith(session_id)] if session_id else []
+    return _one(list_sessions(settings), session_id, settings)
+
+
+def _one(stored: list[pb.SessionInfo], session_id: str, settings: Settings) -> pb.SessionInfo:
+    matches = [s for s in stored if s.id.startswith(session_id)] if session_id else []
     if len(matches) == 1:
         return matches[0]
     if not matches:
@@ -154,14 +158,7 @@ class Session:
     def _resolve(settings: Settings, store: Store, resume: str | None) -> str:
         if resume is None:
             return store.create_session(settings.workspace, settings.model)
-        found = [s for s in store.sessions() if s.id.startswith(resume)] if resume else []
-        if len(found) != 1:
-            raise SessionError(
-                f"no session {resume!r} in {settings.data_dir}; `workbench sessions` lists them"
-                if not found
-                else f"{resume!r} names {len(found)} sessions; give more of the id"
-            )
-        info = found[0]
+        info = _one(store.sessions(), resume, settings)
         if Path(info.workspace) != settings.workspace:
             raise SessionError(
                 f"session {info.id} works in {info.workspace}, not {settings.workspace}; "
@@ -259,7 +256,7 @@ class Session:
             while True:
                 if behind:
                     behind = False  # events committed from now on are queued; older ones are read
-                    for event in list(self.store.events(self.id, after=last)):
+                    for event in self.store.events(self.id, after=last):
                         last = event.seq
                         yield event
                     continue

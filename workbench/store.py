@@ -384,12 +384,18 @@ class Store:
         self._subscribers.append(entry)
         return lambda: self._subscribers.remove(entry) if entry in self._subscribers else None
 
-    def events(self, session_id: str, after: int = 0) -> Iterator[pb.Event]:
-        rows = self.db.execute(
-            "SELECT data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq", (session_id, after)
-        )
-        for (data,) in rows.fetchall():
-            yield pb.Event.FromString(data)
+    def events(self, session_id: str, after: int = 0, page: int = 1000) -> Iterator[pb.Event]:
+        """Stored events with seq > `after`, in order, read `page` rows at a time (a long session
+        is never held whole; events committed while the caller iterates are included)."""
+        while True:
+            rows = self.db.execute(
+                "SELECT seq, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (session_id, after, page),
+            ).fetchall()
+            for after, data in rows:
+                yield pb.Event.FromString(data)
+            if len(rows) < page:
+                return
 
 
 class Recorder:

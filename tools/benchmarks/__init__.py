@@ -2,7 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+def in_clean_home(prefix: str, run: Callable[[Path], Awaitable[T]]) -> T:
+    """asyncio.run(run(folder)) with HOME set to a new empty folder (no person's config or caches)."""
+    saved_home = os.environ.get("HOME")
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        os.environ["HOME"] = tmp
+        try:
+            return asyncio.run(run(Path(tmp)))
+        finally:
+            if saved_home is not None:
+                os.environ["HOME"] = saved_home
+
 
 # What workbench.model sets for litellm before importing it; a bare baseline runs without them.
 WORKBENCH_LITELLM_ENV = ("MAX_BASE64_LENGTH_FOR_LOGGING",)

@@ -10,11 +10,8 @@ reported separately, as the median of a few fresh sessions of each kind.
 
 from __future__ import annotations
 
-import asyncio
-import os
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -23,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tools.benchmarks import in_clean_home  # noqa: E402
 from tools.benchmarks.shell import _baseline, _line, _ms, _tool  # noqa: E402
 from workbench.config import Settings  # noqa: E402
 from workbench.tools import Toolbox, ToolContext  # noqa: E402
@@ -87,14 +85,7 @@ async def _run(home: Path) -> dict[str, float]:
 def main() -> dict[str, float]:
     """Print the sandbox's per-call and start-up cost as ratios against same-run baselines."""
     print("sandbox: bash tool round trip sandboxed vs unsandboxed vs subprocess.run(['bash', '-c', 'true'])")
-    saved_home = os.environ.get("HOME")
-    with tempfile.TemporaryDirectory(prefix="wbbench-sandbox-") as tmp:
-        os.environ["HOME"] = tmp  # clean HOME for every side
-        try:
-            return asyncio.run(_run(Path(tmp)))
-        finally:
-            if saved_home is not None:
-                os.environ["HOME"] = saved_home
+    return in_clean_home("wbbench-sandbox-", _run)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -27,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tools.benchmarks import in_clean_home  # noqa: E402
 from workbench.config import Settings  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
 from workbench.tools import Toolbox, ToolContext  # noqa: E402
@@ -174,14 +173,7 @@ def compare(other: Path, rounds: int = 5, n: int = 200) -> None:
 def main() -> dict[str, float]:
     """Print the bash round trip for `true` and `seq 100000` against `bash -c`, as ratios."""
     print("shell: bash tool round trip on tmux vs subprocess.run(['bash', '-c', cmd]), same run")
-    saved_home = os.environ.get("HOME")
-    with tempfile.TemporaryDirectory(prefix="wbbench-shell-") as tmp:
-        os.environ["HOME"] = tmp  # clean HOME for both sides
-        try:
-            return asyncio.run(_run(Path(tmp)))
-        finally:
-            if saved_home is not None:
-                os.environ["HOME"] = saved_home
+    return in_clean_home("wbbench-shell-", _run)
 
 
 if __name__ == "__main__":

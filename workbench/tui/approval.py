@@ -25,6 +25,7 @@ from workbench.guard import NotWaiting
 from workbench.guard_review import describe_call
 from workbench.pb import workbench_pb2 as pb
 from workbench.safe_text import printable
+from workbench.tui.text import diff_line_style
 
 Answer = tuple[bool, str, bool]  # approve, reason, remember
 Decide = Callable[[str, bool, str, bool], None]  # Session.decide(call_id, approve, reason, remember)
@@ -35,18 +36,7 @@ def styled(shown: str) -> Text:
     """The call's text as a Text: diff lines coloured, nothing parsed as markup."""
     text = Text()
     for line in shown.split("\n"):
-        style = ""
-        if line.startswith(("+++", "---")):
-            style = "bold"
-        elif line.startswith("+"):
-            style = "green"
-        elif line.startswith("-"):
-            style = "red"
-        elif line.startswith("@@"):
-            style = "cyan"
-        elif line.startswith("$ "):
-            style = "bold"
-        text.append(line + "\n", style=style)
+        text.append(line + "\n", style="bold" if line.startswith("$ ") else diff_line_style(line))
     text.rstrip()
     return text
 

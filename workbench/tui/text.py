@@ -60,21 +60,24 @@ def arguments_of(arguments: str) -> dict[str, object]:
     return args if isinstance(args, dict) else {}
 
 
+def diff_line_style(line: str) -> str:
+    """The style of one line of a unified diff: headers bold, added green, removed red, hunks cyan."""
+    if line.startswith(("+++", "---")):
+        return "bold"
+    if line.startswith("+"):
+        return "green"
+    if line.startswith("-"):
+        return "red"
+    if line.startswith("@@"):
+        return "cyan"
+    return ""
+
+
 def diff_text(diff: str) -> Text:
     """A unified diff, escaped, with added lines green and removed lines red."""
     text = Text()
     for line in printable(diff).splitlines():
-        if line.startswith(("+++", "---")):
-            style = "bold"
-        elif line.startswith("+"):
-            style = "green"
-        elif line.startswith("-"):
-            style = "red"
-        elif line.startswith("@@"):
-            style = "cyan"
-        else:
-            style = ""
-        text.append(line + "\n", style=style)
+        text.append(line + "\n", style=diff_line_style(line))
     text.rstrip()
     return text
 
