@@ -392,10 +392,11 @@ class Store:
                 "SELECT seq, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
                 (session_id, after, page),
             ).fetchall()
-            for after, data in rows:
+            for _, data in rows:
                 yield pb.Event.FromString(data)
             if len(rows) < page:
                 return
+            after = rows[-1][0]
 
 
 class Recorder:
