@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from workbench import __version__
-from workbench.config import APPROVAL_MODES, ConfigError, Settings, load
+from workbench.config import APPROVAL_MODES, SANDBOX_MODES, ConfigError, Settings, load
 from workbench.config_report import flag_help
 from workbench.pb import workbench_pb2 as pb
 from workbench.words import run_status
@@ -48,13 +48,22 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def _data_dir_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-dir", type=Path, help="where sessions are stored (env WORKBENCH_DATA_DIR)")
+
+
+def _where_flags(p: argparse.ArgumentParser) -> None:
+    """The data folder and the sandbox: what every command that starts shells needs."""
+    _data_dir_flag(p)
+    p.add_argument("--sandbox", choices=SANDBOX_MODES, help=flag_help("sandbox"))
+
+
 def _model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="litellm model string, e.g. openai/gpt-4.1, or 'demo' (env WORKBENCH_MODEL)")
     p.add_argument("--api-base", help="API base URL (env WORKBENCH_API_BASE)")
     p.add_argument("--api-key", help="API key (env WORKBENCH_API_KEY or the provider's variable)")
     p.add_argument("--workspace", type=Path, help="the repository to work in (default: current folder)")
-    p.add_argument("--data-dir", type=Path, help="where sessions are stored (env WORKBENCH_DATA_DIR)")
-    p.add_argument("--sandbox", choices=("workspace-write", "read-only", "off"), help=flag_help("sandbox"))
+    _where_flags(p)
     p.add_argument(
         "--allow-net",
         "--sandbox-network",
@@ -88,7 +97,7 @@ def run_parser() -> argparse.ArgumentParser:
 
 def sessions_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="workbench sessions", description="List stored sessions, newest first.")
-    p.add_argument("--data-dir", type=Path, help="where sessions are stored (env WORKBENCH_DATA_DIR)")
+    _data_dir_flag(p)
     p.add_argument("--json", action="store_true", help="one JSON array (protobuf JSON names)")
     p.add_argument("--prune", action="store_true", help="delete sessions older than --older-than")
     p.add_argument("--older-than", metavar="AGE", help="with --prune: 30d, 12h, 90m, 2w")
@@ -99,7 +108,7 @@ def export_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="workbench export", description="Write a session's transcript to stdout.")
     p.add_argument("id", help="the session (an id or a unique prefix; `workbench sessions` lists them)")
     p.add_argument("--format", choices=("md", "jsonl"), default="md", help="Markdown (default) or every event")
-    p.add_argument("--data-dir", type=Path, help="where sessions are stored (env WORKBENCH_DATA_DIR)")
+    _data_dir_flag(p)
     return p
 
 
@@ -108,8 +117,7 @@ def doctor_parser() -> argparse.ArgumentParser:
         prog="workbench doctor",
         description="Check tmux, bubblewrap and the sandbox here; end what killed sessions left running.",
     )
-    p.add_argument("--data-dir", type=Path, help="where sessions are stored (env WORKBENCH_DATA_DIR)")
-    p.add_argument("--sandbox", choices=("workspace-write", "read-only", "off"), help=flag_help("sandbox"))
+    _where_flags(p)
     return p
 
 

@@ -63,7 +63,8 @@ MIGRATIONS: dict[int, str] = {
 ALTER TABLE sessions ADD COLUMN title TEXT NOT NULL DEFAULT '';
 ALTER TABLE sessions ADD COLUMN updated REAL NOT NULL DEFAULT 0;
 ALTER TABLE sessions ADD COLUMN usage BLOB NOT NULL DEFAULT x'';
-UPDATE sessions SET title = substr(prompt, 1, 80), updated = created;
+UPDATE sessions SET updated = created,
+    title = substr(substr(prompt, 1, instr(prompt || char(10), char(10)) - 1), 1, 60);
 """,
 }
 # The oneof member of Event for each message type: Recorder.emit(message) picks it.
