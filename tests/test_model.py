@@ -20,9 +20,11 @@ from workbench.model import (
     context_window,
     litellm,
     messages_to_wire,
+    provider_stream,
     usage_from_wire,
 )
 from workbench.pb import workbench_pb2 as pb
+from workbench.retry import classify
 from workbench.stream import ReplyAssembler
 from workbench.tools import ToolContext, tool
 
@@ -53,6 +55,34 @@ async def test_text_and_parallel_streamed_tool_calls_in_one_message(scripted_mod
     assert scripted_model.requests[0]["stream"] is True
 
 
+async def test_an_openai_compatible_stream_is_read_from_the_sdk_under_litellms_wrapper(
+    scripted_model: ScriptedModel,
+) -> None:
+    """The fast path (model.provider_stream) is taken for OpenAI-compatible providers, so litellm's
+    per-chunk wrapper and its end-of-stream logging are skipped; usage still arrives. If a litellm
+    upgrade moves the SDK's stream, this fails rather than silently falling back."""
+    spec = ModelSpec("openai/scripted", api_base=scripted_model.url, api_key="sk-test", timeout=10)
+    scripted_model.add(reply("one two", usage=(7, 3)))
+    response = await litellm().acompletion(**ModelClient(spec).request(PROMPT, []))
+    raw = provider_stream(response)
+    assert raw is not None
+    assembler = ReplyAssembler()
+    async for chunk in raw:
+        assembler.take(chunk)
+    assert assembler.finished and "".join(assembler.text) == "one two"
+    assert (assembler.usage.prompt_tokens, assembler.usage.completion_tokens) == (7, 3)
+    scripted_model.add(reply("again", usage=(7, 3)))
+    message = await ModelClient(spec).complete(PROMPT, [])
+    assert message.text == "again" and (message.usage.input_tokens, message.usage.output_tokens) == (7, 3)
+
+
+def test_the_demo_model_keeps_litellms_stream_wrapper() -> None:
+    class Wrapped:  # a custom provider's stream: no OpenAI SDK stream under it
+        completion_stream = iter(())
+
+    assert provider_stream(Wrapped()) is None and provider_stream(object()) is None
+
+
 def test_request_turns_every_retry_off() -> None:
     kwargs = ModelClient(ModelSpec("openai/x")).request(PROMPT, [])
     assert kwargs["num_retries"] == 0 and kwargs["max_retries"] == 0
@@ -66,7 +96,9 @@ async def test_a_cut_stream_raises_stream_incomplete_with_the_partial_size(scrip
     with pytest.raises(StreamIncomplete) as broken:
         await client(scripted_model).complete(PROMPT, [], deltas.append)
     assert broken.value.partial_chars == len("half a sen") == len("".join(deltas))
-    assert broken.value.cause is not None and "after 10 chars" in str(broken.value)
+    # the connection closed before a finish reason: the SDK's stream just ends, so the message says so
+    assert "ended without a finish reason after 10 chars" in str(broken.value)
+    assert classify(broken.value).action == "retry"
 
 
 # --- usage and cost --------------------------------------------------------------------------

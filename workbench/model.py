@@ -26,6 +26,7 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.stream import ReplyAssembler, StreamIncomplete
 
 DEMO_PROVIDER = "workbench_demo"
+log = logging.getLogger("workbench")
 _litellm: Any = None
 _import_lock = threading.Lock()
 _preload: threading.Thread | None = None
@@ -300,15 +301,61 @@ class ModelClient:
 
     async def _stream(self, messages: list[pb.Message], tools: list[pb.ToolDefinition], reply: ReplyAssembler) -> None:
         response = await litellm().acompletion(**self.request(messages, tools))
-        chunks = aiter(response)
-        while True:
-            try:
-                chunk = await anext(chunks)
-            except StopAsyncIteration:
-                return
-            except Exception as err:  # the stream broke mid-message (cancellation passes through)
-                raise StreamIncomplete(reply.text_chars, err) from err
-            reply.take(chunk)
+        raw = provider_stream(response)
+        chunks = aiter(raw if raw is not None else response)
+        try:
+            while True:
+                try:
+                    chunk = await anext(chunks)
+                except StopAsyncIteration:
+                    return
+                except Exception as err:  # the stream broke mid-message (cancellation passes through)
+                    cause = mapped_error(err, response) if raw is not None else err
+                    raise StreamIncomplete(reply.text_chars, cause) from err
+                reply.take(chunk)
+        finally:
+            if raw is not None:
+                await close_quietly(raw)
+
+
+def provider_stream(response: Any) -> Any | None:
+    """The OpenAI SDK's own stream under litellm's stream wrapper, when there is one; else None.
+
+    For an OpenAI-compatible provider litellm streams through the `openai` SDK, whose chunks
+    already have the shape `ReplyAssembler` reads. litellm's wrapper around them costs about
+    0.3 ms of CPU per chunk and, after the last one, ~3 ms more rebuilding the whole response
+    and pricing it for its logging callbacks, which Workbench does not use (tools/bench.py
+    `turn`). Reading the SDK's stream skips that work; usage comes in the stream's last chunk
+    (`stream_options.include_usage`), and a mid-stream error is mapped by litellm as before
+    (`mapped_error`). Any other provider (Anthropic, Gemini, the demo model...) keeps the wrapper.
+    """
+    stream = getattr(response, "completion_stream", None)
+    if stream is None:
+        return None
+    from openai import AsyncStream
+
+    return stream if isinstance(stream, AsyncStream) else None
+
+
+def mapped_error(err: Exception, response: Any) -> BaseException:
+    """A mid-stream error of the provider's SDK as litellm's own error types say it (for retry)."""
+    try:
+        result = litellm().exception_type(
+            model=getattr(response, "model", None) or "",
+            original_exception=err,
+            custom_llm_provider=getattr(response, "custom_llm_provider", None),
+        )
+    except Exception as mapped:  # litellm raises the mapped error rather than returning it
+        return mapped
+    return result if isinstance(result, BaseException) else err
+
+
+async def close_quietly(stream: Any) -> None:
+    """Close a provider stream's HTTP response; a connection already gone is not an error."""
+    try:
+        await stream.close()
+    except Exception as err:
+        log.debug("closing the model's stream: %s", err)
 
 
 class CallDeadlineExceeded(TimeoutError):
