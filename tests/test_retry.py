@@ -503,7 +503,6 @@ async def test_a_chunk_nested_too_deeply_is_a_broken_stream_like_invalid_json(sc
     assert "recursion" in verdicts[0].reason
 
 
-
 async def test_an_error_event_mid_stream_is_retried_with_the_providers_words(scripted_model: ScriptedModel) -> None:
     """An OpenAI-compatible stream is read from the SDK under litellm's wrapper (model.provider_stream);
     its mid-stream error events are still mapped by litellm and retried as a broken stream."""
@@ -515,6 +514,7 @@ async def test_an_error_event_mid_stream_is_retried_with_the_providers_words(scr
             await ModelClient(spec).complete(PROMPT, [])
         verdict = classify(broken.value)
         assert verdict.action == "retry" and f"broke ({message}) after 2 chars" in verdict.reason
+
 
 async def test_zero_means_no_limit_in_every_bound() -> None:
     """The settings say 0 is no limit (retry_max_attempts, retry_deadline, retry_after_cap)."""
