@@ -54,6 +54,27 @@ async def test_two_prompts_make_one_conversation(settings: Settings, scripted_mo
     assert session.info.title == "capital of France?"
 
 
+async def test_the_tmux_server_starts_while_the_first_model_call_runs(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    """Issue 17: the shell's server is not started by the first bash call, after the first reply."""
+    scripted_model.add(reply("", call("bash", command="echo hi")), reply("done"))
+    session = await Session.open(settings)
+    events: list[pb.Event] = []
+    session.subscribe(events.append)
+    try:
+        session.send("say hi")
+        await until(events, lambda es: bool(kinds(es, "terminal_ready")))
+        ready = kinds(events, "terminal_ready")[0].seq
+        finished = await session.wait()
+    finally:
+        await session.close()
+    assert finished.text == "done"
+    first_call = kinds(events, "tool_call_started")[0].seq
+    assert ready < first_call  # up before the model asked for bash, not started by the call
+    assert kinds(events, "tool_call_finished")[0].tool_call_finished.result.is_error is False
+
+
 async def test_a_prompt_sent_during_a_turn_reaches_the_next_turn(
     settings: Settings, scripted_model: ScriptedModel
 ) -> None:

@@ -174,12 +174,21 @@ def bench_start(runs: int = 3) -> None:
         subprocess.run(command, env=env, check=True, capture_output=True)
         return (server.request_times[0] - start) * 1000
 
+    def first_bash_turn(command: list[str], env: dict[str, str]) -> float:
+        """ms from the first model request to the second, the first reply asking for `bash true`
+        (the session's tmux server and shell start in this turn unless started earlier)."""
+        server.requests.clear()
+        server.request_times.clear()
+        server.add(reply("", call("bash", {"command": "true"})), reply("ok"))
+        subprocess.run(command, env=env, check=True, capture_output=True)
+        return (server.request_times[1] - server.request_times[0]) * 1000
+
     try:
         with tempfile.TemporaryDirectory() as tmp:
             env = {**os.environ, "HOME": tmp, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
             workbench = [sys.executable, "-m", "workbench.launch", "run", "hi", "--model", "openai/scripted"]
             workbench += ["--api-base", server.url, "--workspace", tmp, "--data-dir", f"{tmp}/d"]
-            firsts, bares, imports = [], [], []
+            firsts, bares, imports, bash_turns = [], [], [], []
             for _ in range(runs):
                 # the import baseline ends when the import ends (not at interpreter exit): the child
                 # prints CLOCK_MONOTONIC, which is one clock across processes on Linux
@@ -194,12 +203,15 @@ def bench_start(runs: int = 3) -> None:
                 imports.append((float(done.stdout.split()[-1]) - start) * 1000)
                 bares.append(first_request([sys.executable, "-c", BARE_FIRST_REQUEST, server.url], env))
                 firsts.append(first_request(workbench, env))
+                bash_turns.append(first_bash_turn(workbench, env))
         first, bare, imported = (statistics.median(x) for x in (firsts, bares, imports))
         print("start: process start to first model request")
         line("workbench run", first, "python start + import litellm", imported)
         line("workbench run", first, "bare litellm script, first request", bare)
         print(f"  beyond litellm's import: {first - imported:.0f} ms (target <= 300 ms)")
         print(f"  beyond a bare litellm script (workbench's own start-up): {first - bare:.0f} ms")
+        turn = statistics.median(bash_turns)
+        print(f"  first turn of a fresh process, one bash `true` (1st to 2nd request): {turn:.0f} ms")
     finally:
         server.close()
 

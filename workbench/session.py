@@ -108,6 +108,7 @@ class Session:
         self.failure: BaseException | None = None  # the event log could not be written: the run ended
         self.last: pb.RunFinished | None = None
         self._run_task: asyncio.Task[pb.RunFinished] | None = None
+        self._warming: asyncio.Task[None] | None = None
         self._titled = False
         self._closed: pb.SessionInfo | None = None
         store.on_failure = self._store_failed
@@ -190,6 +191,9 @@ class Session:
         try:
             if self.busy:
                 await self.cancel()
+            if self._warming is not None:
+                self._warming.cancel()
+                await asyncio.gather(self._warming, return_exceptions=True)
             await self.tree.close()
         finally:
             try:
@@ -289,7 +293,18 @@ class Session:
                 self.store.on_commit(lambda: root.loop.queue_prompt(prompt) if root.loop else None)
             return
         self.failure = None
+        if self._warming is None:
+            self._warming = asyncio.create_task(self._warm_terminal(), name=f"session {self.id} tmux start")
         self._run_task = asyncio.create_task(self._run(prompt), name=f"session {self.id} run")
+
+    async def _warm_terminal(self) -> None:
+        """Start the session's tmux server (in its sandbox) while the first model call is made
+        (and, in a fresh process, while litellm still imports), not during the first bash call.
+        A failure here is left to that call, which starts the server itself and says why."""
+        try:
+            await self.terminal.ensure_started()
+        except Exception as err:
+            log.debug("starting the terminal ahead of the first bash call: %s", err)
 
     async def _run(self, prompt: str) -> pb.RunFinished:
         """Runs of the root until no prompt is left; a cancel ends it CANCELLED (not raised)."""
