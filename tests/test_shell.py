@@ -574,6 +574,17 @@ async def test_a_person_scrolling_the_shell_pane_does_not_eat_the_command(term: 
     assert await term.ok("bash", command="echo second", timeout=5) == "second\n"
 
 
+async def test_a_bash_call_rings_no_bell_in_the_shell_window(term: Term) -> None:
+    """The run line's C-u on an empty line rang readline's bell: every command flagged the
+    agent's window with an alert (`!` for a person attached) and made tmux do its alert work."""
+    for _ in range(3):
+        await term.ok("bash", command="true")
+    shell = term.host.agents["a1"].shell
+    assert shell is not None
+    flags = await term.host.ctrl(f"display-message -p -t {shell.window.window_id} '#{{window_bell_flag}}'")
+    assert flags == ["0"]
+
+
 async def test_tmux_send_reaches_a_program_whose_pane_a_person_scrolled(term: Term) -> None:
     await term.ok("tmux", action="new", window="py", command="python3 -q")
     await term.ok("tmux", action="wait", window="py", pattern=r"^>>> ", timeout=10)

@@ -170,7 +170,10 @@ class BashRun:
     async def ready_shell(self) -> Shell:
         state, host = self.state, self.host
         self.cwd = start_dir(state, self.workspace)
-        if state.shell is not None and not pid_alive(state.shell.window.pid):
+        if state.shell is not None:
+            if pid_alive(state.shell.window.pid):  # the common case: its shell is there and idle
+                self.notes, state.notes = state.notes, []
+                return state.shell
             state.notes.append(f"the previous shell had exited; started a fresh shell in {self.cwd}")
             await host.kill_window(state.shell.window)
             state.shell = None

@@ -33,6 +33,9 @@ set -s exit-empty on
 # written as two backslashes and a newline as backslash-n (a directory's name may hold a newline): `decode_cwd`.
 BASH_RC = r"""
 PS1='\W \$ '
+# The run line starts with C-u (what a person typed is cleared), which on an empty line rings
+# readline's bell: tmux would flag the window and run its alert work for every command.
+bind 'set bell-style none'
 PS2='> '
 HISTFILE=
 HISTCONTROL=ignorespace

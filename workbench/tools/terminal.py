@@ -430,7 +430,8 @@ class TerminalHost:
         state = self.agent(agent_id)
         deadline = time.monotonic() + timeout
         try:  # parallel calls of one agent take turns in its shell; the wait counts toward the timeout
-            await asyncio.wait_for(state.lock.acquire(), timeout)
+            async with asyncio.timeout(timeout):  # not wait_for: no task per call
+                await state.lock.acquire()
         except TimeoutError:
             raise Feedback(
                 f"timed out after {timeout:g} s before it started: another bash call of yours was still "
