@@ -4,10 +4,12 @@
 
 1. In the loop: a session's root agent against the instant scripted server, each turn one bash
    `true`, the guard on as in a headless session (auto mode, sandbox on). Per turn (from one
-   model call's start to the next's): its model call, and what is left split into the guard's
-   judgment (with its decision event), the bash tool, the loop's other events (each a SQLite
-   commit), litellm's success logging (a task litellm leaves on our event loop, which runs
-   before the tool starts) and the rest (the loop's own steps).
+   model call's start to the next's), in order: the model call; from the reply to the tool's
+   task starting (the reply's events; litellm's success logging when it runs on our loop);
+   to the tool (the call's event, the repeats check, the guard with its decision event); the
+   bash tool; to the next model call (the result's events, the next request). Run twice: the
+   server in a process of its own (as a real model server is), and in this process, as
+   `tools/bench.py turn` runs it, where its HTTP thread shares the GIL with the loop.
 2. Each part alone, in alternating blocks with `subprocess.run(["bash", "-c", "true"])`: the
    bash tool without the guard and the loop (`Toolbox.invoke`) and its steps (the shell and
    the lock; the command file and the typed line; the wait for the shell's report of the end;
@@ -172,22 +174,64 @@ def _turns(marks: list[tuple[str, float]]) -> list[dict[str, float]]:
     return turns
 
 
-async def _in_loop(home: Path) -> dict[str, float]:
+SERVER_CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from tests.scripted_server import ScriptedModel, call, reply
+server = ScriptedModel()
+server.add(*[reply("", call("bash", {"command": "true"})) for _ in range(int(sys.argv[2]))], reply("done"))
+print(server.url, flush=True)
+sys.stdin.read()
+print(json.dumps(server.request_times), flush=True)
+server.close()
+"""
+
+
+SERVER_PLACES = ((True, "in a process of its own"), (False, "in this process (its thread shares the GIL)"))
+
+
+class ServerInChild:
+    """The scripted server in a process of its own (as a real model server is): its HTTP thread
+    does not share this process's GIL with the loop. request_times are CLOCK_MONOTONIC, one
+    clock across processes on Linux."""
+
+    def __init__(self, turns: int):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", SERVER_CHILD, str(ROOT), str(turns)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        self.request_times: list[float] = []
+
+    def close(self) -> None:
+        out, _ = self.proc.communicate("", timeout=30)
+        self.request_times = json.loads(out.strip().splitlines()[-1])
+
+
+async def _in_loop(home: Path, server_in_child: bool) -> dict[str, float]:
     from tests.scripted_server import ScriptedModel, call, reply
     from workbench.agents import AgentTree
     from workbench.guard import Guard
     from workbench.store import Recorder, Store
     from workbench.tools.terminal import TerminalHost
 
-    server = ScriptedModel()
-    timers = Timers()
-    try:
-        ws = home / "ws"
-        ws.mkdir()
-        settings = Settings(
-            model="openai/scripted", api_base=server.url, api_key="k", workspace=ws, data_dir=home / "loop-data"
-        )
+    server: ScriptedModel | ServerInChild
+    if server_in_child:
+        server = ServerInChild(TURNS)
+    else:
+        server = ScriptedModel()
         server.add(*[reply("", call("bash", {"command": "true"})) for _ in range(TURNS)], reply("done"))
+    timers = Timers()
+    folder = home / ("child-server" if server_in_child else "in-process-server")
+    try:
+        ws = folder / "ws"
+        ws.mkdir(parents=True)
+        settings = Settings(
+            model="openai/scripted", api_base=server.url, api_key="k", workspace=ws, data_dir=folder / "data"
+        )
         store = Store(settings.db_path)
         session_id = store.create_session(ws, settings.model, "bench")
         terminal = TerminalHost(
@@ -201,18 +245,19 @@ async def _in_loop(home: Path) -> dict[str, float]:
             await tree.close()
             store.close()
         assert outcome.status == pb.RUN_STATUS_FINISHED, outcome
-        gaps = [(b - a) * 1000 for a, b in itertools.pairwise(server.request_times)]
     finally:
         server.close()
+    gaps = [(b - a) * 1000 for a, b in itertools.pairwise(server.request_times)]
     turns = _turns(timers.marks)[3:]  # the first turns start the tmux server and the shell
     found = {name: statistics.median(t[name] for t in turns) for name in turns[0]}
     found["turn at the server"] = statistics.median(gaps[3:])
     return found
 
 
-def _print_loop(found: dict[str, float], bash_c: float) -> None:
+def _print_loop(found: dict[str, float], bash_c: float, where: str) -> None:
     turn = found["turn"]
     print(f"harness: one turn in the loop ({TURNS} turns of bash `true`, guard on, sandbox on; medians per turn)")
+    print(f"  the scripted server {where}")
     _line("per turn (a model call's start to the next one's)", turn)
     _line("  (per turn as the server sees it, request to request)", found["turn at the server"])
     for label, _, _ in SEGMENTS:
@@ -400,11 +445,12 @@ def _print_parts(parts: list[Part], steps: dict[str, float]) -> float:
 async def _run(home: Path) -> dict[str, float]:
     parts, steps = await _parts(home)
     bash_c = _print_parts(parts, steps)
-    found = await _in_loop(home)
-    print()
-    _print_loop(found, bash_c)
     figures = {p.name: p.median for p in parts}
-    figures.update({f"loop: {k}": v for k, v in found.items()})
+    for in_child, where in SERVER_PLACES:
+        found = await _in_loop(home, in_child)
+        print()
+        _print_loop(found, bash_c, where)
+        figures.update({f"loop ({where}): {k}": v for k, v in found.items()})
     return figures
 
 
