@@ -6,8 +6,10 @@
 Same process run, same commands, with a clean HOME; blocks of the two sides alternate so drift
 hits both. The bash tool is measured through `Toolbox.invoke` (argument validation, the
 registry, `to_result`, the output limit), on a warm shell (its first call starts the private
-tmux server and the agent's shell; that start is printed separately). For reference, a naive
-libtmux round trip (send-keys, then a `tmux wait-for` channel) is measured too.
+tmux server and the agent's shell; that start is printed separately). The tmux tool's send,
+capture and list are measured against one tmux client process (`tmux display-message`, what
+libtmux runs per command). For reference, a naive libtmux round trip (send-keys, then a
+`tmux wait-for` channel) is measured too.
 """
 
 from __future__ import annotations
@@ -68,6 +70,44 @@ async def _tool(toolbox: Toolbox, ctx: ToolContext, command: str, n: int) -> lis
     return samples
 
 
+def _tmux_cli(socket: str, n: int) -> list[float]:
+    """One tmux command as a client process (what libtmux runs for each command)."""
+    samples = []
+    for _ in range(n):
+        start = time.perf_counter()
+        subprocess.run(["tmux", "-L", socket, "display-message", "-p", "x"], capture_output=True, check=True)
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
+async def _tmux_tool(toolbox: Toolbox, ctx: ToolContext, socket: str, n: int = 60) -> dict[str, float]:
+    """The tmux tool's send, capture and list against one tmux client process, alternating."""
+    ids = iter(range(10**9))
+
+    async def timed(**args: object) -> float:
+        call = pb.ToolCall(id=f"t{next(ids)}", name="tmux", arguments=json.dumps(args))
+        start = time.perf_counter()
+        result = await toolbox.invoke(call, ctx)
+        assert not result.is_error, result.error
+        return (time.perf_counter() - start) * 1000
+
+    await timed(action="new", window="sh")
+    actions = {
+        "send": {"action": "send", "window": "sh", "text": ": hi\n"},
+        "capture": {"action": "capture", "window": "sh", "lines": 5},
+        "list": {"action": "list"},
+    }
+    samples: dict[str, list[float]] = {name: [] for name in actions}
+    cli: list[float] = []
+    for _ in range(BLOCKS):
+        for name, args in actions.items():
+            samples[name] += [await timed(**args) for _ in range(n // BLOCKS)]
+        cli += _tmux_cli(socket, n // BLOCKS)
+    for name, values in samples.items():
+        _line(f"tmux tool {name}", _ms(values), "one tmux client process", _ms(cli))
+    return {f"tmux {name}": _ms(values)[0] for name, values in samples.items()} | {"tmux cli": _ms(cli)[0]}
+
+
 def _naive_libtmux(n: int) -> list[float]:
     """send-keys of `true; tmux wait-for -S ch` and a blocking `wait-for ch`: three tmux clients."""
     import libtmux
@@ -113,6 +153,7 @@ async def _run(home: Path) -> dict[str, float]:
             _line(f"bash tool {command!r}", _ms(ours), f"bash -c {command!r}", _ms(base))
             figures[f"bash {command}"] = _ms(ours)[0]
             figures[f"bash -c {command}"] = _ms(base)[0]
+        figures.update(await _tmux_tool(Toolbox(["tmux"]), ctx, host.socket_name))
         naive = await asyncio.to_thread(_naive_libtmux, 100)
         base = _baseline("true", 100)
         _line("naive libtmux send + wait-for", _ms(naive), "bash -c 'true'", _ms(base))

@@ -308,7 +308,7 @@ class BashRun:
             status = zombie_status(w.pid)
             if status is None:
                 with contextlib.suppress(ServerGone, TmuxError, RuntimeError):
-                    dead, code, _ = (await self.host.window_info()).get(w.window_id, (False, 0, ""))
+                    dead, code, _ = (await self.host.window_states()).get(w.window_id, (False, 0, ""))
                     status = code if dead else None
             if status is not None:
                 return status

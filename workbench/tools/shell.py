@@ -47,7 +47,8 @@ def _seconds(timeout: float | None, default: float) -> float:
 
 
 def _check_text(**values: str | None) -> None:
-    """Arguments become files and tmux arguments: a lone surrogate (half an emoji) is no text."""
+    """Arguments become files and tmux arguments: a lone surrogate (half an emoji) is no text,
+    and a NUL ends a string for tmux and the shell."""
     for name, value in values.items():
         try:
             (value or "").encode()
@@ -56,6 +57,8 @@ def _check_text(**values: str | None) -> None:
                 f"{name} contains {err.object[err.start]!r} at position {err.start}, a lone UTF-16 "
                 "surrogate that is not valid text; remove it or write the whole character"
             ) from err
+        if value and "\x00" in value:
+            raise Feedback(f"{name} contains a NUL character; remove it")
 
 
 def _status_text(status: int, close: list[str] | None = None) -> str:
@@ -106,8 +109,6 @@ async def bash(
     if not command.strip():
         raise Feedback("command is empty; pass the shell command to run")
     _check_text(command=command)
-    if "\x00" in command:
-        raise Feedback("command contains a NUL character; remove it")
     limit = _seconds(timeout, ctx.settings.bash_timeout)
     host = host_of(ctx)
     settings = ctx.settings
@@ -239,11 +240,11 @@ async def _wait(host: TerminalHost, w: Window, pattern: str | None, limit: float
     while True:
         # whether it ended first, then its text: text read before an end that follows may miss the last lines
         if w.output is not None:
-            end = _bash_end(w, await host.window_info())
+            end = _bash_end(w, await host.window_states())
             finished, status = end is not None, end or 0
             text = _bash_output(w)
         else:
-            finished, status, _ = (await host.window_info()).get(w.window_id, (True, 0, ""))
+            finished, status, _ = (await host.window_states()).get(w.window_id, (True, 0, ""))
             text = await _screen(host, w, 2000, strip=False)
         if regex is not None:
             found = regex.search(text)
@@ -350,7 +351,7 @@ async def tmux(
         if action == "send":
             if not text and not keys:
                 raise Feedback("send needs text='...' to type and/or keys='Enter' (or 'C-c', ...)")
-            info = await host.window_info()
+            info = await host.window_states()
             end = _bash_end(w, info) if w.run is not None else None
             dead, status, _ = info.get(w.window_id, (False, 0, ""))
             if dead or end is not None:
@@ -359,9 +360,8 @@ async def tmux(
                     f"nothing was sent. See its last output with tmux(action='capture', window={w.name!r}), "
                     "close it with action='kill', or start it again with action='new'."
                 )
-            await host.tmux("copy-mode", "-q", "-t", w.window_id)  # a person scrolled back: keys to the program
-            for args in _send_args(w.window_id, text, keys):
-                await host.tmux(*args)
+            # copy-mode: a person scrolled back, the keys go to the program; one pipe write for all
+            await host.ctrl_all([["copy-mode", "-q", "-t", w.window_id], *_send_args(w.window_id, text, keys)])
             return f"sent to {w.name!r}"
         if action == "capture":
             if lines is not None and lines <= 0:

@@ -1,9 +1,13 @@
 """The agent's terminal: one private tmux server per workbench session, for bash and tmux.
 
 `TerminalHost` owns the server (its own socket and config, so the person's tmux and dotfiles
-are never touched). `tmux_server.start_server` starts it; libtmux runs the tmux tool's
-commands; every tmux command has a time bound, and a server that stalls is killed and
-replaced (the model is told its shell state was lost).
+are never touched). `tmux_server.start_server` starts it. Commands go through the control
+client (one line down a pipe, no process) when their answer holds nothing a program chose:
+keys, copy-mode, kill-window, window states as numbers; through libtmux (a client process per
+command) when it does: capture-pane and the running program's name, which could hold a line
+that reads as the control protocol's, and new-window, whose command line may hold a newline.
+Every tmux command has a time bound, and a server that stalls is killed and replaced (the
+model is told its shell state was lost).
 
 The bash hot path avoids a tmux client process per call. Each agent has a persistent
 `bash --noprofile --rcfile OURS` in its own window. A call writes the command to a file and
@@ -58,6 +62,7 @@ from workbench.tools.tmux_control import ControlClient, ServerGone, ServerStalle
 from workbench.tools.tmux_server import (
     COMMAND_TIMEOUT,
     SESSION,
+    control_line,
     libtmux_cmd,
     server_argv,
     start_server,
@@ -67,6 +72,7 @@ from workbench.tools.tmux_server import (
 READY_TIMEOUT = 10.0  # seconds for a new shell to come up
 DETACHED_KEEP = 4 << 20  # bytes of a detached command's output kept on disk (capture and wait read 1 MB)
 TRIM_EVERY = 0.5  # seconds between two trims of detached commands' output files
+WINDOW_FORMAT = "#{window_id}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}\t"
 
 
 class TerminalHost:
@@ -306,6 +312,20 @@ class TerminalHost:
         except TimeoutError:
             raise await self._stalled(line.split(" ", 1)[0]) from None
 
+    async def ctrl_all(self, commands: list[list[str]]) -> None:
+        """tmux commands that print nothing, through the control client: written at once and
+        answered in order (no process per command, as libtmux has); the first failure is raised."""
+        if self.control is None:
+            raise ServerGone("the tmux server is not running")
+        answers = [self.control.send(control_line(*args)) for args in commands]
+        try:
+            async with asyncio.timeout(self.command_timeout):
+                done = await asyncio.gather(*answers, return_exceptions=True)
+        except TimeoutError:
+            raise await self._stalled(commands[0][0]) from None
+        if failed := next((a for a in done if isinstance(a, BaseException)), None):
+            raise failed
+
     async def tmux(self, *args: str) -> list[str]:
         """Run one tmux command through libtmux (a client process; not for the hot path)."""
         await self.ensure_started()
@@ -335,14 +355,23 @@ class TerminalHost:
     async def kill_window(self, w: Window) -> None:
         with contextlib.suppress(ServerGone, TmuxError, RuntimeError):
             if self.alive():
-                await self.tmux("kill-window", "-t", w.window_id)
+                await self.ctrl(f"kill-window -t {w.window_id}")
         await asyncio.to_thread(kill_session, w.pid)  # what ignored the hangup
 
     async def window_info(self) -> dict[str, tuple[bool, int, str]]:
-        """window_id -> (dead, exit status, current command) of every window on the server."""
-        fmt = "#{window_id}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}\t"
+        """window_id -> (dead, exit status, current command) of every window on the server (through
+        libtmux: a program names itself, and a name could hold a line that reads as the control
+        protocol's)."""
+        return self._windows(await self.tmux("list-windows", "-a", "-F", WINDOW_FORMAT + "#{pane_current_command}"))
+
+    async def window_states(self) -> dict[str, tuple[bool, int, str]]:
+        """`window_info` without the current command (""): through the control client, whose answer
+        is then numbers only (no process per query)."""
+        return self._windows(await self.ctrl(control_line("list-windows", "-a", "-F", WINDOW_FORMAT)))
+
+    def _windows(self, lines: list[str]) -> dict[str, tuple[bool, int, str]]:
         info = {}
-        for line in await self.tmux("list-windows", "-a", "-F", fmt + "#{pane_current_command}"):
+        for line in lines:
             wid, dead, status, sig, pid, current = [*line.split("\t"), "", "", "", "", ""][:6]
             # tmux marks a pane dead when its terminal closes, before it reaps the process, and
             # tmux 3.3 at times leaves it unreaped (a zombie) until another child ends; read the

@@ -87,3 +87,11 @@ def libtmux_cmd(server: libtmux.Server, *args: str) -> list[str]:
 def tmux_quote(text: str) -> str:
     """One argument of a tmux command line (single quotes; a quote inside as '\\'')."""
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+def control_line(command: str, *args: str) -> str:
+    """One tmux command for the control client, each argument quoted. The control protocol is a
+    line per command: an argument with a newline (or a NUL, which ends tmux's string) is refused."""
+    if any("\n" in arg or "\x00" in arg for arg in args):
+        raise ValueError("a tmux argument sent through the control client cannot hold a newline or a NUL")
+    return " ".join([command, *map(tmux_quote, args)])
