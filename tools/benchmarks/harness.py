@@ -53,6 +53,8 @@ TURNS = 60
 BLOCKS = 8
 PER_BLOCK = 25
 BASH_TRUE = json.dumps({"command": "true"})
+TOOL_ALONE = "bash tool alone (Toolbox.invoke, no guard, no loop)"
+IDLE = 0.01  # seconds: about a model call, in which tmux and the shell sleep (waking them costs)
 
 
 class Timers:
@@ -287,15 +289,21 @@ class Part:
     """A thing to time: an awaitable factory, timed in blocks; wall ms per call and CPU ms per call."""
 
     def __init__(
-        self, name: str, run: Callable[[], Awaitable[object]] | None, sync: Callable[[], object] | None = None
+        self,
+        name: str,
+        run: Callable[[], Awaitable[object]] | None,
+        sync: Callable[[], object] | None = None,
+        idle: float = 0.0,
     ):
-        self.name, self.run, self.sync = name, run, sync
+        self.name, self.run, self.sync, self.idle = name, run, sync, idle
         self.wall: list[float] = []
         self.cpu: list[float] = []
 
     async def block(self, n: int) -> None:
         cpu = time.process_time()
         for _ in range(n):
+            if self.idle:  # untimed: what a turn's model call leaves tmux and bash (asleep)
+                await asyncio.sleep(self.idle)
             start = time.perf_counter()
             if self.run is not None:
                 await self.run()
@@ -339,11 +347,12 @@ STEPS = (
 async def _parts(home: Path) -> tuple[list[Part], dict[str, float]]:
     from workbench.guard import Guard
     from workbench.loop import AgentLoop
-    from workbench.model import ModelClient, ModelSpec
+    from workbench.model import ModelClient, ModelSpec, litellm
     from workbench.store import Recorder, Store
     from workbench.tools import Toolbox, ToolContext
     from workbench.tools.terminal import TerminalHost
 
+    litellm()  # first: a fork costs more in a bigger process (bash -c true: ~1.3 ms before, ~3 ms after)
     ws = home / "parts-ws"
     ws.mkdir()
     settings = Settings(workspace=ws, data_dir=home / "parts-data")
@@ -391,7 +400,9 @@ async def _parts(home: Path) -> tuple[list[Part], dict[str, float]]:
 
     parts = [
         Part("bash -c true (subprocess.run)", None, _bash_c),
-        Part("bash tool alone (Toolbox.invoke, no guard, no loop)", invoke),
+        Part(TOOL_ALONE, invoke),
+        Part(f"bash -c true, each after {IDLE * 1000:g} ms idle", None, _bash_c, idle=IDLE),
+        Part(f"bash tool alone, each after {IDLE * 1000:g} ms idle", invoke, idle=IDLE),
         Part("guard check (modes and rules)", None, lambda: guard.check(bash_call())),
         Part("guard admit (check + its decision event committed)", admit),
         Part("one event committed (Recorder.emit)", None, lambda: recorder.emit(started)),
@@ -405,7 +416,7 @@ async def _parts(home: Path) -> tuple[list[Part], dict[str, float]]:
             await invoke()
         for _ in range(BLOCKS):
             for part in parts:
-                if part.name.startswith("bash tool alone"):
+                if part.name == TOOL_ALONE:
                     with timers.wrapped(_step_targets()):
                         await part.block(PER_BLOCK)
                 else:
@@ -423,8 +434,12 @@ def _print_parts(parts: list[Part], steps: dict[str, float]) -> float:
     _line(base.name, base.median, cpu=base.cpu_median)
     by_name = {p.name: p for p in parts}
     for part in parts[1:]:
+        if part.idle and part.run is not None:  # against bash -c true after the same idle time
+            cold = next(p for p in parts if p.idle and p.run is None)
+            _line(part.name, part.median, "bash -c true, as idle", cold.median, cpu=part.cpu_median)
+            continue
         _line(part.name, part.median, "bash -c true", base.median, cpu=part.cpu_median)
-        if part.name.startswith("bash tool alone"):
+        if part.name == TOOL_ALONE:
             shell = steps.get("shell run", 0.0)
             _line("  of it, the shell run (TerminalHost.run)", shell)
             for key, label in STEPS:
@@ -434,7 +449,7 @@ def _print_parts(parts: list[Part], steps: dict[str, float]) -> float:
             _line("  of it, the tool around the run (arguments, output cap, result)", part.median - shell)
     plain = by_name["loop's tool step, no guard (2 events committed)"].median
     guarded = by_name["loop's tool step with the guard (3 events committed)"].median
-    alone = by_name["bash tool alone (Toolbox.invoke, no guard, no loop)"].median
+    alone = by_name[TOOL_ALONE].median
     print(
         f"  the loop around the tool (its events, repeats, the task): {plain - alone:.3f} ms; the guard in the loop: "
         f"{guarded - plain:.3f} ms"
