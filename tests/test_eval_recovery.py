@@ -63,23 +63,39 @@ def test_the_ablation_gives_the_bare_error_and_a_wrong_answer_is_not_correct(
 def test_a_failed_async_child_reaches_the_parent_through_the_inbox(
     scripted_model: ScriptedModel, tmp_path: Path
 ) -> None:
-    """The eval cancels the first child as soon as it is spawned; the parent reads the file itself."""
+    """The first child cannot reach its model (the eval sends its requests to a closed port): it
+    fails through the real path, the Inbox says why, and the parent reads the file itself."""
 
     def model(body: dict[str, Any]) -> dict[str, Any]:
         messages = body["messages"]
-        users = [m["content"] for m in messages if m["role"] == "user"]
-        if users and users[0] == "read VERSION.txt":  # the child: slow, it is cancelled meanwhile
-            return reply("4.2.1", delay=5)
-        tools = [m for m in messages if m["role"] == "tool"]
-        if not tools:
+        assert "You are a subagent" not in messages[0]["content"]  # the child's calls never get here
+        if not [m for m in messages if m["role"] == "tool"]:
             return reply("", call("subagent", action="create", mode="async", prompt="read VERSION.txt"))
         if "read_file" in json.dumps(messages[-2:]):
             return reply("The version is 4.2.1.")
-        if messages[-1]["role"] == "user":  # the Inbox: the child was cancelled
+        if messages[-1]["role"] == "user":  # the Inbox: the child failed
+            assert "connection refused" in messages[-1]["content"]
             return reply("", call("read_file", path="VERSION.txt"))
         return reply("Waiting for the subagent.")
 
     scripted_model.add(*[model] * 6)
     summary = run_eval(scripted_model, tmp_path, "--scenario", "failed_async_child")
+    (row,) = summary["table"]
+    assert (row["failed"], row["recovered"], row["correct"]) == (1, 1, 1)
+
+
+def test_a_failed_sync_child_is_the_subagent_calls_error(scripted_model: ScriptedModel, tmp_path: Path) -> None:
+    def model(body: dict[str, Any]) -> dict[str, Any]:
+        messages = body["messages"]
+        tools = [m for m in messages if m["role"] == "tool"]
+        if not tools:
+            return reply("", call("subagent", action="create", mode="sync", prompt="read VERSION.txt"))
+        if len(tools) == 1:
+            assert "connection refused" in tools[0]["content"]
+            return reply("", call("read_file", path="VERSION.txt"))
+        return reply("The version is 4.2.1.")
+
+    scripted_model.add(*[model] * 3)
+    summary = run_eval(scripted_model, tmp_path, "--scenario", "failed_sync_child")
     (row,) = summary["table"]
     assert (row["failed"], row["recovered"], row["correct"]) == (1, 1, 1)

@@ -11,13 +11,17 @@ from pathlib import Path
 from tests.conftest import run_agent
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config import Settings
-from workbench.loop import TEXT_CALL_NOTE
 from workbench.pb import workbench_pb2 as pb
 from workbench.repeats import STOP_AFTER
 
 
 def tool_contents(request: dict) -> list[str]:
     return [m["content"] for m in request["messages"] if m["role"] == "tool"]
+
+
+def echoed(request: dict) -> list[dict]:
+    """The request's messages after the first prompt: a text call's turn and its results, as text."""
+    return [{k: m[k] for k in m if k in ("role", "content", "tool_calls")} for m in request["messages"][2:]]
 
 
 def assistant_messages(run_events: list[pb.Message]) -> list[pb.Message]:
@@ -36,22 +40,20 @@ async def test_a_call_written_as_a_json_block_runs_and_the_run_goes_on(
     run = await run_agent(settings, "what package is auth.go?")
     assert run.outcome.status == pb.RUN_STATUS_FINISHED and run.outcome.text == "It is package auth."
     first = assistant_messages(run.of("message"))[0]
-    assert first.text == "Let me read it."  # the prose stays, the block became the call
+    assert first.text == block  # the reply keeps what the model wrote; the block also became the call
     (recovered,) = first.tool_calls
     assert (
         recovered.from_text and recovered.name == "read_file" and json.loads(recovered.arguments) == {"path": "auth.go"}
     )
     (result,) = run.results()
-    assert not result.is_error and "package auth" in result.output and result.notes == [TEXT_CALL_NOTE]
-    # the provider gets a valid conversation: the assistant's call, then its result with the note
-    sent = scripted_model.requests[1]["messages"]
-    assistant = next(m for m in sent if m["role"] == "assistant")
-    assert assistant["content"] == "Let me read it."
-    (wire_call,) = assistant["tool_calls"]
-    assert wire_call["function"]["name"] == "read_file"
-    (tool,) = [m for m in sent if m["role"] == "tool"]
-    assert tool["tool_call_id"] == wire_call["id"] and "package auth" in tool["content"]
-    assert "tool-calling interface" in tool["content"]
+    assert not result.is_error and "package auth" in result.output and not result.notes
+    # the model sees its turn as it wrote it, block included, and the result as text after it:
+    # no tool_calls for a template to render in a format it never wrote, no note telling it to
+    # call again another way (with both, the 1.5B model repeated the call instead of answering)
+    assert echoed(scripted_model.requests[1]) == [
+        {"role": "assistant", "content": block},
+        {"role": "user", "content": "Result of your read_file call:\n     1\tpackage auth"},
+    ]
 
 
 async def test_tagged_and_bare_calls_in_one_reply_all_run_in_order(
@@ -68,7 +70,13 @@ async def test_tagged_and_bare_calls_in_one_reply_all_run_in_order(
     assert run.outcome.text == "done"
     first, second = run.results()
     assert "alpha" in first.output and "beta" in second.output
-    assert first.notes == [TEXT_CALL_NOTE] and not second.notes  # the note once per reply
+    assert echoed(scripted_model.requests[1]) == [  # both results in one message, in call order
+        {"role": "assistant", "content": text},
+        {
+            "role": "user",
+            "content": "Result of your read_file call:\n     1\talpha\n\nResult of your read_file call:\n     1\tbeta",
+        },
+    ]
 
 
 async def test_a_text_call_to_an_unknown_tool_or_unreadable_json_is_an_error_the_model_reads(
@@ -81,9 +89,11 @@ async def test_a_text_call_to_an_unknown_tool_or_unreadable_json_is_an_error_the
     scripted_model.add(reply(text), reply("sorry"))
     run = await run_agent(settings, "go")
     assert run.outcome.status == pb.RUN_STATUS_FINISHED and run.outcome.text == "sorry"
-    unknown, broken = tool_contents(scripted_model.requests[1])
+    assistant, results = echoed(scripted_model.requests[1])
+    assert assistant == {"role": "assistant", "content": text}
+    unknown, broken = results["content"].split("\n\nResult of your ")
     assert "'delete_all'" in unknown and "not one of the offered tools" in unknown and "read_file" in unknown
-    assert "not valid JSON" in broken and "tool-calling interface" in broken
+    assert "not valid JSON" in broken and '{"name": "<tool>", "arguments": {...}}' in broken
     assert all(r.is_error for r in run.results())
     started = [e.call for e in run.of("tool_call_started")]
     assert len(started) == 2 and all(c.from_text for c in started)

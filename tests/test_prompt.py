@@ -81,6 +81,20 @@ async def test_the_model_receives_the_prompt(
     assert system["role"] == "system" and "Prefer small commits." in system["content"]
 
 
+async def test_the_prompt_tells_a_model_to_act_use_results_and_answer_with_the_result(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    """What a 1.5B model got wrong in the recovery eval (issue 16): it explained how the person
+    could call a tool instead of calling it, called again for a result it had, and answered
+    with a description of the steps instead of the number asked for."""
+    scripted_model.add(reply("ok"))
+    await run_agent(settings, "hello", [])
+    system = " ".join(scripted_model.requests[0]["messages"][0]["content"].split())
+    assert "Do the work yourself with tool calls: never tell the person how they could do it." in system
+    assert "Do not repeat a call whose result you already have: use it." in system
+    assert "with the result itself (the number, name or fact asked for, or what you changed)" in system
+
+
 @pytest.mark.timeout(20)
 def test_agents_md_that_is_a_fifo_does_not_hang_the_prompt(workspace: Path) -> None:
     os.mkfifo(workspace / "AGENTS.md")

@@ -219,6 +219,7 @@ async def test_timeout_leaves_the_command_running_and_the_next_call_works(
     assert result.is_error
     assert result.output == "started\n"
     assert "timed out after 0.5 s" in result.error
+    assert "What it printed before the timeout is above" in result.error  # it may already hold the answer
     assert "tmux window 'bash-1'" in result.error and "tmux(action='capture'" in result.error
     assert "tmux(action='new'" in result.error  # long-running servers belong in the tmux tool
     pid = term.host.sandbox.host_pid(int(pid_file.read_text()))  # $$ in the sandbox's pid namespace
@@ -234,6 +235,12 @@ async def test_timeout_leaves_the_command_running_and_the_next_call_works(
     assert "exited with code 130" in await term.ok("tmux", action="wait", window="bash-1", timeout=5)
     assert not pid_alive(pid)
     await term.ok("tmux", action="kill", window="bash-1")
+
+
+async def test_a_timeout_before_any_output_does_not_point_at_output(term: Term) -> None:
+    result = await term.call("bash", command="sleep 60", timeout=0.3)
+    assert result.is_error and not result.output and "timed out after 0.3 s" in result.error
+    assert "printed" not in result.error
 
 
 async def test_a_program_waiting_for_input_times_out_with_a_tmux_hint(term: Term) -> None:

@@ -88,7 +88,7 @@ def test_a_call_to_a_tool_not_offered_is_an_error_naming_the_tools() -> None:
     (found,), prose = find_calls('```json\n{"name": "delete_all", "arguments": {}}\n```', TOOLS)
     assert found.name == UNREADABLE and found.arguments == "{}"
     assert "'delete_all'" in found.error and "not one of the offered tools" in found.error
-    assert "read_file, write_file" in found.error and "tool-calling interface" in found.error
+    assert "read_file, write_file" in found.error and '{"name": "<tool>", "arguments": {...}}' in found.error
     assert prose == ""
 
 

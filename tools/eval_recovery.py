@@ -11,7 +11,9 @@ mean tokens. Every run's committed events are saved as JSON lines under --out, w
 summary.json. --ablate-hints turns the `recovery_hints` setting off: each tool error is cut
 to its first sentence, so what the hints are worth is measured. --temperature and --seed are
 sent with every model request (Workbench has no such setting: the eval adds them to the
-request it builds). The scenarios are in tools/eval_recovery_scenarios.py.
+request it builds). In the failed-child scenarios the root's first subagent cannot reach its
+model: the eval sends that child's requests to a closed port, so it fails after its retries
+through the real path. The scenarios are in tools/eval_recovery_scenarios.py.
 """
 
 from __future__ import annotations
@@ -60,10 +62,18 @@ class Row:
     events: str  # the saved events file
 
 
-def fixed_sampling(temperature: float | None, seed: int | None) -> None:
-    """Send `temperature` and `seed` with every model request this process makes."""
-    if temperature is None and seed is None:
-        return
+DEAD_ENDPOINT = "http://127.0.0.1:9/v1"  # nothing listens on the discard port: connection refused
+failing_child = {"id": ""}  # the subagent whose model calls go to DEAD_ENDPOINT in this run ("" none)
+
+
+def is_child(messages: list[pb.Message], child_id: str) -> bool:
+    """Whether a request is the subagent `child_id`'s: its system prompt names it (agents.CHILD_NOTE)."""
+    return bool(messages) and messages[0].role == pb.ROLE_SYSTEM and f", id {child_id}) started by" in messages[0].text
+
+
+def patch_requests(temperature: float | None, seed: int | None) -> None:
+    """Send `temperature` and `seed` with every model request this process makes, and send the
+    failing child's requests (a scenario's `fail_first_child`) to an endpoint that refuses them."""
     build = ModelClient.request
 
     def request(self: ModelClient, messages: list[pb.Message], tools: list[pb.ToolDefinition]) -> dict[str, Any]:
@@ -72,6 +82,8 @@ def fixed_sampling(temperature: float | None, seed: int | None) -> None:
             kwargs["temperature"] = temperature
         if seed is not None:
             kwargs["seed"] = seed
+        if failing_child["id"] and is_child(messages, failing_child["id"]):
+            kwargs["api_base"] = DEAD_ENDPOINT
         return kwargs
 
     ModelClient.request = request  # type: ignore[method-assign]
@@ -105,14 +117,7 @@ async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, i
             raise SystemExit("--ablate-hints: this workbench has no recovery_hints setting")
         settings.recovery_hints = False
     session = await Session.open(settings)
-    cancels: list[asyncio.Task[None]] = []
-
-    def on_event(event: pb.Event) -> None:  # the scenario's failed child: cancelled as soon as it exists
-        spawned = event.agent_spawned.agent if event.WhichOneof("kind") == "agent_spawned" else None
-        if scenario.cancel_first_child and spawned is not None and spawned.parent_id == "main" and not cancels:
-            cancels.append(asyncio.get_running_loop().create_task(session.cancel(spawned.id)))
-
-    unsubscribe = session.subscribe(on_event)
+    failing_child["id"] = "a1" if scenario.fail_first_child else ""  # agents.py numbers children a1, a2, ...
     started = time.monotonic()
     session.send(scenario.prompt)
     try:
@@ -121,7 +126,6 @@ async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, i
         await session.cancel()
         outcome = pb.RunFinished(status=pb.RUN_STATUS_CANCELLED, reason=f"the eval's {args.run_timeout:g} s limit")
     seconds = time.monotonic() - started
-    unsubscribe()
     events = list(session.events())
     await session.close()
     saved = args.out / args.label / f"{scenario.name}-{index}.jsonl"
@@ -183,7 +187,7 @@ async def evaluate(args: argparse.Namespace) -> list[Row]:
         raise SystemExit(
             f"unknown scenario(s) {', '.join(sorted(unknown))}; known: {', '.join(s.name for s in SCENARIOS)}"
         )
-    fixed_sampling(args.temperature, args.seed)
+    patch_requests(args.temperature, args.seed)
     bin_dir = str(Path(sys.executable).parent)  # the shells find pytest (the misspelled-command scenario)
     os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
     rows: list[Row] = []

@@ -51,7 +51,7 @@ class Scenario:
     correct: Check
     fixes: tuple[str, ...] = ()  # a success of one of these tools after the failure counts as recovering
     executable: tuple[str, ...] = ()  # files to chmod +x
-    cancel_first_child: bool = False  # the eval cancels the root's first subagent as soon as it is spawned
+    fail_first_child: bool = False  # the root's first subagent cannot reach its model (a real connection refused)
     tools: list[str] | None = None  # None: every tool
 
     def recovered(self, run: Outcome) -> bool:
@@ -169,7 +169,7 @@ SCENARIOS = [
         failed=lambda run: child_failed(run) and failed_with("subagent")(run),
         correct=answer_has(r"4\.2\.1"),
         fixes=("read_file", "bash", "subagent", "grep"),
-        cancel_first_child=True,
+        fail_first_child=True,
     ),
     Scenario(
         "failed_async_child",
@@ -179,6 +179,6 @@ SCENARIOS = [
         failed=lambda run: bool(run.of("inbox_item", agent="")) and child_failed(run),
         correct=answer_has(r"4\.2\.1"),
         fixes=("read_file", "bash", "subagent", "grep"),
-        cancel_first_child=True,
+        fail_first_child=True,
     ),
 ]

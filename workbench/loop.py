@@ -30,10 +30,6 @@ from workbench.tools import Toolbox, ToolContext
 
 log = logging.getLogger("workbench")
 
-TEXT_CALL_NOTE = (
-    "Note: you wrote this tool call as text in your reply; Workbench ran it this time. "
-    "Send tool calls through the tool-calling interface, not as JSON in your text."
-)
 CANCEL_GRACE = 1.5  # seconds the tools of a cancelled run get to stop their work
 
 
@@ -91,7 +87,7 @@ class AgentLoop:
         self.prompts: list[str] = []  # the person's prompts sent while a run goes: the next turn's
         self.outcome: pb.RunFinished | None = None
         self.repeats = Repeats([n for n, t in toolbox.tools.items() if not t.read_only])
-        self._text_calls: dict[str, str] = {}  # call id -> note or error for a call recovered from text
+        self._text_calls: dict[str, str] = {}  # call id -> why a call recovered from text cannot run
         self._started: dict[str, float] = {}  # call id -> when its tool started (an interrupted call's duration)
         self._abandoned: set[str] = set()  # calls recorded as interrupted while their tool still ran
         self.policy = RetryPolicy(
@@ -257,20 +253,19 @@ class AgentLoop:
     def _recover_text_calls(self, reply: pb.Message) -> None:
         """Tool calls the model wrote as text (see text_calls) become the reply's calls.
 
-        The reply keeps its prose; each recovered call is marked `from_text`. The first gets a
-        note asking for real tool calls; a block that cannot run gets its error as its result.
+        The reply keeps its whole text, blocks included: on the wire it goes back as that text and
+        the results as text (text_calls.echo_as_text), so the model sees the calls it wrote
+        worked. Each recovered call is marked `from_text`; a block that cannot run gets its
+        error as its result.
         """
         if reply.tool_calls or not reply.text:
             return
-        found, prose = find_calls(reply.text, self.toolbox.tools)
-        if not found:
-            return
-        reply.text = prose
-        for i, text_call in enumerate(found):
+        found, _prose = find_calls(reply.text, self.toolbox.tools)
+        for text_call in found:
             call = reply.tool_calls.add(id=new_call_id(), name=text_call.name, arguments=text_call.arguments)
             call.from_text = True
-            if text_call.error or i == 0:
-                self._text_calls[call.id] = text_call.error or TEXT_CALL_NOTE
+            if text_call.error:
+                self._text_calls[call.id] = text_call.error
 
     def _count(self, usage: pb.Usage) -> None:
         """A model call's usage (the agent's own, or the model judge's) toward the agent and the budget."""
@@ -332,9 +327,9 @@ class AgentLoop:
         self.recorder.emit(pb.ToolCallStarted(call=call))
         # whatever the tool raises is its result already (feedback.to_result); what escapes is the
         # run's cancel (recorded as interrupted by _stop_tools) or a bug of the machinery
-        text_note = self._text_calls.pop(call.id, "") if call.from_text else ""
-        if text_note and text_note != TEXT_CALL_NOTE:  # a block written as text that cannot run
-            result = to_result(call, Feedback(text_note))
+        unrunnable = self._text_calls.pop(call.id, "") if call.from_text else ""
+        if unrunnable:  # a block written as text that cannot run
+            result = to_result(call, Feedback(unrunnable))
         elif (refused := self.repeats.refuse(call)) is not None:
             result = refused
             self.recorder.emit(pb.Notice(level="warning", text=f"{call.name}: {refused.error}"))
@@ -346,8 +341,6 @@ class AgentLoop:
         if call.id in self._abandoned:
             return result  # the run already recorded this call as interrupted
         self.repeats.record(call, result, self.turns)
-        if text_note == TEXT_CALL_NOTE:
-            result.notes.append(TEXT_CALL_NOTE)
         self.recorder.emit(pb.ToolCallFinished(result=result))
         return result
 

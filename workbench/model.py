@@ -24,6 +24,7 @@ from google.protobuf import json_format
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
 from workbench.stream import ReplyAssembler, StreamIncomplete
+from workbench.text_calls import echo_as_text
 
 DEMO_PROVIDER = "workbench_demo"
 log = logging.getLogger("workbench")
@@ -132,9 +133,15 @@ def wire_id(call: pb.ToolCall) -> str:
 
 
 def messages_to_wire(messages: list[pb.Message]) -> list[dict[str, Any]]:
-    """The conversation as the provider sees it: each tool result answers its call's provider id."""
+    """The conversation as the provider sees it: each tool result answers its call's provider id;
+    calls the model wrote as text go back as text with their results (text_calls.echo_as_text)."""
     wire_ids = {c.id: wire_id(c) for m in messages if m.role == pb.ROLE_ASSISTANT for c in m.tool_calls}
-    return [message_to_wire(m, wire_ids) for m in messages]
+    text_calls = {c.id for m in messages if m.role == pb.ROLE_ASSISTANT for c in m.tool_calls if c.from_text}
+    wire: list[dict[str, Any]] = []
+    for m in messages:
+        if not (text_calls and echo_as_text(m, text_calls, wire)):
+            wire.append(message_to_wire(m, wire_ids))
+    return wire
 
 
 def message_to_wire(message: pb.Message, wire_ids: dict[str, str] | None = None) -> dict[str, Any]:

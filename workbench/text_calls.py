@@ -13,6 +13,11 @@ the tool-calling interface, in one of three forms, with or without prose around 
 A block that looks like a call but names no offered tool, or does not parse, is returned with
 an `error` for the model to read. A JSON block that is not call-shaped (a package.json, an
 example) is prose: a call object has a name and arguments and nothing else but a type or id.
+
+`echo_as_text` gives such a turn back to the model as it wrote it: the reply's own text, then
+the results in a user message ("Result of your read_file call: ..."), so the model sees that
+the block it wrote ran. Shown as tool_calls instead, a chat template renders them in its own
+call format, and a small model that never wrote that format copies its prose without a block.
 Pure functions: no I/O, no state.
 """
 
@@ -23,6 +28,9 @@ import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
+
+from workbench.feedback import model_text
+from workbench.pb import workbench_pb2 as pb
 
 MAX_CALLS = 16  # calls taken from one reply; further blocks stay in the prose
 UNREADABLE = "unreadable_tool_call"  # the name of a call whose block names no tool we could read
@@ -181,7 +189,7 @@ def _call_of(obj: dict[str, Any], offered: Collection[str], *, tagged: bool) -> 
     return TextCall(name, json.dumps(arguments, ensure_ascii=False))
 
 
-HOW = "Send tool calls through the tool-calling interface, with the arguments as one JSON object, not as text."
+HOW = 'Call one of the offered tools with its arguments as one JSON object: {"name": "<tool>", "arguments": {...}}.'
 
 
 def _unknown(name: str, offered: Collection[str]) -> str:
@@ -206,3 +214,24 @@ def _unreadable(block: str, err: Exception | None, offered: Collection[str]) -> 
         "{}",
         f"your reply's text holds what looks like a tool call, but {why}: {quoted!r}. {HOW}",
     )
+
+
+def echo_as_text(message: pb.Message, text_calls: Collection[str], wire: list[dict[str, Any]]) -> bool:
+    """Append `message` to `wire` as text when it is a reply whose calls were recovered from its
+    text, or the result of such a call (`text_calls`: their ids); False for any other message.
+
+    The reply goes back as its whole text, without tool_calls; the results of one reply go in
+    one user message, in call order.
+    """
+    if message.role == pb.ROLE_ASSISTANT and any(c.id in text_calls for c in message.tool_calls):
+        wire.append({"role": "assistant", "content": message.text})
+        return True
+    if message.role != pb.ROLE_TOOL or message.tool_result.call_id not in text_calls:
+        return False
+    result = message.tool_result
+    text = f"Result of your {result.name} call:\n{model_text(result)}"
+    if wire and wire[-1]["role"] == "user":  # the result of an earlier call of the same reply
+        wire[-1]["content"] += "\n\n" + text
+    else:
+        wire.append({"role": "user", "content": text})
+    return True

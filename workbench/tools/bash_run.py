@@ -288,8 +288,11 @@ class BashRun:
             f"this is a fresh shell in {where}: the previous one is still busy "
             f"with a timed-out command in tmux window {name!r}"
         )
+        printed = (
+            "What it printed before the timeout is above: if that is what you need, use it. " if self.output.pos else ""
+        )
         raise Feedback(
-            f"timed out after {self.timeout:g} s; the command still runs in tmux window {name!r} "
+            f"timed out after {self.timeout:g} s. {printed}The command still runs in tmux window {name!r} "
             "(nothing was killed). Inspect it with tmux(action='capture', window="
             f"{name!r}), wait for it with tmux(action='wait', window={name!r}, timeout=...), "
             f"answer a prompt with tmux(action='send', window={name!r}, text=...), stop it "
