@@ -99,3 +99,12 @@ def test_a_failed_sync_child_is_the_subagent_calls_error(scripted_model: Scripte
     summary = run_eval(scripted_model, tmp_path, "--scenario", "failed_sync_child")
     (row,) = summary["table"]
     assert (row["failed"], row["recovered"], row["correct"]) == (1, 1, 1)
+
+
+def test_every_run_has_the_same_system_prompt(scripted_model: ScriptedModel, tmp_path: Path) -> None:
+    """A fresh workspace at one path: a local server reuses the cached prompt prefix across runs."""
+    scripted_model.add(reply("It is 8443."), reply("It is 8443."))
+    summary = run_eval(scripted_model, tmp_path, "--scenario", "misspelled_path", "--runs", "2")
+    assert summary["table"][0]["correct"] == 2
+    first, second = (r["messages"][0] for r in scripted_model.requests)
+    assert first == second and first["role"] == "system"

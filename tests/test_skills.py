@@ -149,6 +149,23 @@ async def test_model_sees_the_list_and_loads_a_skill(
     assert "Run make deploy." in tool_text
 
 
+async def test_the_skill_tool_is_offered_only_when_a_skill_is_installed(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """With no skill it could only fail; a 1.5B model in the recovery eval called skill(name=
+    "conf/settings.json") first, the first tool in the list (issue 16)."""
+
+    def offered(request: dict) -> list[str]:
+        return [t["function"]["name"] for t in request["tools"]]
+
+    scripted_model.add(reply("ok"), reply("ok"))
+    await run_agent(settings, "hello")
+    assert "skill" not in offered(scripted_model.requests[0]) and "read_file" in offered(scripted_model.requests[0])
+    put(workspace, ".claude/skills/deploy/SKILL.md", skill_md("deploy", "Deploy the app"))
+    await run_agent(settings, "hello")
+    assert "skill" in offered(scripted_model.requests[1])
+
+
 @pytest.mark.timeout(20)
 def test_skill_md_that_is_a_fifo_or_huge_is_reported_not_read(workspace: Path) -> None:
     put(workspace, ".workbench/skills/ok/SKILL.md", skill_md("ok", "Still loads"))

@@ -90,7 +90,10 @@ def patch_requests(temperature: float | None, seed: int | None) -> None:
 
 
 def prepare(scenario: Scenario, folder: Path) -> Path:
-    workspace = folder / "ws"
+    """A fresh workspace for one run, always at the same path (`folder`/../ws): the system prompt
+    names it, so every run's prompt starts the same and a local server reuses its cached prefix."""
+    workspace = folder.parent / "ws"
+    shutil.rmtree(workspace, ignore_errors=True)
     workspace.mkdir(parents=True)
     for rel, text in scenario.files.items():
         target = workspace / rel

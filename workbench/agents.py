@@ -27,6 +27,7 @@ from workbench.prompt import system_prompt
 from workbench.seams import TerminalPort
 from workbench.store import Recorder, Store
 from workbench.tools import Toolbox, ToolContext, record_defect
+from workbench.tools.skills import discover
 from workbench.words import agent_ended, agent_status
 
 ROOT_ID = "main"
@@ -214,7 +215,10 @@ class AgentTree:
         )
         info.model = self.settings.model
         info.created.GetCurrentTime()
-        info.tools.extend(Toolbox(tools).tools)
+        names = list(Toolbox(tools).tools)
+        if tools is None and not discover(self.settings)[0]:  # no skill installed: the tool could only fail
+            names.remove("skill")
+        info.tools.extend(names)
         if not messages:
             messages = [pb.Message(role=pb.ROLE_SYSTEM, text=system_prompt(self.settings))]
         return self._build(info, None, messages, self.spec(), announce=announce)
