@@ -197,6 +197,32 @@ async def test_a_call_that_keeps_failing_is_not_run_again_until_something_change
     assert len(notices) == 2 and all(n.level == "warning" and "not run" in n.text for n in notices)
 
 
+async def test_a_call_that_keeps_returning_the_same_result_is_not_run_a_third_time(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """A 1.5B model ran the same pytest six times, "3 passed" each time, and never answered."""
+    same = call("bash", command="echo ran >> count.txt; echo 3 passed")
+    scripted_model.add(
+        reply("", same),
+        reply("", call("ls", path="nowhere")),  # a failed read-only call changes nothing
+        reply("", same),
+        reply("", same),
+        reply("", call("write_file", path="other.txt", content="x\n")),  # another change: it runs again
+        reply("", same),
+        reply("3 passed"),
+    )
+    run = await run_agent(settings, "go")
+    assert run.outcome.text == "3 passed"
+    bash = [r for r in run.results() if r.name == "bash"]
+    assert [("repeat_refused" in r.metadata) for r in bash] == [False, False, True, False]
+    refused = bash[2]
+    assert refused.is_error and refused.error.startswith("not run:") and "at turns 1 and 3" in refused.error
+    assert "answer now without a tool call" in refused.error
+    assert "answer now without a tool call" in bash[1].notes[0]  # the note before it says so too
+    # the refused call did not run: 3 runs of the 4 calls
+    assert (workspace / "count.txt").read_text().count("ran") == 3
+
+
 def model_text_of(result: pb.ToolResult) -> str:
     from workbench.feedback import model_text
 

@@ -10,6 +10,9 @@ do not matter), so a pretty-printed first call and compact later ones are the sa
 - After STOP_AFTER consecutive failures of one call with no successful call of a tool that
   can change something (write_file, edit_file, bash, tmux, ...: a tool not marked read-only)
   in between, the call is not run again: its result says so.
+- A call that already returned the same result twice, with no successful changing call of
+  another kind since, is not run a third time: its result points at the one the model has
+  (a 1.5B model ran the same pytest six times, "3 passed" each time, and never answered).
 """
 
 from __future__ import annotations
@@ -28,8 +31,15 @@ REMINDER = (
 )
 ALREADY = (
     "Note: you already have this result: the same call (same tool, same arguments) returned exactly this "
-    "at turn {turn}{ago}. Calling it again will not change it; use that result or take the next step."
+    "at turn {turn}{ago}. Calling it again will not change it; use that result: if it answers the task, "
+    "answer now without a tool call."
 )
+SAME_AGAIN = (
+    "not run: this exact call (same tool, same arguments) returned the same result twice, at turns {first} "
+    "and {last}, and nothing else has changed since, so you already have its result. Use it: if it answers "
+    "the task, answer now without a tool call; else take the next step."
+)
+SAME_LIMIT = 2  # identical successful results of one call before it is not run again
 STOPPED = (
     "not run: this exact call (same tool, same arguments) failed {n} times in a row and nothing has changed "
     "since (no successful write_file, edit_file, bash or other changing call), so it would fail again. "
@@ -59,10 +69,21 @@ class Repeats:
     def reset(self) -> None:
         self._failures: dict[Key, int] = {}  # consecutive failures since the last change
         self._seen: dict[Key, tuple[int, str]] = {}  # a succeeded call -> (first turn, digest of its result)
+        self._same: dict[Key, tuple[int, int, int]] = {}  # -> (identical results, last turn, changes then)
+        self._changes = 0  # successful changing calls so far
 
     def refuse(self, call: pb.ToolCall) -> pb.ToolResult | None:
-        """The result of a call that is not run again (it keeps failing, nothing changed); else None."""
+        """The result of a call that is not run again (it keeps failing, or it keeps returning the
+        same result, and nothing else changed); else None."""
         key = call_key(call)
+        same, last, changes = self._same.get(key, (0, 0, -1))
+        if same >= SAME_LIMIT and changes == self._changes:
+            first = self._seen[key][0]
+            result = pb.ToolResult(
+                call_id=call.id, name=call.name, is_error=True, error=SAME_AGAIN.format(first=first, last=last)
+            )
+            result.metadata.update({"repeat_refused": True, "same_results": same})
+            return result
         failed = self._failures.get(key, 0)
         if failed < STOP_AFTER:
             return None
@@ -82,13 +103,18 @@ class Repeats:
                 result.notes.append(REMINDER.format(n=n))
             return
         self._failures.pop(key, None)
-        if call.name in self.changing:
-            self._failures.clear()  # something may have changed: earlier failures may not repeat
         digest = hashlib.sha256(result.output.encode("utf-8", "replace")).hexdigest()
         seen = self._seen.get(key)
         if seen is not None and seen[1] == digest:
             ago = turn - seen[0]
             when = f" ({ago} turn{'s' if ago != 1 else ''} ago)" if ago else " (earlier in this same turn)"
             result.notes.append(ALREADY.format(turn=seen[0], ago=when))
+            same = self._same.get(key, (1, seen[0], 0))[0] + 1
         else:
             self._seen[key] = (turn, digest)
+            same = 1
+        if call.name in self.changing:
+            self._failures.clear()  # something may have changed: earlier failures may not repeat
+            if same == 1:  # a repeat of the same changing call with the same result changed nothing new
+                self._changes += 1
+        self._same[key] = (same, turn, self._changes)
