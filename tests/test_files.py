@@ -311,6 +311,9 @@ async def test_edit_not_found_other_cases(tools: Tools, workspace: Path) -> None
     text = await tools.fail("edit_file", path="a.py", old_text="def f():\n\treturn 1", new_text="x")
     assert "it differs from old_text only in whitespace" in text
     assert "the file indents with spaces where old_text uses tabs" in text
+    # the lines to send, as a JSON string ready to copy (a 1.5B model sent one tab where the file has two)
+    assert 'Exactly, as a JSON string, those lines are "def f():\\n    return 1": send that as old_text' in text
+    assert "Re-read" not in text
     text = await tools.fail("edit_file", path="a.py", old_text="     1\tdef f():\n     2\t    return 1", new_text="x")
     assert "read_file's line numbers" in text
     text = await tools.fail("edit_file", path="a.py", old_text="class Zebra(Base): pass", new_text="x")

@@ -7,6 +7,7 @@ what differs there: whitespace only, tabs against spaces, lines that are not in 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -85,6 +86,7 @@ def closest_region(text: str, needle: str) -> Region | None:
 
 _LINE_PREFIX = re.compile(r"^\s*\d+\t")
 REGION_FLOOR = 0.6  # a closest region less similar than this is not shown: it would mislead
+EXACT_CHARS = 2000  # a region that differs only in whitespace is quoted as JSON up to this length
 
 
 def _indent(line: str) -> str:
@@ -136,6 +138,12 @@ def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feed
     differences = []
     if [_squash(x) for x in found] == [_squash(x) for x in old_lines]:
         differences.append("it differs from old_text only in whitespace")
+        exact = json.dumps("\n".join(found), ensure_ascii=False)
+        if len(exact) <= EXACT_CHARS:  # what to send, ready to copy: a small model cannot count tabs
+            reread = (
+                f"Exactly, as a JSON string, those lines are {exact}: send that as old_text, "
+                "and indent new_text the same way."
+            )
     indentation = _indentation_difference(found, old_lines)
     if indentation:
         differences.append(indentation)
