@@ -82,6 +82,18 @@ async def test_unknown_tool_lists_the_available_ones(tmp_path: Path) -> None:
     assert result.error == "unknown tool 'nope'; available tools: test_schema"
 
 
+async def test_unknown_tool_names_a_close_tool_or_bash_for_a_program(tmp_path: Path) -> None:
+    box = Toolbox(["read_file", "bash"])
+    result = await box.invoke(pb.ToolCall(id="c", name="readfile", arguments="{}"), ctx(tmp_path))
+    assert result.error == "unknown tool 'readfile'; available tools: read_file, bash. Did you mean read_file?"
+    result = await box.invoke(pb.ToolCall(id="c", name="pytset", arguments="{}"), ctx(tmp_path))
+    assert result.error.endswith(
+        'To run the program pytset, call bash: {"name": "bash", "arguments": {"command": "pytset ..."}}.'
+    )
+    result = await Toolbox(["read_file"]).invoke(pb.ToolCall(id="c", name="cat", arguments="{}"), ctx(tmp_path))
+    assert result.error == "unknown tool 'cat'; available tools: read_file"  # no bash to offer
+
+
 def test_toolbox_rejects_unknown_names() -> None:
     try:
         Toolbox(["read_file", "teleport"])

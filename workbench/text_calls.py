@@ -31,6 +31,7 @@ from typing import Any
 
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
+from workbench.tools import instead_of_unknown
 
 MAX_CALLS = 16  # calls taken from one reply; further blocks stay in the prose
 UNREADABLE = "unreadable_tool_call"  # the name of a call whose block names no tool we could read
@@ -194,9 +195,10 @@ HOW = 'Call one of the offered tools with its arguments as one JSON object: {"na
 
 def _unknown(name: str, offered: Collection[str]) -> str:
     shown = name if len(name) <= 80 else name[:80] + "…"
+    instead = instead_of_unknown(name, offered)
     return (
         f"your reply's text holds a call to {shown!r}, which is not one of the offered tools "
-        f"({', '.join(offered) or 'none'}). {HOW}"
+        f"({', '.join(offered) or 'none'}). {instead + ' ' if instead else ''}{HOW}"
     )
 
 

@@ -8,6 +8,7 @@ raises becomes an error ToolResult through `feedback.to_result`.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import importlib
 import inspect
 import json
@@ -190,6 +191,19 @@ def shorten(value: str, limit: int = ECHO_CHARS) -> str:
     return f"{value[:limit]!r}… (shortened: {len(value):,} characters)"
 
 
+def instead_of_unknown(name: str, offered: Iterable[str]) -> str:
+    """What to call instead of the tool `name` that is not offered: a close name, or bash for a
+    name that is a program's (a 1.5B model called `pytset` as a tool twelve times); '' if neither."""
+    offered = list(offered)
+    close = difflib.get_close_matches(name, offered, n=1, cutoff=0.6)
+    if close:
+        return f"Did you mean {close[0]}?"
+    if "bash" in offered and _PROGRAM.fullmatch(name):
+        return f'To run the program {name}, call bash: {{"name": "bash", "arguments": {{"command": "{name} ..."}}}}.'
+    return ""
+
+
+_PROGRAM = re.compile(r"[A-Za-z0-9][\w.+-]{0,40}")
 _PREVIEW = reprlib.Repr()
 _PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother, _PREVIEW.maxlist, _PREVIEW.maxdict = 3, 60, 60, 6, 6
 
@@ -301,8 +315,11 @@ class Toolbox:
     async def _invoke(self, call: pb.ToolCall, ctx: ToolContext) -> pb.ToolResult:
         found = self.tools.get(call.name)
         if found is None:
+            instead = instead_of_unknown(call.name, self.tools)
             return _error(
-                call, f"unknown tool {shorten(call.name, 80)}; available tools: {', '.join(self.tools) or '(none)'}"
+                call,
+                f"unknown tool {shorten(call.name, 80)}; available tools: {', '.join(self.tools) or '(none)'}"
+                + (f". {instead}" if instead else ""),
             )
         try:
             args = parse_arguments(call.arguments)
