@@ -289,7 +289,9 @@ class BashRun:
             f"with a timed-out command in tmux window {name!r}"
         )
         printed = (
-            "What it printed before the timeout is above: if that is what you need, use it. " if self.output.pos else ""
+            "What it printed before the timeout is above: if that answers the task, answer now without a tool call. "
+            if self.output.pos
+            else ""
         )
         raise Feedback(
             f"timed out after {self.timeout:g} s. {printed}The command still runs in tmux window {name!r} "
