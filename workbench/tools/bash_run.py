@@ -289,8 +289,7 @@ class BashRun:
             f"with a timed-out command in tmux window {name!r}"
         )
         printed = (
-            "What it printed before the timeout is above: if that answers the task, answer now "
-            "without a tool call. "
+            "What it printed before the timeout is above: if that answers the task, answer now without a tool call. "
             if self.output.pos
             else ""
         )
