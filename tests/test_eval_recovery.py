@@ -108,3 +108,16 @@ def test_every_run_has_the_same_system_prompt(scripted_model: ScriptedModel, tmp
     assert summary["table"][0]["correct"] == 2
     first, second = (r["messages"][0] for r in scripted_model.requests)
     assert first == second and first["role"] == "system"
+
+
+def test_a_pythonpath_to_another_checkout_comes_before_this_one(tmp_path: Path) -> None:
+    """A "before" run: PYTHONPATH names an older checkout, whose workbench package must win."""
+    from tools.eval_recovery import ROOT, add_root
+
+    older = tmp_path / "before"
+    path = ["/x/tools", str(older), "/usr/lib/python3.11"]
+    add_root(path, str(older))
+    assert path == ["/x/tools", str(older), str(ROOT), "/usr/lib/python3.11"]
+    path = ["/x/tools", "/usr/lib/python3.11"]
+    add_root(path, "")
+    assert path == ["/x/tools", str(ROOT), "/usr/lib/python3.11"]

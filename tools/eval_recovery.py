@@ -14,6 +14,10 @@ sent with every model request (Workbench has no such setting: the eval adds them
 request it builds). In the failed-child scenarios the root's first subagent cannot reach its
 model: the eval sends that child's requests to a closed port, so it fails after its retries
 through the real path. The scenarios are in tools/eval_recovery_scenarios.py.
+
+A "before" run measures an older checkout: `git worktree add /tmp/before <commit>`, copy this
+file and eval_recovery_scenarios.py into its tools/ (if it has no eval), and run them there with
+PYTHONPATH=/tmp/before: the workbench package then comes from that checkout.
 """
 
 from __future__ import annotations
@@ -32,8 +36,19 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(1, str(ROOT))  # after a PYTHONPATH that points at another checkout (a "before" run)
+
+
+def add_root(path: list[str], pythonpath: str) -> None:
+    """Put this checkout on `path` after the PYTHONPATH entries: a PYTHONPATH that points at another
+    checkout (a "before" run) gives the workbench package, this checkout only the eval's own modules."""
+    if str(ROOT) in path:
+        return
+    entries = {str(Path(p).resolve()) for p in pythonpath.split(os.pathsep) if p}
+    after = max((i for i, p in enumerate(path) if p and str(Path(p).resolve()) in entries), default=0)
+    path.insert(after + 1, str(ROOT))
+
+
+add_root(sys.path, os.environ.get("PYTHONPATH", ""))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from google.protobuf import json_format  # noqa: E402
