@@ -86,7 +86,7 @@ def closest_region(text: str, needle: str) -> Region | None:
 
 _LINE_PREFIX = re.compile(r"^\s*\d+\t")
 REGION_FLOOR = 0.6  # a closest region less similar than this is not shown: it would mislead
-EXACT_CHARS = 2000  # a region that differs only in whitespace is quoted as JSON up to this length
+EXACT_CHARS = 2000  # a region that differs only in whitespace is quoted JSON-escaped up to this length
 
 
 def _indent(line: str) -> str:
@@ -138,11 +138,11 @@ def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feed
     differences = []
     if [_squash(x) for x in found] == [_squash(x) for x in old_lines]:
         differences.append("it differs from old_text only in whitespace")
-        exact = json.dumps("\n".join(found), ensure_ascii=False)
-        if len(exact) <= EXACT_CHARS:  # what to send, ready to copy: a small model cannot count tabs
+        escaped = json.dumps("\n".join(found), ensure_ascii=False)[1:-1]  # without the quotes: they got copied
+        if len(escaped) <= EXACT_CHARS:  # what to send, ready to copy: a small model cannot count tabs
             reread = (
-                f"Exactly, as a JSON string, those lines are {exact}: send that as old_text, "
-                "and indent new_text the same way."
+                f"Escaped as inside a JSON string, those lines are exactly `{escaped}`: send that as old_text "
+                "(without the backticks), and indent new_text the same way."
             )
     indentation = _indentation_difference(found, old_lines)
     if indentation:
