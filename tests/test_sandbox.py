@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config import Settings
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
@@ -605,3 +606,29 @@ async def _until_attached(s: Session) -> None:
             return
         await asyncio.sleep(0.02)
     raise AssertionError("the person's client did not attach")
+
+
+async def test_a_session_s_sandbox_is_its_own_when_a_run_starts_the_server_ahead(
+    settings: Settings, scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A run starts the tmux server before its first bash call: the sandbox it starts in follows
+    the session's settings and workspace, never the built-in defaults with the process's folder
+    as the workspace (a `read-only` session wrote into the folder workbench was started in)."""
+    from workbench.session import Session as Engine
+
+    elsewhere = tmp_path / "started-here"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    settings.sandbox = "read-only"
+    scripted_model.add(reply("", call("bash", command="pwd; touch made.txt")), reply("done"))
+    session = await Engine.open(settings)
+    try:
+        session.send("go")
+        await session.wait()
+        policy = session.terminal.sandbox.policy
+    finally:
+        await session.close()
+    assert policy is not None and (policy.mode, policy.workspace) == ("read-only", settings.workspace)
+    assert not (settings.workspace / "made.txt").exists() and not (elsewhere / "made.txt").exists()
+    (result,) = [m["content"] for m in scripted_model.requests[1]["messages"] if m["role"] == "tool"]
+    assert str(settings.workspace) in result and "Read-only file system" in result, result

@@ -104,6 +104,9 @@ class Session:
             data_dir=settings.data_dir,
             session_id=session_id,
         )
+        # the sandbox's policy before anything starts the server (a run starts it ahead of the first
+        # bash call): else the built-in defaults would hold, the process's folder for the workspace
+        self.terminal.sandbox.configure(settings, settings.workspace)
         self.tree = AgentTree(settings, store, session_id, terminal=self.terminal, guard=self.guard)
         self.failure: BaseException | None = None  # the event log could not be written: the run ended
         self.last: pb.RunFinished | None = None
