@@ -52,7 +52,8 @@ from workbench.pb import workbench_pb2 as pb  # noqa: E402
 TURNS = 60
 BLOCKS = 8
 PER_BLOCK = 25
-BASH_TRUE = json.dumps({"command": "true"})
+# `true N`: each call different, as a model's are (the loop does not run one call a third time
+# once it returned the same result twice: repeats.py)
 TOOL_ALONE = "bash tool alone (Toolbox.invoke, no guard, no loop)"
 IDLE = 0.01  # seconds: about a model call, in which tmux and the shell sleep (waking them costs)
 
@@ -171,6 +172,7 @@ def _turns(marks: list[tuple[str, float]]) -> list[dict[str, float]]:
             for kind in ("emit", "guard", "litellm logging"):
                 turn[f"{label}/{kind}"] = inside.get(kind, 0.0)
         turn["turn"] = (at["next>"] - at["model>"]) * 1000
+        turn["own"] = turn["turn"] - turn[SEGMENTS[0][0]]
         turn["events"] = sum(1 for name, _ in span if name == "emit<")
         turns.append(turn)
     return turns
@@ -181,7 +183,7 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 from tests.scripted_server import ScriptedModel, call, reply
 server = ScriptedModel()
-server.add(*[reply("", call("bash", {"command": "true"})) for _ in range(int(sys.argv[2]))], reply("done"))
+server.add(*[reply("", call("bash", {"command": f"true {i}"})) for i in range(int(sys.argv[2]))], reply("done"))
 print(server.url, flush=True)
 sys.stdin.read()
 print(json.dumps(server.request_times), flush=True)
@@ -225,7 +227,7 @@ async def _in_loop(home: Path, server_in_child: bool) -> dict[str, float]:
         server = ServerInChild(TURNS)
     else:
         server = ScriptedModel()
-        server.add(*[reply("", call("bash", {"command": "true"})) for _ in range(TURNS)], reply("done"))
+        server.add(*[reply("", call("bash", {"command": f"true {i}"})) for i in range(TURNS)], reply("done"))
     timers = Timers()
     folder = home / ("child-server" if server_in_child else "in-process-server")
     try:
@@ -251,6 +253,7 @@ async def _in_loop(home: Path, server_in_child: bool) -> dict[str, float]:
         server.close()
     gaps = [(b - a) * 1000 for a, b in itertools.pairwise(server.request_times)]
     turns = _turns(timers.marks)[3:]  # the first turns start the tmux server and the shell
+    assert len(turns) >= TURNS - 5, f"the tool ran in only {len(turns)} of {TURNS} turns"
     found = {name: statistics.median(t[name] for t in turns) for name in turns[0]}
     found["turn at the server"] = statistics.median(gaps[3:])
     return found
@@ -269,10 +272,11 @@ def _print_loop(found: dict[str, float], bash_c: float, where: str) -> None:
                 _line(f"  of it, {words}", found[f"{label}/{kind}"])
         if found.get(f"{label}/emit", 0.0) > 0.001 and label != SEGMENTS[0][0]:
             _line("  of it, events committed (outside the guard)", found[f"{label}/emit"])
-    own = turn - found[SEGMENTS[0][0]]
+    own = found["own"]
     _line("the harness's part (the turn minus its model call)", own, "bash -c true", bash_c)
     logging_ms = sum(found.get(f"{label}/litellm logging", 0.0) for label, _, _ in SEGMENTS[1:])
-    _line("  less litellm's success logging (runs in it)", own - logging_ms, "bash -c true", bash_c)
+    if logging_ms > 0.001:
+        _line("  less litellm's success logging (runs in it)", own - logging_ms, "bash -c true", bash_c)
     print(f"  events per turn: {found['events']:.0f} (each a SQLite commit)")
 
 
@@ -381,7 +385,8 @@ async def _parts(home: Path) -> tuple[list[Part], dict[str, float]]:
     ids = iter(range(10**9))
 
     def bash_call() -> pb.ToolCall:
-        return pb.ToolCall(id=f"b{next(ids)}", name="bash", arguments=BASH_TRUE)
+        n = next(ids)
+        return pb.ToolCall(id=f"b{n}", name="bash", arguments=json.dumps({"command": f"true {n}"}))
 
     history = [pb.Message(role=pb.ROLE_SYSTEM, text="You are a bench.")]
     for i in range(40):
@@ -395,6 +400,10 @@ async def _parts(home: Path) -> tuple[list[Part], dict[str, float]]:
         result = await toolbox.invoke(bash_call(), ctx)
         assert not result.is_error, result.error
 
+    async def step(loop: AgentLoop) -> None:
+        (result,) = await loop._run_tools([bash_call()])
+        assert not result.is_error, result.error  # it ran (not refused, not blocked)
+
     async def admit() -> None:
         assert await guard.admit(bash_call(), agent_id="main", task="", emit=recorder.emit) is None
 
@@ -406,8 +415,8 @@ async def _parts(home: Path) -> tuple[list[Part], dict[str, float]]:
         Part("guard check (modes and rules)", None, lambda: guard.check(bash_call())),
         Part("guard admit (check + its decision event committed)", admit),
         Part("one event committed (Recorder.emit)", None, lambda: recorder.emit(started)),
-        Part("loop's tool step, no guard (2 events committed)", lambda: unguarded._run_tools([bash_call()])),
-        Part("loop's tool step with the guard (3 events committed)", lambda: guarded._run_tools([bash_call()])),
+        Part("loop's tool step, no guard (2 events committed)", lambda: step(unguarded)),
+        Part("loop's tool step with the guard (3 events committed)", lambda: step(guarded)),
         Part("the next request's build (ModelClient.request, 40 turns)", None, lambda: client.request(history, tools)),
     ]
     timers = Timers()
