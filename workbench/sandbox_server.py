@@ -85,8 +85,9 @@ def _pid_ns(pid: int) -> int:
 class TmuxSandbox:
     """Starts the session's tmux server inside bwrap and maps the pids it reports.
 
-    `configure` (from the bash and tmux tools' context) decides the policy before the first
-    start; without it the built-in defaults hold (sandboxed): never a silent unsandboxed run.
+    `configure` (by the Session as it opens; else from the bash and tmux tools' context) decides
+    the policy before the first start; without it the built-in defaults hold (sandboxed): never a
+    silent unsandboxed run.
     """
 
     def __init__(self, publish: Callable[[Message], object]):
@@ -105,7 +106,8 @@ class TmuxSandbox:
         return self.policy is not None
 
     def configure(self, settings: SandboxSettings, workspace: Path) -> None:
-        """Set the policy once, from the first bash or tmux call (one sandbox per session)."""
+        """Set the policy once (one sandbox per session): the Session does as it opens, since a run
+        starts the server ahead of its first bash call; the tools' calls then change nothing."""
         if not self.configured:
             self.policy = policy_for(settings, workspace)
             self.configured = True

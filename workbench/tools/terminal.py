@@ -111,7 +111,7 @@ class TerminalHost:
         self.reports = ShellReports()
         self._closed = False
         self._trimmer: asyncio.Task[None] | None = None
-        self.sandbox = TmuxSandbox(self.publish)  # configured by the first bash or tmux call
+        self.sandbox = TmuxSandbox(self.publish)  # configured by the Session, else the first bash or tmux call
 
     # -- lifecycle --
 
