@@ -3,17 +3,21 @@
     .venv/bin/python -m tools.benchmarks.agents      # or: .venv/bin/python tools/bench.py agents
 
 A root agent creates N async children in one turn (N = 1, then 100), each child answers in one
-instant scripted turn, and the root waits until every completion has reached its Inbox. Same
-process, same scripted server on 127.0.0.1, same SQLite store folder; one untimed warm-up run
-first (litellm's import and its first connection). Median of three runs each. For a floor, N
-bare streamed litellm calls to the same server, all at once, are timed in the same run.
+instant scripted turn, and the root waits until every completion has reached its Inbox. The
+scripted server runs in this process; the agent tree runs in a process of its own, like the
+floor: N bare streamed litellm calls to the same server, all at once, timed in the same run
+(a server in the tree's own process would take the tree's interpreter lock for every request,
+a cost the floor does not pay). One untimed warm-up run first (litellm's import and its first
+connection), then the median of three runs each.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,29 +38,27 @@ RUNS = 3
 MANY = 100
 
 
-def _script(children: int) -> Any:
-    """The model: the root creates `children` async children, each child answers at once."""
-
-    def answer(body: dict[str, Any]) -> dict[str, Any]:
-        messages = body["messages"]
-        task = next(m["content"] for m in messages if m["role"] == "user")
-        if task.startswith("CHILD"):
-            return reply(f"report of {task}")
-        if not any(m["role"] == "assistant" for m in messages):
-            creates = [call("subagent", {"action": "create", "prompt": f"CHILD {i}"}) for i in range(children)]
-            return reply("", *creates)
-        return reply("all reported" if messages[-1]["content"].startswith("[Inbox") else "waiting")
-
-    return answer
+def answer(body: dict[str, Any]) -> dict[str, Any]:
+    """The model: the root creates as many async children as its prompt says, each child answers at once."""
+    messages = body["messages"]
+    task = next(m["content"] for m in messages if m["role"] == "user")
+    if task.startswith("CHILD"):
+        return reply(f"report of {task}")
+    if not any(m["role"] == "assistant" for m in messages):
+        children = int(task.split()[1])
+        creates = [call("subagent", {"action": "create", "prompt": f"CHILD {i}"}) for i in range(children)]
+        return reply("", *creates)
+    return reply("all reported" if messages[-1]["content"].startswith("[Inbox") else "waiting")
 
 
-async def _run_tree(model: ScriptedModel, data: Path, children: int) -> dict[str, float]:
+async def run_tree(url: str, data: Path, children: int) -> dict[str, float]:
+    """One run of a root that starts `children` async children and waits for them all."""
     from workbench.agents import AgentTree
     from workbench.store import Store
 
     settings = Settings(
         model="openai/scripted",
-        api_base=model.url,
+        api_base=url,
         api_key="sk-bench",
         workspace=data,
         data_dir=data / "data",
@@ -64,15 +66,13 @@ async def _run_tree(model: ScriptedModel, data: Path, children: int) -> dict[str
         max_total_children=children,
         max_turns=10 * children + 10,
     )
-    model.script.clear()
-    model.add(*[_script(children)] * (3 * children + 20))
     store = Store(settings.db_path)
     session = store.create_session(settings.workspace, settings.model, "bench")
     events: list[pb.Event] = []
     store.subscribe(events.append, session)
     tree = AgentTree(settings, store, session)
     start = time.perf_counter()
-    outcome = await tree.run_root("ROOT: start the children", ["subagent"])
+    outcome = await tree.run_root(f"ROOT {children} children: start them", ["subagent"])
     wall = time.perf_counter() - start
     await tree.close()
     store.close()
@@ -86,25 +86,33 @@ async def _run_tree(model: ScriptedModel, data: Path, children: int) -> dict[str
     ended = [
         e.time.ToNanoseconds() for e in events if e.WhichOneof("kind") == "agent_finished" and e.agent_id != "main"
     ]
-    return {
-        "wall": wall,
-        "events": len(events),
-        "children_span": (max(ended) - min(spawned)) / 1e9,
-    }
+    return {"wall": wall, "events": len(events), "children_span": (max(ended) - min(spawned)) / 1e9}
 
 
-async def _main(tmp: Path) -> dict[str, float]:
-    model = ScriptedModel()
-    try:
-        await _run_tree(model, tmp / "warm", 1)  # litellm's import and first connection
-        one = [await _run_tree(model, tmp / f"one{i}", 1) for i in range(RUNS)]
-        many = [await _run_tree(model, tmp / f"many{i}", MANY) for i in range(RUNS)]
-        # the floor: n streamed litellm calls at once, in a process of its own with litellm's defaults
-        model.script.clear()
-        bare_one = bare_calls(model, 1, at_once=True, runs=RUNS)
-        bare_many = bare_calls(model, MANY, at_once=True, runs=RUNS)
-    finally:
-        model.close()
+async def _trees(url: str, tmp: Path) -> dict[str, list[dict[str, float]]]:
+    await run_tree(url, tmp / "warm", 1)  # litellm's import and first connection
+    one = [await run_tree(url, tmp / f"one{i}", 1) for i in range(RUNS)]
+    many = [await run_tree(url, tmp / f"many{i}", MANY) for i in range(RUNS)]
+    return {"one": one, "many": many}
+
+
+def _trees_in_a_process(model: ScriptedModel) -> dict[str, list[dict[str, float]]]:
+    """The warm-up and the timed trees, in a process of their own (replies queued here)."""
+    model.script.clear()
+    model.add(*[answer] * ((1 + RUNS) * (3 * 1 + 20) + RUNS * (3 * MANY + 20)))
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.benchmarks.agents", "--trees", model.url],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, list[dict[str, float]]] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def _report(trees: dict[str, list[dict[str, float]]], bare_one: float, bare_many: float) -> dict[str, float]:
+    one, many = trees["one"], trees["many"]
 
     def med(runs: list[dict[str, float]], key: str) -> float:
         return statistics.median(r[key] for r in runs)
@@ -140,9 +148,21 @@ async def _main(tmp: Path) -> dict[str, float]:
 def main() -> dict[str, float]:
     """Print 100 async one-turn children against 1, and events per second."""
     print(f"agents: {MANY} async children (one scripted turn each) vs 1 child, same run")
-    with tempfile.TemporaryDirectory(prefix="wbbench-agents-") as tmp:
-        return asyncio.run(_main(Path(tmp)))
+    model = ScriptedModel()
+    try:
+        trees = _trees_in_a_process(model)
+        # the floor: n streamed litellm calls at once, in a process of its own with litellm's defaults
+        model.script.clear()
+        bare_one = bare_calls(model, 1, at_once=True, runs=RUNS)
+        bare_many = bare_calls(model, MANY, at_once=True, runs=RUNS)
+    finally:
+        model.close()
+    return _report(trees, bare_one, bare_many)
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--trees"]:  # the tree side, in its own process (see _trees_in_a_process)
+        with tempfile.TemporaryDirectory(prefix="wbbench-agents-") as tmp:
+            print(json.dumps(asyncio.run(_trees(sys.argv[2], Path(tmp)))))
+    else:
+        main()
