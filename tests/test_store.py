@@ -82,9 +82,14 @@ async def test_deltas_are_batched_and_merged_and_keep_order(store: Store) -> Non
     assert [e.text_delta.text for e in seen] == ["Hello world"]
     rec.emit(pb.TextDelta(text="more"))
     rec.output("c1", "out")
-    rec.emit(message("final"))  # a message-level event flushes the batch first
+    rec.emit(message("final"))  # a record of the run: written with the batch, in order, at the pass's end
+    assert len(seen) == 1
+    await asyncio.sleep(0)  # one pass of the event loop, not the batch's 50 ms
     assert [e.WhichOneof("kind") for e in seen[1:]] == ["text_delta", "tool_output", "message"]
-    assert [e.seq for e in seen] == [1, 2, 3, 4]
+    rec.emit(pb.TextDelta(text="again"))
+    rec.emit(pb.Notice(text="now"))  # an event outside the groups commits at once, the batch first
+    assert [e.WhichOneof("kind") for e in seen[4:]] == ["text_delta", "notice"]
+    assert [e.seq for e in seen] == [1, 2, 3, 4, 5, 6]
 
 
 def test_subscribe_after_seq_replays_then_goes_live(store: Store) -> None:
@@ -126,6 +131,7 @@ async def test_a_rolled_back_write_keeps_the_batched_deltas_it_flushed(store: St
         rec.emit(message("lost"))  # flushes the batch into this transaction
         raise RuntimeError("crash")
     rec.emit(message("kept"))
+    await asyncio.sleep(0)  # the pass's end writes the message, the deltas before it
     stored = [(e.seq, e.WhichOneof("kind")) for e in store.events(session)]
     assert stored == [(1, "text_delta"), (2, "message")]
     assert [e.seq for e in seen] == [1, 2] and seen[0].text_delta.text == "partial answer"
@@ -229,3 +235,73 @@ def test_events_are_read_in_pages_and_include_what_commits_meanwhile(store: Stor
         if event.seq == 4:
             rec.emit(message("late"))  # committed while the reader is between pages
     assert seen == list(range(3, 12))
+
+
+async def test_the_records_of_one_pass_are_one_transaction_published_after_it(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    seen: list[pb.Event] = []
+    store.subscribe(seen.append, session)
+    commits: list[str] = []
+    store.db.set_trace_callback(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
+    other = sqlite3.connect(store.path)
+    recorders = [Recorder(store, session, f"a{i}") for i in range(20)]
+    for rec in recorders:  # twenty agents' records in one pass of the event loop
+        rec.emit(pb.RunStarted(prompt="go"))
+        rec.emit(message(f"from {rec.agent_id}"))
+        rec.emit(pb.UsageUpdate())
+    assert seen == [] and commits == []
+    assert other.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0  # nothing committed yet
+    await asyncio.sleep(0)
+    assert len(commits) == 1 and len(seen) == 60
+    assert [e.seq for e in seen] == list(range(1, 61))
+    assert [e.agent_id for e in seen[1::3]] == [r.agent_id for r in recorders]
+    assert other.execute("SELECT COUNT(*) FROM events").fetchone()[0] == 60
+
+
+async def test_state_that_others_read_commits_at_once_after_the_queued_records(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    seen: list[pb.Event] = []
+    store.subscribe(seen.append, session)
+    rec = Recorder(store, session, "a1")
+    rec.emit(message("the answer"))
+    with store.transaction():  # an agent's end: its state and its event in one write
+        store.save_agent(session, pb.AgentInfo(id="a1", status=pb.AGENT_STATUS_COMPLETED))
+        rec.emit(pb.AgentFinished(agent_id="a1", status=pb.AGENT_STATUS_COMPLETED))
+        store.on_commit(lambda: seen.append(pb.Event(agent_id="hook")))
+    assert [e.WhichOneof("kind") or e.agent_id for e in seen] == ["message", "agent_finished", "hook"]
+    rec.emit(message("inside a transaction a record joins it"))
+    with store.transaction():
+        rec.emit(message("joined"))
+    assert [e.message.text for e in seen[3:]] == ["inside a transaction a record joins it", "joined"]
+
+
+async def test_a_failed_write_of_the_queued_records_goes_to_on_failure(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    failures: list[BaseException] = []
+    store.on_failure = failures.append
+    seen: list[pb.Event] = []
+    store.subscribe(seen.append, session)
+    loop_errors: list[dict] = []
+    asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: loop_errors.append(ctx))
+    store.db.execute("PRAGMA query_only = ON")  # every write now fails, as on a full disk
+    Recorder(store, session, "main").emit(message("never written"))
+    await asyncio.sleep(0.01)
+    assert len(failures) == 1 and isinstance(failures[0], sqlite3.Error)
+    assert seen == [] and loop_errors == []
+    store.db.execute("PRAGMA query_only = OFF")
+    Recorder(store, session, "main").emit(pb.Notice(text="after"))
+    assert [(e.seq, e.WhichOneof("kind")) for e in seen] == [(1, "notice")]  # no gap in seq
+
+
+async def test_merged_deltas_keep_every_piece_across_a_rollback(store: Store) -> None:
+    session = store.create_session(Path("/w"), "m", "p")
+    rec = Recorder(store, session, "main")
+    for i in range(1000):
+        rec.output("c1", f"{i},")
+    with pytest.raises(RuntimeError), store.transaction():
+        store.flush()  # the merged chunk is written in this transaction, which then rolls back
+        raise RuntimeError("crash")
+    rec.output("c1", "end")  # merged into the chunk put back in the queue
+    store.flush()
+    (event,) = store.events(session)
+    assert event.tool_output.text == "".join(f"{i}," for i in range(1000)) + "end"

@@ -2,10 +2,17 @@
 
 Writing state and appending its events happen in one transaction. Subscribers are called
 from on_commit hooks, only after COMMIT, never for a rolled-back write. Each event gets a
-per-session sequence number, so a subscriber can resume from `after=seq`. Message-level
-events commit at once; text deltas and output chunks are batched (about every 50 ms) and
-merged, and any other event first flushes the batch so order is kept. A subscriber or hook
-that raises is logged; the committed write stands, and the other subscribers still see it.
+per-session sequence number, so a subscriber can resume from `after=seq`. Three speeds:
+- an event that changes what others read (an agent's status, an Inbox item, a queued
+  prompt, ...) commits at once, in the transaction of its state;
+- the record of a run (messages, tool calls, usage: GROUPED_KINDS) is queued and written at
+  the end of the event loop's pass, one transaction for every agent's records of that pass;
+- text deltas and output chunks are merged and written about every 50 ms (BATCHED_KINDS).
+The queue is one list, written in order, and every write first writes what is queued before
+it, so the order of events is the order of emits. A queued event is published after its
+commit like any other; a process killed meanwhile loses only what was never committed. A
+subscriber or hook that raises is logged; the committed write stands, and the other
+subscribers still see it.
 """
 
 from __future__ import annotations
@@ -27,8 +34,21 @@ from workbench.pb import workbench_pb2 as pb
 log = logging.getLogger("workbench")
 
 Subscriber = Callable[[pb.Event], None]
-BATCHED_KINDS = ("text_delta", "tool_output")
+BATCHED_KINDS = ("text_delta", "tool_output")  # merged per stream, written about every BATCH_SECONDS
 BATCH_SECONDS = 0.05
+# The record of a run, written at the end of the event loop's pass: nothing in memory waits for
+# these commits (state that others read changes with the events outside this set, at once).
+GROUPED_KINDS = frozenset(
+    (
+        "run_started",
+        "run_finished",
+        "message",
+        "usage_update",
+        "tool_call_started",
+        "tool_call_delta",
+        "tool_call_finished",
+    )
+)
 
 SCHEMA_VERSION = 2
 # Forward migrations: MIGRATIONS[v] takes a database at version v to v + 1. Version 0 is a new
@@ -105,9 +125,10 @@ class Store:
         self._hooks: list[Callable[[], None]] = []
         self._seq: dict[str, int] = {}
         self._subscribers: list[tuple[str | None, Subscriber]] = []
-        self._batch: list[pb.Event] = []
-        self._flushed: list[pb.Event] = []  # batched events written in the open transaction
-        self._flush_timer: asyncio.TimerHandle | None = None
+        self._batch: list[pb.Event] = []  # queued events (batched and grouped), in emit order
+        self._tail: list[str] = []  # text merged into the last queued event, joined when it is written
+        self._flushed: list[pb.Event] = []  # queued events written in the open transaction
+        self._flush_timer: asyncio.Handle | None = None  # the queue's write: at the pass's end, or a timer
 
     def _open(self) -> None:
         """WAL, then the schema brought forward to SCHEMA_VERSION; a damaged or newer file is refused."""
@@ -288,6 +309,23 @@ class Store:
             self._write(event)
         return event
 
+    def append_grouped(self, event: pb.Event) -> None:
+        """Queue a record of a run: written, with whatever else is queued, at the end of the event
+        loop's pass (in an open transaction it joins that one; without a running loop, now)."""
+        if self._depth:
+            self.append(event)
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.append(event)
+            return
+        self._queue(event)
+        if self._flush_timer is None or isinstance(self._flush_timer, asyncio.TimerHandle):
+            if self._flush_timer is not None:
+                self._flush_timer.cancel()  # a batch timer: the pass's write takes the batch too
+            self._flush_timer = loop.call_soon(self._timed_flush)
+
     def append_batched(self, event: pb.Event) -> None:
         """Queue a text delta or output chunk; merged with the previous one of the same stream."""
         last = self._batch[-1] if self._batch else None
@@ -298,12 +336,12 @@ class Store:
             and (last.session_id, last.agent_id) == (event.session_id, event.agent_id)
         ):
             if kind == "text_delta":
-                last.text_delta.text += event.text_delta.text
+                self._tail.append(event.text_delta.text)
                 return
             if kind == "tool_output" and last.tool_output.call_id == event.tool_output.call_id:
-                last.tool_output.text += event.tool_output.text
+                self._tail.append(event.tool_output.text)
                 return
-        self._batch.append(event)
+        self._queue(event)
         if self._flush_timer is None:
             try:
                 loop = asyncio.get_running_loop()
@@ -311,6 +349,19 @@ class Store:
                 self.flush()
                 return
             self._flush_timer = loop.call_later(BATCH_SECONDS, self._timed_flush)
+
+    def _queue(self, event: pb.Event) -> None:
+        self._join_tail()
+        self._batch.append(event)
+
+    def _join_tail(self) -> None:
+        """Put the text merged into the last queued event into it (once: a `+=` per merge would
+        copy the growing text each time)."""
+        if self._tail:
+            last = self._batch[-1]
+            field = last.text_delta if last.WhichOneof("kind") == "text_delta" else last.tool_output
+            field.text = field.text + "".join(self._tail)
+            self._tail = []
 
     def _schedule_flush(self) -> None:
         """A flush soon (none without a running event loop: the next append or `close` writes it)."""
@@ -326,12 +377,14 @@ class Store:
                 self._write_batch()
 
     def _timed_flush(self) -> None:
-        """The batch timer's flush: a failure (a full disk) goes to `on_failure`, not to asyncio's log."""
+        """The queue's own write (the pass's end, or the batch timer): a failure (a full disk) goes
+        to `on_failure`, not to asyncio's log."""
         self._flush_timer = None
         try:
             self.flush()
         except Exception as err:
             self._batch.clear()  # it cannot be written; the run is ended by on_failure
+            self._tail = []
             if self.on_failure is None:
                 raise
             self.on_failure(err)
@@ -340,6 +393,7 @@ class Store:
         if self._flush_timer is not None:
             self._flush_timer.cancel()
             self._flush_timer = None
+        self._join_tail()
         batch, self._batch = self._batch, []
         self._flushed.extend(batch)
         for event in batch:
@@ -420,8 +474,11 @@ class Recorder:
         kind = event.WhichOneof("kind")
         if kind in BATCHED_KINDS:
             self.store.append_batched(event)
-            return event
-        return self.store.append(event)
+        elif kind in GROUPED_KINDS:
+            self.store.append_grouped(event)
+        else:
+            self.store.append(event)
+        return event
 
     def output(self, call_id: str, text: str) -> None:
         self.emit(pb.ToolOutputChunk(call_id=call_id, text=text))

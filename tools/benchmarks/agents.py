@@ -1,6 +1,7 @@
 """100 async subagents, each one scripted turn: wall time against 1 child, and events per second.
 
     .venv/bin/python -m tools.benchmarks.agents      # or: .venv/bin/python tools/bench.py agents
+    .venv/bin/python -m tools.benchmarks.agents --against OTHER_CHECKOUT [ROUNDS]   # before/after
 
 A root agent creates N async children in one turn (N = 1, then 100), each child answers in one
 instant scripted turn, and the root waits until every completion has reached its Inbox. The
@@ -71,9 +72,9 @@ async def run_tree(url: str, data: Path, children: int) -> dict[str, float]:
     events: list[pb.Event] = []
     store.subscribe(events.append, session)
     tree = AgentTree(settings, store, session)
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     outcome = await tree.run_root(f"ROOT {children} children: start them", ["subagent"])
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
     await tree.close()
     store.close()
     items = [e.inbox_item for e in events if e.WhichOneof("kind") == "inbox_item" and e.agent_id == "main"]
@@ -86,7 +87,8 @@ async def run_tree(url: str, data: Path, children: int) -> dict[str, float]:
     ended = [
         e.time.ToNanoseconds() for e in events if e.WhichOneof("kind") == "agent_finished" and e.agent_id != "main"
     ]
-    return {"wall": wall, "events": len(events), "children_span": (max(ended) - min(spawned)) / 1e9}
+    span = (max(ended) - min(spawned)) / 1e9
+    return {"wall": wall, "cpu": cpu, "events": len(events), "children_span": span}
 
 
 async def _trees(url: str, tmp: Path) -> dict[str, list[dict[str, float]]]:
@@ -96,13 +98,18 @@ async def _trees(url: str, tmp: Path) -> dict[str, list[dict[str, float]]]:
     return {"one": one, "many": many}
 
 
-def _trees_in_a_process(model: ScriptedModel) -> dict[str, list[dict[str, float]]]:
-    """The warm-up and the timed trees, in a process of their own (replies queued here)."""
+def _trees_in_a_process(model: ScriptedModel, checkout: Path = ROOT) -> dict[str, list[dict[str, float]]]:
+    """The warm-up and the timed trees, in a process of their own (replies queued here), with the
+    workbench package of `checkout` (this module is run from this checkout's file)."""
     model.script.clear()
     model.add(*[answer] * ((1 + RUNS) * (3 * 1 + 20) + RUNS * (3 * MANY + 20)))
+    code = (
+        f"import sys; sys.path.insert(0, {str(checkout)!r}); sys.argv = ['agents', '--trees', {model.url!r}]; "
+        f"import runpy; runpy.run_path({__file__!r}, run_name='__main__')"
+    )
     done = subprocess.run(
-        [sys.executable, "-m", "tools.benchmarks.agents", "--trees", model.url],
-        cwd=ROOT,
+        [sys.executable, "-c", code],
+        cwd=checkout,
         check=True,
         capture_output=True,
         text=True,
@@ -160,8 +167,36 @@ def main() -> dict[str, float]:
     return _report(trees, bare_one, bare_many)
 
 
+def against(other: Path, rounds: int) -> None:
+    """This checkout's trees against another checkout's, in alternating processes, with the floor."""
+    print(f"agents: {MANY} async children, this tree vs {other} ({rounds} alternating rounds), same run")
+    model = ScriptedModel()
+    walls: dict[str, list[float]] = {"this": [], "other": []}
+    cpus: dict[str, list[float]] = {"this": [], "other": []}
+    try:
+        for _ in range(rounds):
+            for name, checkout in (("other", other), ("this", ROOT)):
+                trees = _trees_in_a_process(model, checkout)
+                walls[name].append(statistics.median(r["wall"] for r in trees["many"]))
+                cpus[name].append(statistics.median(r["cpu"] for r in trees["many"]))
+        model.script.clear()
+        bare_many = bare_calls(model, MANY, at_once=True, runs=RUNS * rounds)
+    finally:
+        model.close()
+    for name in ("other", "this"):
+        wall = statistics.median(walls[name])
+        rounds_ms = " ".join(f"{w * 1000:.0f}" for w in walls[name])
+        print(
+            f"  {name + ':':<7} {MANY} children {wall * 1000:7.1f} ms (rounds {rounds_ms})   "
+            f"vs {MANY} bare calls at once {bare_many * 1000:7.1f} ms   ratio {wall / bare_many:5.2f}x   "
+            f"(CPU {statistics.median(cpus[name]) * 1000:.0f} ms)"
+        )
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--trees"]:  # the tree side, in its own process (see _trees_in_a_process)
+    if sys.argv[1:2] == ["--against"]:
+        against(Path(sys.argv[2]).resolve(), int(sys.argv[3]) if len(sys.argv) > 3 else 3)
+    elif sys.argv[1:2] == ["--trees"]:  # the tree side, in its own process (see _trees_in_a_process)
         with tempfile.TemporaryDirectory(prefix="wbbench-agents-") as tmp:
             print(json.dumps(asyncio.run(_trees(sys.argv[2], Path(tmp)))))
     else:
