@@ -615,6 +615,30 @@ async def test_100_async_children_each_reach_the_inbox_once(settings: Settings, 
         assert drained.count(f"(a{n}) completed") == 1
 
 
+async def test_the_children_of_one_reply_share_one_reading_of_the_instructions(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    (settings.workspace / "AGENTS.md").write_text("Project rule, version 1.\n")
+    route(
+        scripted_model,
+        {
+            "ROOT": [
+                reply("", create("CHILD 1: work"), create("CHILD 2: work")),
+                reply("", call("write_file", path="AGENTS.md", content="Project rule, version 2.\n")),
+                reply("", create("CHILD 3: work")),
+                *[after_inbox("done")] * 10,
+            ],
+            "CHILD": [reply("worked")],
+        },
+    )
+    run = await run_agent(settings, "ROOT task", tools=["subagent", "write_file"])
+    assert run.outcome.status == pb.RUN_STATUS_FINISHED
+    systems = {key: requests_of(scripted_model, key)[0]["messages"][0]["content"] for key in ("1:", "2:", "3:")}
+    assert "version 1" in systems["1:"] and "version 1" in systems["2:"]
+    assert systems["1:"].split("You are a subagent")[0] == systems["2:"].split("You are a subagent")[0]
+    assert "version 2" in systems["3:"]  # a later reply reads the instructions again
+
+
 async def test_a_child_may_name_another_model(settings: Settings, scripted_model: ScriptedModel) -> None:
     route(
         scripted_model,

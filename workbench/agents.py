@@ -63,6 +63,7 @@ class Agent:
         self.run_prompt = info.prompt
         self.children: list[Agent] = []
         self.queue: deque[Agent] = deque()  # children waiting for a running slot
+        self.running_children = 0  # children started and not ended (a count: 100 spawns stay linear)
         self.task: asyncio.Task[None] | None = None
         self.done: asyncio.Future[pb.AgentFinished] = asyncio.get_running_loop().create_future()
         self.entered = False  # its task began running (before that, cancel is a flag)
@@ -114,6 +115,7 @@ class AgentTree:
         self.session_dir: Path = settings.sessions_dir / session_id
         self.nodes: dict[str, Agent] = {}  # every agent of the session; `.info` is its live AgentInfo
         self._spawned = 0
+        self._base_prompt: tuple[pb.Message | None, str] = (None, "")  # (the parent's reply it was read for, text)
         self._unsubscribe = store.subscribe(self._note_activity, session_id)
 
     def spec(self, model: str = "", parent: str = "") -> ModelSpec:
@@ -314,14 +316,14 @@ class AgentTree:
             tools=allowed,
             timeout=timeout,
         )
-        info.created.GetCurrentTime()
+        info.created.FromNanoseconds(time.time_ns())  # not GetCurrentTime(): a datetime round trip
         if mode == "fork":
             assert parent.loop is not None
             messages = _fork_history(parent.loop.messages)
         else:
             note = CHILD_NOTE.format(name=info.name, id=child_id, parent=parent_id)
-            messages = [pb.Message(role=pb.ROLE_SYSTEM, text=system_prompt(s) + note)]
-        has_slot = sum(1 for c in parent.children if c.running) < bound(s.max_running_children)
+            messages = [pb.Message(role=pb.ROLE_SYSTEM, text=self._child_base_prompt(parent) + note)]
+        has_slot = parent.running_children < bound(s.max_running_children)
         if has_slot:
             info.status = pb.AGENT_STATUS_RUNNING
         agent = self._build(info, parent, messages, self.spec(model, parent.info.model))
@@ -335,14 +337,26 @@ class AgentTree:
             parent.queue.append(agent)
         return agent
 
+    def _child_base_prompt(self, parent: Agent) -> str:
+        """The system prompt's common part for a child (instructions, skills): read once for all
+        the children one reply of `parent` starts (a fan-out of 100 reads the files once)."""
+        reply = parent.loop.messages[-1] if parent.loop is not None and parent.loop.messages else None
+        cached_reply, text = self._base_prompt
+        if reply is None or cached_reply is not reply:
+            text = system_prompt(self.settings)
+            self._base_prompt = (reply, text)
+        return text
+
     def _start(self, agent: Agent) -> None:
         agent.started = time.monotonic()
         agent.activity, agent.activity_at = "starting", agent.started
         agent.task = asyncio.create_task(self._run_child(agent), name=f"agent {agent.id}")
+        if agent.parent is not None:
+            agent.parent.running_children += 1
 
     def _start_queued(self, parent: Agent) -> None:
         while parent.queue and not parent.ending:
-            if sum(1 for c in parent.children if c.running) >= bound(self.settings.max_running_children):
+            if parent.running_children >= bound(self.settings.max_running_children):
                 return
             agent = parent.queue.popleft()
             self.set_status(agent.id, pb.AGENT_STATUS_RUNNING)
@@ -442,6 +456,8 @@ class AgentTree:
                     )
             if not agent.done.done():
                 agent.done.set_result(finished)
+                if agent.task is not None and parent is not None:
+                    parent.running_children -= 1
             if parent is not None:
                 self._start_queued(parent)
 
@@ -556,7 +572,7 @@ class AgentHandle:
     def running_children(self) -> tuple[int, int]:
         """(running, queued) children of this agent."""
         me = self.tree.nodes[self.agent_id]
-        return sum(1 for c in me.children if c.running), len(me.queue)
+        return me.running_children, len(me.queue)
 
     async def result(self, agent_id: str) -> pb.AgentFinished:
         """Wait for a child to end; a sync child is cancelled when the waiting call is."""
