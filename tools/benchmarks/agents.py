@@ -6,10 +6,12 @@
 A root agent creates N async children in one turn (N = 1, then 100), each child answers in one
 instant scripted turn, and the root waits until every completion has reached its Inbox. The
 scripted server runs in this process; the agent tree runs in a process of its own, like the
-floor: N bare streamed litellm calls to the same server, all at once, timed in the same run
-(a server in the tree's own process would take the tree's interpreter lock for every request,
-a cost the floor does not pay). One untimed warm-up run first (litellm's import and its first
-connection), then the median of three runs each.
+floors (a server in the tree's own process would take the tree's interpreter lock for every
+request, a cost the floors do not pay), and imports litellm the way `workbench run` and the TUI
+do (`model.preload`). One untimed warm-up run first (its first connection), then the median of
+three runs each. Two floors, each in a process of its own with litellm's defaults: N bare
+streamed calls to the same server all at once, and the very requests the tree sent (the root's
+reply of N tool calls, the children's system prompt and tools) through bare litellm.
 """
 
 from __future__ import annotations
@@ -92,7 +94,12 @@ async def run_tree(url: str, data: Path, children: int) -> dict[str, float]:
 
 
 async def _trees(url: str, tmp: Path) -> dict[str, list[dict[str, float]]]:
-    await run_tree(url, tmp / "warm", 1)  # litellm's import and first connection
+    from workbench.model import preload
+
+    # litellm imported the way `workbench run` and the TUI import it: what the import built is
+    # frozen out of the cyclic GC's collections (else each full collection walks it again)
+    await asyncio.to_thread(preload().join)
+    await run_tree(url, tmp / "warm", 1)  # the first connection
     one = [await run_tree(url, tmp / f"one{i}", 1) for i in range(RUNS)]
     many = [await run_tree(url, tmp / f"many{i}", MANY) for i in range(RUNS)]
     return {"one": one, "many": many}
@@ -155,8 +162,11 @@ def same_requests(model: ScriptedModel, runs: int = RUNS) -> float:
     def is_child(body: dict[str, Any]) -> bool:
         return str(body["messages"][1]["content"]).startswith("CHILD")
 
-    first = max(i for i, b in enumerate(model.requests) if not is_child(b) and len(b["messages"]) == 2)
-    bodies = model.requests[first:]
+    def of_a_tree(body: dict[str, Any]) -> bool:  # not a bare call's request
+        return len(body["messages"]) >= 2 and body["messages"][0]["role"] == "system"
+
+    first = max(i for i, b in enumerate(model.requests) if of_a_tree(b) and not is_child(b) and len(b["messages"]) == 2)
+    bodies = [b for b in model.requests[first:] if of_a_tree(b)]
     root = [b for b in bodies if not is_child(b)]
     children = [b for b in bodies if is_child(b)]
     assert len(children) == MANY, len(children)
