@@ -12,6 +12,7 @@ from tests.scripted_server import ScriptedModel, call, cut, reply
 from workbench.cli import main
 from workbench.config import Settings
 from workbench.model import (
+    FIRST_CALL_MODULES,
     CallDeadlineExceeded,
     ModelClient,
     ModelSpec,
@@ -81,6 +82,15 @@ def test_the_demo_model_keeps_litellms_stream_wrapper() -> None:
         completion_stream = iter(())
 
     assert provider_stream(Wrapped()) is None and provider_stream(object()) is None
+
+
+def test_the_modules_warmed_for_litellms_first_call_exist_in_the_pinned_release() -> None:
+    """model.FIRST_CALL_MODULES are imported in the preload thread; a renamed one would only be
+    skipped there (and the first call would pay for it again), so the pinned litellm must have each."""
+    import importlib
+
+    for name in FIRST_CALL_MODULES:
+        importlib.import_module(name)
 
 
 def test_request_turns_every_retry_off() -> None:

@@ -103,42 +103,45 @@ def bench_loop() -> None:
 
 
 def bench_turn(turns: int = 40) -> None:
-    """Per-turn time of the loop against a bare litellm loop (a streamed call, then `bash -c true`)
-    to the same instant server, and one model call as Workbench makes it against a bare call."""
-    from tests.conftest import run_agent
+    """Per-turn time of a Session (guard and sandbox on) against a bare litellm loop (a streamed
+    call, then `bash -c true`) to the same instant server, and one model call as Workbench makes
+    it against a bare call. The Session's server runs in a process of its own, as the baselines'
+    does (a server thread in the loop's process would take its interpreter lock each request)."""
+    from tools.benchmarks.harness import ServerInChild
+    from workbench.session import Session
 
     server = ScriptedModel()
     try:
 
-        async def main() -> tuple[float, float, float, float, str]:
+        async def main() -> tuple[float, float, float, float, int]:
             # the baselines: litellm with its defaults, in a process of their own
             bare_loop_ms = bare_calls(server, turns, at_once=False, runs=1, bash=True) * 1000
             ours_s, bare_s = alternating_calls(server, turns, rounds=5, root=str(ROOT))
-            ours_ms, bare_ms = ours_s * 1000, bare_s * 1000
-            tool_name = (
-                "bash" if "bash" in __import__("workbench.tools", fromlist=["x"]).builtin_tools() else "read_file"
-            )
-            args = {"command": "true"} if tool_name == "bash" else {"path": "f.txt"}
             with tempfile.TemporaryDirectory() as tmp:
                 ws = Path(tmp) / "ws"
                 ws.mkdir()
-                (ws / "f.txt").write_text("x\n")
-                settings = Settings(
-                    model="openai/scripted",
-                    api_base=server.url,
-                    api_key="k",
-                    workspace=ws,
-                    data_dir=Path(tmp) / "d",
-                )
-                server.requests.clear()
-                server.request_times.clear()
-                server.add(*[reply("", call(tool_name, args)) for _ in range(turns)], reply("done"))
-                await run_agent(settings, "bench", [tool_name])
-            gaps = [(b - a) * 1000 for a, b in itertools.pairwise(server.request_times)]
-            return statistics.median(gaps[2:]), bare_loop_ms, ours_ms, bare_ms, tool_name
+                child = ServerInChild(turns)  # replies: bash `true N` (each call its own), then "done"
+                try:
+                    settings = Settings(
+                        model="openai/scripted", api_base=child.url, api_key="k", workspace=ws, data_dir=Path(tmp) / "d"
+                    )
+                    session = await Session.open(settings)
+                    try:
+                        session.send("bench")
+                        await session.wait()
+                        results = [
+                            e.tool_call_finished.result for e in session.events() if e.HasField("tool_call_finished")
+                        ]
+                    finally:
+                        await session.close()
+                finally:
+                    child.close()
+            ran = sum(1 for r in results if not r.is_error)
+            gaps = [(b - a) * 1000 for a, b in itertools.pairwise(child.request_times)]
+            return statistics.median(gaps[2:]), bare_loop_ms, ours_s * 1000, bare_s * 1000, ran
 
-        per_turn, bare_loop_ms, ours_ms, bare_ms, tool_name = asyncio.run(main())
-        print(f"turn: per-turn time (between model requests), tool {tool_name}, instant scripted server")
+        per_turn, bare_loop_ms, ours_ms, bare_ms, ran = asyncio.run(main())
+        print(f"turn: per-turn time (between model requests), a Session, each turn one bash `true N` ({ran} ran)")
         print("  (baselines: litellm with its defaults, in a process of their own)")
         line("workbench loop per turn (median)", per_turn, "bare loop: litellm call + bash -c true", bare_loop_ms)
         print("  target: workbench per turn <= 0.7x the bare loop")

@@ -60,12 +60,28 @@ def litellm() -> Any:
     return _litellm
 
 
+# What litellm's first call imports lazily, before and as the response arrives (measured with
+# cProfile): its proxy types (pydantic models), the tokenizer it prices every call with (~0.2-0.5 s
+# on first use), its service logger, anyio's backend. Imported in the preload thread instead,
+# while the session opens and the first request is on its way.
+FIRST_CALL_MODULES = (
+    "litellm.proxy.openai_files_endpoints.common_utils",
+    "litellm.litellm_core_utils.default_encoding",
+    "litellm._service_logger",
+    "litellm.llms.github_copilot.per_user_auth",
+    "litellm.llms.litellm_proxy.chat.transformation",
+    "anyio._backends._asyncio",
+)
+
+
 def _import_and_warm() -> None:
     try:
         litellm()
-        # litellm's first call imports its proxy types (pydantic models) before it sends the
-        # request; import them here, while the main thread sets up the session.
-        importlib.import_module("litellm.proxy.openai_files_endpoints.common_utils")
+        for name in FIRST_CALL_MODULES:
+            try:
+                importlib.import_module(name)
+            except ImportError:  # another litellm release: its first call imports what it needs
+                log.debug("litellm has no module %s to warm", name)
     finally:
         # start-up ran with the cyclic GC off (see `preload`); what exists now lives for the
         # whole process, so freeze it out of every later collection, then turn the GC back on
