@@ -172,10 +172,33 @@ async def _finish(summary: str, ctx: ToolContext) -> pb.ToolResult:
     return pb.ToolResult(output=summary, terminate=True)
 
 
+@tool(name="test_peek_started")
+async def _peek_started(ctx: ToolContext) -> str:
+    """Say whether this call's start is committed in the event log (read by another connection)."""
+    import sqlite3
+
+    with sqlite3.connect(ctx.settings.db_path) as db:
+        rows = db.execute("SELECT data FROM events WHERE kind = 'tool_call_started'").fetchall()
+    ids = {pb.Event.FromString(data).tool_call_started.call.id for (data,) in rows}
+    return "committed" if ctx.call_id in ids else "not committed"
+
+
 @tool(name="test_huge")
 async def _huge(ctx: ToolContext) -> str:
     """Print a lot."""
     return "".join(f"line {i}\n" for i in range(20_000))
+
+
+async def test_a_tools_start_is_committed_before_the_tool_runs(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    """Records of a run are grouped into one commit per event-loop pass (store.GROUPED_KINDS), but a
+    tool's ToolCallStarted is durable before anything of the call runs: killed mid-tool, the log
+    shows the call (rebuilt as INTERRUPTED), with or without a guard deciding first."""
+    scripted_model.add(reply("", call("test_peek_started")), reply("done"))
+    run = await run_agent(settings, "go", tools=["test_peek_started"])
+    (finished,) = [e.tool_call_finished.result for e in run.events if e.HasField("tool_call_finished")]
+    assert finished.output == "committed"
 
 
 async def test_partial_output_and_cause_each_once(settings: Settings, scripted_model: ScriptedModel) -> None:

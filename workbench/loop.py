@@ -336,6 +336,9 @@ class AgentLoop:
         elif (denied := await self._admit(call)) is not None:
             result = denied  # the guard blocked it, or the person denied it: nothing of it ran
         else:
+            # the call's start is durable before anything of it runs (records of a run are grouped
+            # per event-loop pass; the guard's decision usually wrote it already, then this is free)
+            self.recorder.store.flush()
             result = await self.toolbox.invoke(call, self.ctx)
         self._started.pop(call.id, None)
         if call.id in self._abandoned:
