@@ -13,6 +13,7 @@ from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.repeats import STOP_AFTER
+from workbench.text_calls import ECHO_NEXT
 
 
 def tool_contents(request: dict) -> list[str]:
@@ -52,8 +53,10 @@ async def test_a_call_written_as_a_json_block_runs_and_the_run_goes_on(
     # call again another way (with both, the 1.5B model repeated the call instead of answering)
     assert echoed(scripted_model.requests[1]) == [
         {"role": "assistant", "content": block},
-        {"role": "user", "content": "Result of your read_file call:\n     1\tpackage auth"},
+        {"role": "user", "content": "Result of your read_file call:\n     1\tpackage auth" + ECHO_NEXT},
     ]
+    # the line after the results: with it the 1.5B model answered instead of writing more blocks
+    assert ECHO_NEXT.strip().startswith("If this answers the task, reply now with the answer in plain words")
 
 
 async def test_tagged_and_bare_calls_in_one_reply_all_run_in_order(
@@ -74,7 +77,8 @@ async def test_tagged_and_bare_calls_in_one_reply_all_run_in_order(
         {"role": "assistant", "content": text},
         {
             "role": "user",
-            "content": "Result of your read_file call:\n     1\talpha\n\nResult of your read_file call:\n     1\tbeta",
+            "content": "Result of your read_file call:\n     1\talpha\n\nResult of your read_file call:\n     1\tbeta"
+            + ECHO_NEXT,  # once, after the last result
         },
     ]
 
@@ -91,7 +95,7 @@ async def test_a_text_call_to_an_unknown_tool_or_unreadable_json_is_an_error_the
     assert run.outcome.status == pb.RUN_STATUS_FINISHED and run.outcome.text == "sorry"
     assistant, results = echoed(scripted_model.requests[1])
     assert assistant == {"role": "assistant", "content": text}
-    unknown, broken = results["content"].split("\n\nResult of your ")
+    unknown, broken = results["content"].removesuffix(ECHO_NEXT).split("\n\nResult of your ")
     assert "'delete_all'" in unknown and "not one of the offered tools" in unknown and "read_file" in unknown
     assert "not valid JSON" in broken and '{"name": "<tool>", "arguments": {...}}' in broken
     assert all(r.is_error for r in run.results())
