@@ -13,7 +13,7 @@ from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.repeats import STOP_AFTER
-from workbench.text_calls import ECHO_NEXT
+from workbench.text_calls import ECHO_FIX, ECHO_NEXT
 
 
 def tool_contents(request: dict) -> list[str]:
@@ -95,7 +95,9 @@ async def test_a_text_call_to_an_unknown_tool_or_unreadable_json_is_an_error_the
     assert run.outcome.status == pb.RUN_STATUS_FINISHED and run.outcome.text == "sorry"
     assistant, results = echoed(scripted_model.requests[1])
     assert assistant == {"role": "assistant", "content": text}
-    unknown, broken = results["content"].removesuffix(ECHO_NEXT).split("\n\nResult of your ")
+    # after a failure the line says to correct the call (told to answer, the model answered with the error)
+    assert results["content"].endswith(ECHO_FIX) and ECHO_NEXT not in results["content"]
+    unknown, broken = results["content"].removesuffix(ECHO_FIX).split("\n\nResult of your ")
     assert "'delete_all'" in unknown and "not one of the offered tools" in unknown and "read_file" in unknown
     assert "not valid JSON" in broken and '{"name": "<tool>", "arguments": {...}}' in broken
     assert all(r.is_error for r in run.results())

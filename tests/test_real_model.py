@@ -68,7 +68,10 @@ async def test_misspelled_path_with_a_real_model(workspace: Path, tmp_path: Path
     prompt = "In src/auht.py, rename the function login to sign_in. Do not create new files."
     run = await run_agent(real_settings(workspace, tmp_path), prompt, FILE_TOOLS)
     assert run.outcome.status == pb.RUN_STATUS_FINISHED, run.outcome.reason
-    first = next(r for r in run.results() if r.name == "read_file" or r.name == "edit_file")
-    assert not first.is_error or "did you mean src/auth.py?" in first.error
+    # a call on the misspelled path is told the right one (the model may also spell it right
+    # from the start: then its first call may fail for another reason, which this is not about)
+    calls = {started.call.id: started.call for started in run.of("tool_call_started")}
+    misspelled = [r for r in run.results() if "auht.py" in calls[r.call_id].arguments]
+    assert all("did you mean src/auth.py?" in r.error for r in misspelled)
     assert (workspace / "src" / "auth.py").read_text() == 'def sign_in(user):\n    return user == "admin"\n'
     assert sorted(p.name for p in (workspace / "src").iterdir()) == ["auth.py"]

@@ -16,7 +16,8 @@ example) is prose: a call object has a name and arguments and nothing else but a
 
 `echo_as_text` gives such a turn back to the model as it wrote it: the reply's own text, then
 the results in a user message ("Result of your read_file call: ...", then ECHO_NEXT: answer in
-plain words if that answers the task), so the model sees that the block it wrote ran. Shown
+plain words if that answers the task, or ECHO_FIX after a failure), so the model sees that
+the block it wrote ran. Shown
 as tool_calls instead, a chat template renders them in its own call format, and a small model
 that never wrote that format copies its prose without a block.
 Pure functions: no I/O, no state.
@@ -233,10 +234,13 @@ def echo_as_text(message: pb.Message, text_calls: Collection[str], wire: list[di
         return False
     result = message.tool_result
     text = f"Result of your {result.name} call:\n{model_text(result)}"
-    if wire and wire[-1]["role"] == "user" and wire[-1]["content"].endswith(ECHO_NEXT):  # same reply's
-        wire[-1]["content"] = wire[-1]["content"].removesuffix(ECHO_NEXT) + "\n\n" + text + ECHO_NEXT
+    last = wire[-1]["content"] if wire and wire[-1]["role"] == "user" else ""
+    tail = next((t for t in (ECHO_NEXT, ECHO_FIX) if last.endswith(t)), "")
+    if tail:  # the result of an earlier call of the same reply: one message, one closing line
+        failed = tail == ECHO_FIX or result.is_error
+        wire[-1]["content"] = last.removesuffix(tail) + "\n\n" + text + (ECHO_FIX if failed else ECHO_NEXT)
     else:
-        wire.append({"role": "user", "content": text + ECHO_NEXT})
+        wire.append({"role": "user", "content": text + (ECHO_FIX if result.is_error else ECHO_NEXT)})
     return True
 
 
@@ -247,3 +251,6 @@ ECHO_NEXT = (
     "\n\nIf this answers the task, reply now with the answer in plain words, without a JSON block; "
     "else make the next call."
 )
+# After results of which one failed: told to answer when it could, the model answered with the
+# error's own text ("The pytset command is not found. Did you mean pytest?").
+ECHO_FIX = "\n\nA call failed: correct it as its error says and send it again as a JSON block."
