@@ -58,9 +58,9 @@ async def test_the_tmux_server_starts_while_the_first_model_call_runs(
     settings: Settings, scripted_model: ScriptedModel
 ) -> None:
     """Issue 17: the shell's server is not started by the first bash call, after the first reply."""
-    # the first reply takes a second, as a real model's does: the server (~0.1 s in its sandbox)
+    # the first reply takes two seconds, as a real model's may: the server (~0.1 s in its sandbox)
     # is up before it; an instant reply would race the start
-    scripted_model.add(reply("", call("bash", command="echo hi"), delay=1.0), reply("done"))
+    scripted_model.add(reply("", call("bash", command="echo hi"), delay=2.0), reply("done"))
     session = await Session.open(settings)
     events: list[pb.Event] = []
     session.subscribe(events.append)
