@@ -346,7 +346,7 @@ def provider_stream(response: Any) -> Any | None:
 
     For an OpenAI-compatible provider litellm streams through the `openai` SDK, whose chunks
     already have the shape `ReplyAssembler` reads. litellm's wrapper around them costs about
-    0.3 ms of CPU per chunk and, after the last one, ~3 ms more rebuilding the whole response
+    0.3 ms of CPU per chunk and, after the last one, ~2.4 ms more rebuilding the whole response
     and pricing it for its logging callbacks, which Workbench does not use (tools/bench.py
     `turn`). Reading the SDK's stream skips that work; usage comes in the stream's last chunk
     (`stream_options.include_usage`), and a mid-stream error is mapped by litellm as before

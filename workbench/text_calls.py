@@ -17,9 +17,8 @@ example) is prose: a call object has a name and arguments and nothing else but a
 `echo_as_text` gives such a turn back to the model as it wrote it: the reply's own text, then
 the results in a user message ("Result of your read_file call: ...", then ECHO_NEXT: answer in
 plain words if that answers the task, or ECHO_FIX after a failure), so the model sees that
-the block it wrote ran. Shown
-as tool_calls instead, a chat template renders them in its own call format, and a small model
-that never wrote that format copies its prose without a block.
+the block it wrote ran. Shown as tool_calls instead, a chat template renders them in its own
+call format, and a small model that never wrote that format copies its prose without a block.
 Pure functions: no I/O, no state.
 """
 
