@@ -3,9 +3,10 @@
 
     .venv/bin/python tools/screenshots.py
 
-Each scene drives the real app on a real session: the offline demo model (the main view), the
-scripted model server (a failed call with partial output; subagents with the Inbox), and the
-resume picker over the sessions those made. PNGs are drawn from the SVGs with cairosvg.
+Each scene drives the real app on a real session: the offline demo model (the approval modal
+of the default ask mode, and the main view), the scripted model server (a failed call with
+partial output; subagents with the Inbox), and the resume picker over the sessions those made.
+PNGs are drawn from the SVGs with cairosvg.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from textual.pilot import Pilot  # noqa: E402
 from tests.scripted_server import Router, ScriptedModel, call, error, reply  # noqa: E402
 from workbench.config import Settings  # noqa: E402
 from workbench.tui.app import DEMO_PROMPT, WorkbenchApp  # noqa: E402
+from workbench.tui.approval import ApprovalScreen  # noqa: E402
 
 OUT = ROOT / "screenshots"
 SIZE = (140, 40)
@@ -61,7 +63,19 @@ async def main() -> None:
     demo_ws.mkdir()
     server = ScriptedModel()
     try:
+        # the TUI's default approval mode (ask): the demo's first write waits for the person
         demo = Settings(model="demo", workspace=demo_ws, data_dir=data / "data")
+        app = WorkbenchApp(demo, prompt=DEMO_PROMPT, blink=False)
+
+        async def approval(pilot: Pilot[Any]) -> None:
+            await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+
+        await shoot(app, "approval", approval)
+
+        # the other scenes are about the rest of the app: their calls run without asking
+        demo_ws = data / "demo-auto"
+        demo_ws.mkdir()
+        demo = Settings(model="demo", workspace=demo_ws, data_dir=data / "data", approval="auto")
         app = WorkbenchApp(demo, prompt=DEMO_PROMPT, blink=False)
 
         async def main_view(pilot: Pilot[Any]) -> None:
@@ -77,6 +91,7 @@ async def main() -> None:
             api_key="sk-screenshots",
             workspace=project,
             data_dir=data / "data",
+            approval="auto",
         )
         command = (
             "for t in auth db api cli; do echo tests/test_$t.py PASSED; sleep 0.1; done; echo 'FAILED web'; exit 1"
