@@ -307,7 +307,8 @@ async def test_edit_not_found_names_the_closest_region(tools: Tools, workspace: 
 
 
 async def test_edit_not_found_other_cases(tools: Tools, workspace: Path) -> None:
-    put(workspace, "a.py", "def f():\n    return 1\n")
+    put(workspace, "a.py", "def f():\n    return 1\n\n\ndef f():\n    return 1\n")
+    # tabs for spaces: the indentation match would take it, but the two regions make it ambiguous
     text = await tools.fail("edit_file", path="a.py", old_text="def f():\n\treturn 1", new_text="x")
     assert "it differs from old_text only in whitespace" in text
     assert "the file indents with spaces where old_text uses tabs" in text

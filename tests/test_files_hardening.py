@@ -283,9 +283,10 @@ async def test_tabs_against_spaces_only_when_the_indentation_is_the_difference(t
     # same indentation (tabs), a changed word: a region, and no claim about tabs
     text = await tools.fail("edit_file", path="auth.go", old_text='\tif passwd == "" {\n\t\treturn true', new_text="x")
     assert "The closest region is lines 5-6" in text and "tabs" not in text and "spaces" not in text
-    # the same lines indented with spaces: the claim, and nothing about missing lines
+    # the same lines indented with spaces: the claim, and nothing about missing lines (with
+    # replace_all, which never matches ignoring indentation)
     spaces = '    if password == "" {\n        return true'
-    text = await tools.fail("edit_file", path="auth.go", old_text=spaces, new_text="x")
+    text = await tools.fail("edit_file", path="auth.go", old_text=spaces, new_text="x", replace_all=True)
     assert "the file indents with tabs where old_text uses spaces" in text and "not there" not in text
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from workbench.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools import ToolContext, tool
 from workbench.tools.bounded import may_take_long, path_lock, run_bounded
+from workbench.tools.edit_match import find_occurrences
 from workbench.tools.files import (
     check_fresh,
     check_readable,
@@ -162,38 +162,6 @@ def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feed
     )
 
 
-def _occurrences(text: str, old_text: str, new_text: str) -> tuple[list[tuple[int, int, str]], str]:
-    """Where old_text occurs in text, as (start, end, replacement), and a note on how it matched.
-
-    Exact first. Else, when the file has CR line endings, ignoring CRLF/LF differences line by
-    line (the model sees read_file's lines without their endings, so it cannot copy them; a file
-    with mixed endings could not be edited otherwise); new_text then takes the matched
-    region's ending. Else old_text in the file's Unicode normalization (é as one character or
-    as e and a combining accent look the same to the model but differ as text).
-    """
-    spans = [(m.start(), m.end(), new_text) for m in re.finditer(re.escape(old_text), text)]
-    if spans:
-        return spans, ""
-    if ("\r" in text or "\r" in old_text) and "\n" in old_text:
-        lines = old_text.replace("\r\n", "\n").split("\n")
-        pattern = re.compile(r"\r?\n".join(re.escape(line) for line in lines))
-        unix_new = new_text.replace("\r\n", "\n")
-        for m in pattern.finditer(text):
-            eol = "\r\n" if "\r\n" in m.group() else "\n"
-            spans.append((m.start(), m.end(), unix_new.replace("\n", eol)))
-        if spans:
-            mixed = any("\r\n" in m.group() and re.search(r"(?<!\r)\n", m.group()) for m in pattern.finditer(text))
-            how = "ignoring its mixed CRLF and LF line endings" if mixed else "with the file's CRLF line endings"
-            return spans, f" (matched {how})"
-    for form in ("NFC", "NFD"):
-        normal = unicodedata.normalize(form, old_text)
-        if normal != old_text and normal in text:
-            replacement = unicodedata.normalize(form, new_text)
-            spans = [(m.start(), m.end(), replacement) for m in re.finditer(re.escape(normal), text)]
-            return spans, f" (matched in the file's Unicode normalization form {form})"
-    return [], ""
-
-
 def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
@@ -234,7 +202,7 @@ def _edit(ctx: ToolContext, target: Path, path: str, old_text: str, new_text: st
         data = read_whole(ctx, target, path, read=False)
         text = decode_text(ctx, target, data)
         check_fresh(ctx, target, data)
-        spans, note = _occurrences(text, old_text, new_text)
+        spans, note = find_occurrences(text, old_text, new_text, by_indentation=not replace_all)
         if not spans:
             raise _not_found(ctx, target, text, old_text)
         count = len(spans)
