@@ -156,3 +156,18 @@ async def test_scenario_the_under_indented_edit_lands_first_time(
     assert run.outcome.status == pb.RUN_STATUS_FINISHED
     assert ONE_TAB_MORE in last_tool_text(scripted_model.requests[1])
     assert (workspace / "auth.go").read_text() == AUTH_GO_FIXED
+
+
+async def test_a_stray_backtick_or_quote_is_named_and_the_exact_lines_given(tools: Tools, workspace: Path) -> None:
+    put(workspace, "auth.go", AUTH_GO)
+    # what the 1.5B model sent ten times after a hint that quoted the lines in backticks
+    old = 'if password == "" {\n\t\treturn true\n\t}`'
+    text = await tools.fail("edit_file", path="auth.go", old_text=old, new_text=UNDER_NEW)
+    assert "old_text line '}`' has a stray '`' at its end; the file's line is '}'" in text
+    assert "not there" not in text
+    exact = '\\tif password == \\"\\" {\\n\\t\\treturn true\\n\\t}'
+    assert text.endswith(f"on the next line):\n{exact}\nSend that as old_text, and indent new_text the same way.")
+    old = '"if password == "" {\n\t\treturn true'
+    text = await tools.fail("edit_file", path="auth.go", old_text=old, new_text=UNDER_NEW)
+    assert "old_text line '\"if password == \"\" {' has a stray '\"' at its start; the file's line is " in text
+    assert (workspace / "auth.go").read_text() == AUTH_GO

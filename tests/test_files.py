@@ -312,9 +312,10 @@ async def test_edit_not_found_other_cases(tools: Tools, workspace: Path) -> None
     text = await tools.fail("edit_file", path="a.py", old_text="def f():\n\treturn 1", new_text="x")
     assert "it differs from old_text only in whitespace" in text
     assert "the file indents with spaces where old_text uses tabs" in text
-    # the lines to send, JSON-escaped, ready to copy (a 1.5B model sent one tab where the file has two);
-    # without the string's quotes, which the model copied into its old_text
-    assert "Escaped as inside a JSON string, those lines are exactly `def f():\\n    return 1`: send that" in text
+    # the lines to send, JSON-escaped, ready to copy (a 1.5B model sent one tab where the file has two),
+    # on a line of their own: the model copied the quotes, then the backtick, that were around them
+    exact = "Those lines are exactly (escaped as inside a JSON string, on the next line):\ndef f():\\n    return 1\n"
+    assert exact + "Send that as old_text, and indent new_text the same way." in text
     assert "Re-read" not in text
     text = await tools.fail("edit_file", path="a.py", old_text="     1\tdef f():\n     2\t    return 1", new_text="x")
     assert "read_file's line numbers" in text

@@ -114,6 +114,19 @@ def _indentation_difference(found: list[str], old_lines: list[str]) -> str:
     return f"the indentation differs on {len(differ)} of the lines old_text shares with the file"
 
 
+def _stray_quote(line: str, present: dict[str, str]) -> tuple[str, str] | None:
+    """("end" or "start", the line without it) when `line` is in the region but for one
+    backtick or quote at its end or start (copied from around a quoted hint); else None."""
+    text = line.strip()
+    if _squash(text) in present or len(text) < 2:
+        return None
+    for where, cleaned in (("end", text[:-1]), ("start", text[1:])):
+        char = text[-1] if where == "end" else text[0]
+        if char in "`'\"" and _squash(cleaned) in present:
+            return where, cleaned
+    return None
+
+
 def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feedback:
     may_take_long()  # the closest region: difflib over windows of the whole file
     name = shown(ctx, target)
@@ -135,20 +148,28 @@ def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feed
         )
     lines = text.splitlines()
     found = lines[region.first - 1 : region.last]
+    present = {_squash(x): x.strip() for x in found}
+    strays = {x: stray for x in old_lines if (stray := _stray_quote(x, present))}
     differences = []
     if [_squash(x) for x in found] == [_squash(x) for x in old_lines]:
         differences.append("it differs from old_text only in whitespace")
+    if [_squash(x) for x in found] == [_squash(strays[x][1] if x in strays else x) for x in old_lines]:
         escaped = json.dumps("\n".join(found), ensure_ascii=False)[1:-1]  # without the quotes: they got copied
         if len(escaped) <= EXACT_CHARS:  # what to send, ready to copy: a small model cannot count tabs
-            reread = (
-                f"Escaped as inside a JSON string, those lines are exactly `{escaped}`: send that as old_text "
-                "(without the backticks), and indent new_text the same way."
+            reread = (  # on a line of its own: a quoting character around it got copied too
+                "Those lines are exactly (escaped as inside a JSON string, on the next line):\n"
+                f"{escaped}\nSend that as old_text, and indent new_text the same way."
             )
     indentation = _indentation_difference(found, old_lines)
     if indentation:
         differences.append(indentation)
-    present = {_squash(x) for x in found}
-    missing = [x.strip() for x in old_lines if _squash(x) and _squash(x) not in present]
+    for line, (where, cleaned) in strays.items():
+        char = line.strip()[-1 if where == "end" else 0]
+        differences.append(
+            f"old_text line {line.strip()!r} has a stray {char!r} at its {where}; "
+            f"the file's line is {present[_squash(cleaned)]!r}"
+        )
+    missing = [x.strip() for x in old_lines if _squash(x) and _squash(x) not in present and x not in strays]
     if missing:
         quoted = "; ".join(repr(x[:80]) for x in missing[:3])
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
