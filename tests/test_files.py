@@ -234,11 +234,31 @@ async def test_write_file_creates_folders_and_reports(tools: Tools, workspace: P
     assert (workspace / "a/b/c.txt").read_text() == "one\ntwo\nthree"
     assert "+one" in result.metadata["diff"]
     text = await tools.ok("write_file", path="a/b/c.txt", content="héllo\n")
-    assert text == "wrote 7 bytes, 1 lines to a/b/c.txt (replaced 13 bytes)"
+    assert text == "wrote 7 bytes, 1 line to a/b/c.txt (replaced 13 bytes)"
     assert "a/b is a directory" in await tools.fail("write_file", path="a/b", content="x")
     assert "a/b/c.txt is a file, not a directory" in await tools.fail("write_file", path="a/b/c.txt/d.txt", content="x")
     text = await tools.fail("write_file", path="bad.txt", content="a\ud800b")
     assert "lone surrogate" in text and not (workspace / "bad.txt").exists()
+
+
+async def test_write_file_of_the_same_content_says_unchanged_and_does_not_write(tools: Tools, workspace: Path) -> None:
+    # a 1.5B model wrote the same file ten times, each time told "wrote 30 bytes ... (replaced 30 bytes)"
+    content = '{"debug": false, "port": 8080}'
+    path = put(workspace, "conf/settings.json", content)
+    os.utime(path, ns=(1, 1))
+    inode = path.stat().st_ino
+    result = await tools.result("write_file", path="conf/settings.json", content=content)
+    assert not result.is_error
+    assert result.output == "conf/settings.json unchanged: it already holds exactly this content (30 bytes, 1 line)"
+    assert result.metadata["unchanged"] is True and "diff" not in result.metadata
+    assert (path.stat().st_ino, path.stat().st_mtime_ns, path.read_text()) == (inode, 1, content)
+    # what the agent has seen is that content: an edit after it needs no read
+    await tools.ok("edit_file", path="conf/settings.json", old_text="8080", new_text="9090")
+    # a file changed by someone else since the agent saw it is still refused, even with the same content
+    put(workspace, "conf/settings.json", content)
+    assert "changed on disk since you last read it" in await tools.fail(
+        "write_file", path="conf/settings.json", content=content
+    )
 
 
 async def test_write_file_is_atomic_and_keeps_the_mode(tools: Tools, workspace: Path) -> None:

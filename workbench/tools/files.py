@@ -270,8 +270,10 @@ def encode_text(text: str, what: str) -> bytes:
         ) from err
 
 
-def _line_count(text: str) -> int:
-    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+def _size_text(data: bytes) -> str:
+    """'30 bytes, 1 line': the size of a file's content, as the write results say it."""
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    return f"{len(data):,} byte{'' if len(data) == 1 else 's'}, {lines:,} line{'' if lines == 1 else 's'}"
 
 
 @tool
@@ -307,6 +309,13 @@ def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.T
         elif size >= 0:
             old = read_whole(ctx, target, path, "reading", read=False)
             check_fresh(ctx, target, old)
+            if old == data:  # no write: a rename would only change the file's time and inode
+                remember(ctx, target, data)
+                result = pb.ToolResult(
+                    output=f"{name} unchanged: it already holds exactly this content ({_size_text(data)})"
+                )
+                result.metadata.update({"path": name, "unchanged": True})
+                return result
             try:
                 before = old.decode("utf-8")
             except UnicodeDecodeError:
@@ -319,7 +328,7 @@ def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.T
         write_checked(ctx, target, path, data)
         remember(ctx, target, data)
     text = data.decode("utf-8")
-    result = pb.ToolResult(output=f"wrote {len(data):,} bytes, {_line_count(text):,} lines to {name} ({what})")
+    result = pb.ToolResult(output=f"wrote {_size_text(data)} to {name} ({what})")
     result.metadata.update({"path": name})
     if created:
         result.metadata.update({"created": True, **diff_metadata(unified_diff("", text, name))})
