@@ -397,3 +397,47 @@ async def test_a_run_sends_the_settings_cap_and_records_progress_and_notices(
     assert first.name == "ls" and first.index == 0
     (notice,) = run.of("notice")
     assert notice.level == "warning" and "U+FFFD" in notice.text
+
+
+# --- the answer reminder at the end of a request ---------------------------------------------
+
+
+async def test_a_request_that_ends_with_results_that_succeeded_ends_with_the_answer_reminder(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """A model litellm does not know (a local one) gets the reminder at the end of its request,
+    only there: earlier turns go back as they were; after a failed call it is not added."""
+    from tests.conftest import run_agent
+    from workbench.text_calls import ECHO_NEXT
+
+    (workspace / "a.txt").write_text("alpha\n")
+    scripted_model.add(
+        reply("", call("read_file", {"path": "a.txt"})),
+        reply("", call("read_file", {"path": "missing.txt"})),
+        reply("", call("ls", {"path": "."})),
+        reply("alpha"),
+    )
+    run = await run_agent(settings, "what is in a.txt?", tools=["read_file", "ls"])
+    assert run.outcome.status == pb.RUN_STATUS_FINISHED
+    tool_texts = [[m["content"] for m in r["messages"] if m["role"] == "tool"] for r in scripted_model.requests]
+    assert tool_texts[0] == []
+    assert tool_texts[1][-1].endswith(ECHO_NEXT)  # read a.txt: it may answer now
+    assert not tool_texts[2][-1].endswith(ECHO_NEXT)  # a failed call: its error says what to do
+    assert tool_texts[3][-1].endswith(ECHO_NEXT)
+    assert not any(t.endswith(ECHO_NEXT) for t in tool_texts[3][:-1])  # only at the end
+    assert ECHO_NEXT not in "".join(r.output for r in run.results())  # on the wire only, never stored
+
+
+@pytest.mark.parametrize(("model", "setting"), [("openai/gpt-4o", "auto"), ("openai/scripted", "off")])
+async def test_a_known_model_or_the_setting_off_gets_no_answer_reminder(
+    settings: Settings, scripted_model: ScriptedModel, model: str, setting: str
+) -> None:
+    from tests.conftest import run_agent
+    from workbench.text_calls import ECHO_NEXT
+
+    settings.model, settings.answer_reminder = model, setting
+    scripted_model.add(reply("", call("ls", {"path": "."})), reply("done"))
+    run = await run_agent(settings, "list", tools=["ls"])
+    assert run.outcome.status == pb.RUN_STATUS_FINISHED
+    (tool,) = [m for m in scripted_model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert not tool["content"].endswith(ECHO_NEXT)

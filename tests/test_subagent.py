@@ -70,7 +70,18 @@ async def test_schema_follows_the_tool_contract() -> None:
     assert set(props) == {"action", "prompt", "mode", "name", "tools", "model", "timeout", "id", "text"}
     assert list(props["action"]["enum"]) == ["create", "list", "cancel", "message"]
     assert list(props["mode"]["enum"]) == ["sync", "async", "fork"] and props["mode"]["default"] == "async"
-    assert list(definition.parameters["required"]) == ["action"]
+    assert props["action"]["default"] == "create" and list(definition.parameters["required"]) == []
+
+
+async def test_a_call_without_action_creates(tmp_path: Path) -> None:
+    """A 1.5B model called subagent with prompt and mode but never `action` (the eval's failed-child
+    scenarios, eight times over): what it meant is unambiguous, so create is the default."""
+    host = FakeHost(finished=pb.AgentFinished(agent_id="a1", status=pb.AGENT_STATUS_COMPLETED, result="1.4.2"))
+    args = {"model": "", "tools": ["read_file"], "prompt": "Read VERSION.txt", "text": "", "name": "v", "mode": "sync"}
+    result = await invoke(host, tmp_path, **args)
+    assert not result.is_error and result.output == "1.4.2"
+    kwargs = {"name": "v", "tools": ["read_file"], "model": "", "timeout": 0.0}
+    assert host.calls[0] == ("create", ("Read VERSION.txt", "sync", kwargs))
 
 
 async def test_without_a_tree_it_says_so(tmp_path: Path) -> None:

@@ -134,6 +134,7 @@ class AgentTree:
             timeout=self.settings.request_timeout,
             max_output_tokens=self.settings.max_output_tokens,
             call_deadline=self.settings.model_call_deadline,
+            answer_reminder=self.settings.answer_reminder,
         )
 
     def context(self, agent_id: str, recorder: Recorder) -> ToolContext:

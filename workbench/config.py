@@ -17,6 +17,7 @@ from typing import Any, Literal
 import platformdirs
 
 APPROVAL_MODES = ("read-only", "ask", "auto")  # tightest first
+ANSWER_REMINDER = ("auto", "on", "off")
 SANDBOX_MODES = ("read-only", "workspace-write", "off")  # tightest first
 GUARD_FAILURES = ("block", "review")  # tightest first
 SEARCH_BACKENDS = ("ddgs", "searxng", "brave", "tavily")
@@ -213,6 +214,16 @@ class Settings:
             doc="tool errors say what to do next (did-you-mean, closest region, ...); false: only the bare "
             "error, cut at its first sentence (to measure the hints: tools/eval_recovery.py --ablate-hints)",
             project=USER_ONLY,
+        ),
+    )
+    answer_reminder: str = field(
+        default="auto",
+        metadata=about(
+            doc="after tool results that all succeeded, the model's request ends with a line: answer now if "
+            "this answers the task, else make the next call (small models kept calling tools with the answer "
+            "in hand); auto: for models litellm's table does not know (local and small ones), on, off",
+            project=USER_ONLY,
+            choices=ANSWER_REMINDER,
         ),
     )
     output_event_cap: int = field(

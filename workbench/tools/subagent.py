@@ -18,8 +18,8 @@ from workbench.words import agent_status, spawn_mode
 
 @tool
 async def subagent(
-    action: Literal["create", "list", "cancel", "message"],
     ctx: ToolContext,
+    action: Literal["create", "list", "cancel", "message"] = "create",
     prompt: str = "",
     mode: Literal["sync", "async", "fork"] = "async",
     name: str = "",
@@ -37,7 +37,7 @@ async def subagent(
     from a copy of this conversation. A child's failure comes back with its cause.
 
     Args:
-        action: create, list, cancel or message
+        action: create (the default), list, cancel or message
         prompt: create: the task, self-contained (an async or sync child does not see this conversation)
         mode: create: sync (wait for the answer), async (result in your Inbox) or fork (async, with
             a copy of this conversation)
