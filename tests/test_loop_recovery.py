@@ -247,3 +247,25 @@ async def test_without_recovery_hints_an_error_is_only_its_first_sentence(
     run = await run_agent(settings, "read the notes")
     (result,) = run.results()
     assert result.is_error and result.error == "note.txt does not exist"
+
+
+async def test_a_timed_out_command_that_printed_is_closed_with_answer_now_in_both_call_forms(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """bash timed out after printing the answer: the closing line says to answer if that answers
+    the task (told to correct and resend, a 1.5B model re-ran ./build.sh to the turn limit)."""
+    (workspace / "build.sh").write_text('#!/bin/sh\necho "build id: 7f3a9c2e"\nsleep 300\n')
+    (workspace / "build.sh").chmod(0o755)
+    block = '```json\n{"name": "bash", "arguments": {"command": "./build.sh", "timeout": 1}}\n```'
+    scripted_model.add(
+        reply(block),  # written as text: echoed, its result in a user message
+        reply("", call("bash", {"command": "./build.sh", "timeout": 1})),  # a real call
+        reply("The build id is 7f3a9c2e."),
+    )
+    run = await run_agent(settings, "tell me the build id", tools=["bash", "tmux"])
+    assert run.outcome.text == "The build id is 7f3a9c2e."
+    assert all(r.is_error and r.metadata["partial"] is True for r in run.results())
+    _assistant, results = echoed(scripted_model.requests[1])
+    assert "build id: 7f3a9c2e" in results["content"] and results["content"].endswith(ECHO_NEXT)
+    last = scripted_model.requests[2]["messages"][-1]
+    assert last["role"] == "tool" and "build id: 7f3a9c2e" in last["content"] and last["content"].endswith(ECHO_NEXT)

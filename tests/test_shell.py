@@ -220,6 +220,7 @@ async def test_timeout_leaves_the_command_running_and_the_next_call_works(
     assert result.output == "started\n"
     assert "timed out after 0.5 s" in result.error
     assert "What it printed before the timeout is above" in result.error  # it may already hold the answer
+    assert result.metadata["partial"] is True  # so the model is told it may answer from it (text_calls.may_answer)
     assert "tmux window 'bash-1'" in result.error and "tmux(action='capture'" in result.error
     assert "tmux(action='new'" in result.error  # long-running servers belong in the tmux tool
     pid = term.host.sandbox.host_pid(int(pid_file.read_text()))  # $$ in the sandbox's pid namespace
@@ -240,7 +241,7 @@ async def test_timeout_leaves_the_command_running_and_the_next_call_works(
 async def test_a_timeout_before_any_output_does_not_point_at_output(term: Term) -> None:
     result = await term.call("bash", command="sleep 60", timeout=0.3)
     assert result.is_error and not result.output and "timed out after 0.3 s" in result.error
-    assert "printed" not in result.error
+    assert "printed" not in result.error and "partial" not in result.metadata
 
 
 async def test_a_program_waiting_for_input_times_out_with_a_tmux_hint(term: Term) -> None:

@@ -24,7 +24,7 @@ from google.protobuf import json_format
 from workbench.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
 from workbench.stream import ReplyAssembler, StreamIncomplete
-from workbench.text_calls import ECHO_NEXT, echo_as_text
+from workbench.text_calls import ECHO_NEXT, echo_as_text, may_answer
 
 DEMO_PROVIDER = "workbench_demo"
 log = logging.getLogger("workbench")
@@ -153,9 +153,10 @@ def messages_to_wire(messages: list[pb.Message], remind: bool = False) -> list[d
     """The conversation as the provider sees it: each tool result answers its call's provider id;
     calls the model wrote as text go back as text with their results (text_calls.echo_as_text).
 
-    `remind`: when the conversation ends with results of real tool calls that all succeeded, the
-    last one ends with text_calls.ECHO_NEXT (answer now if this answers the task, else make the
-    next call). On the wire only, and only at the end: earlier turns go back as they were, so the
+    `remind`: when the conversation ends with results of real tool calls the model may answer from
+    (text_calls.may_answer: all succeeded, or failed with a partial result), the last one ends
+    with text_calls.ECHO_NEXT (answer now if this answers the task, else make the next call).
+    On the wire only, and only at the end: earlier turns go back as they were, so the
     provider's prompt cache still holds. A 1.5B model whose template turns its ```json blocks
     into real calls never answered with the answer in hand (12 turns to the limit in 5 of 6 eval
     scenarios: the same pytest, the same write); with the line it answered ("3 tests passed.").
@@ -166,18 +167,18 @@ def messages_to_wire(messages: list[pb.Message], remind: bool = False) -> list[d
     for m in messages:
         if not (text_calls and echo_as_text(m, text_calls, wire)):
             wire.append(message_to_wire(m, wire_ids))
-    if remind and _ends_with_results_that_succeeded(messages, text_calls):
+    if remind and _ends_with_results_to_answer_from(messages, text_calls):
         wire[-1]["content"] += ECHO_NEXT
     return wire
 
 
-def _ends_with_results_that_succeeded(messages: list[pb.Message], text_calls: set[str]) -> bool:
+def _ends_with_results_to_answer_from(messages: list[pb.Message], text_calls: set[str]) -> bool:
     tail: list[pb.ToolResult] = []
     for m in reversed(messages):
         if m.role != pb.ROLE_TOOL:
             break
         tail.append(m.tool_result)
-    return bool(tail) and not any(r.is_error or r.call_id in text_calls for r in tail)
+    return bool(tail) and all(may_answer(r) and r.call_id not in text_calls for r in tail)
 
 
 def reminds(spec: ModelSpec) -> bool:

@@ -236,11 +236,19 @@ def echo_as_text(message: pb.Message, text_calls: Collection[str], wire: list[di
     last = wire[-1]["content"] if wire and wire[-1]["role"] == "user" else ""
     tail = next((t for t in (ECHO_NEXT, ECHO_FIX) if last.endswith(t)), "")
     if tail:  # the result of an earlier call of the same reply: one message, one closing line
-        failed = tail == ECHO_FIX or result.is_error
+        failed = tail == ECHO_FIX or not may_answer(result)
         wire[-1]["content"] = last.removesuffix(tail) + "\n\n" + text + (ECHO_FIX if failed else ECHO_NEXT)
     else:
-        wire.append({"role": "user", "content": text + (ECHO_FIX if result.is_error else ECHO_NEXT)})
+        wire.append({"role": "user", "content": text + (ECHO_NEXT if may_answer(result) else ECHO_FIX)})
     return True
+
+
+def may_answer(result: pb.ToolResult) -> bool:
+    """Whether the model may find its answer in this result: it succeeded, or it failed with output
+    its tool marked `partial` (a bash command that timed out after printing: "build id: 7f3a9c2e").
+    Told to correct and resend such a call, a 1.5B model re-ran it to the turn limit; told to answer
+    if it could, it answered."""
+    return not result.is_error or ("partial" in result.metadata and result.metadata["partial"] is True)
 
 
 # After the results of a reply echoed as text: once a model's turns are all JSON blocks, a 1.5B
