@@ -754,3 +754,28 @@ async def test_cancelling_a_sync_child_mid_model_call_lets_its_parent_go_on(
     assert runs == {"a1": pb.RUN_STATUS_CANCELLED, "main": pb.RUN_STATUS_FINISHED}
     assert not any(name.startswith("agent ") for name in _task_names())
     await session.close()
+
+
+async def test_a_child_on_a_model_without_its_key_is_refused_with_the_way_out(
+    settings: Settings, scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 1.5B model named "gpt-4" for its child: without OPENAI_API_KEY every such child failed after
+    its retries with litellm's "Missing credentials"; now nothing starts and the error says what to do."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    route(
+        scripted_model,
+        {
+            "ROOT": [
+                reply("", create("CHILD: a", mode="sync", model="gpt-4")),
+                reply("", create("CHILD: a", mode="sync")),
+                reply("done"),
+            ],
+            "CHILD: a": [reply("one")],
+        },
+    )
+    run = await run_agent(settings, "ROOT task", tools=["subagent", "read_file"])
+    refused, ran = results_of(run)
+    assert refused.is_error and "model 'gpt-4' cannot be called from here: OPENAI_API_KEY is not set" in refused.error
+    assert "Leave model empty to run the subagent on your own model (openai/scripted)" in refused.error
+    assert ran.output == "one"
+    assert [e.agent.id for e in run.of("agent_spawned")] == ["main", "a1"]

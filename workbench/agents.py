@@ -21,7 +21,7 @@ from workbench.feedback import Feedback
 from workbench.guard import Guard
 from workbench.inbox import Inbox
 from workbench.loop import AgentLoop, Budget
-from workbench.model import ModelClient, ModelSpec
+from workbench.model import ModelClient, ModelSpec, missing_keys
 from workbench.pb import workbench_pb2 as pb
 from workbench.prompt import system_prompt
 from workbench.seams import TerminalPort
@@ -300,6 +300,12 @@ class AgentTree:
                     f"its parent: {', '.join(allowed) or '(none)'}"
                 )
             allowed = list(dict.fromkeys(tools))
+        spec = self.spec(model, parent.info.model)
+        if model and model != parent.info.model and (missing := missing_keys(spec)):
+            raise Feedback(  # a 1.5B model named "gpt-4" for its child: four children failed on it
+                f"model {model!r} cannot be called from here: {' and '.join(missing)} is not set. Leave model "
+                f"empty to run the subagent on your own model ({parent.info.model})"
+            )
         if depth >= bound(s.max_depth) and "subagent" in allowed:
             allowed.remove("subagent")  # it could only fail at the depth limit
 
@@ -327,7 +333,7 @@ class AgentTree:
         has_slot = parent.running_children < bound(s.max_running_children)
         if has_slot:
             info.status = pb.AGENT_STATUS_RUNNING
-        agent = self._build(info, parent, messages, self.spec(model, parent.info.model))
+        agent = self._build(info, parent, messages, spec)
         if mode == "fork":
             agent.run_prompt = FORK_NOTE.format(name=info.name, id=child_id, prompt=prompt)
         if mode != "sync":

@@ -279,6 +279,19 @@ def context_window(wire_model: str) -> int:
     return int(info.get("max_input_tokens") or info.get("max_tokens") or 0)
 
 
+def missing_keys(spec: ModelSpec) -> list[str]:
+    """The API key variables litellm says this model needs and this process lacks (its own
+    `api_key` counts). Only `*_API_KEY` names: endpoints (OLLAMA_API_BASE) have defaults and
+    cloud credentials (AWS, Vertex) have other sources litellm cannot see."""
+    if spec.model == "demo":
+        return []
+    try:
+        found = litellm().validate_environment(model=spec.wire_model, api_key=spec.api_key or None)
+    except Exception:  # a model string litellm cannot route: the call itself will say so
+        return []
+    return [k for k in found.get("missing_keys", []) if k.endswith("API_KEY")]
+
+
 def add_usage(total: pb.Usage, more: pb.Usage) -> None:
     total.input_tokens += more.input_tokens
     total.output_tokens += more.output_tokens

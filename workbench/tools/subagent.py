@@ -43,7 +43,7 @@ async def subagent(
             a copy of this conversation)
         name: create: a short name shown in lists and the Inbox
         tools: create: the subset of your tools the child may use (default: all of yours)
-        model: create: another model for the child (default: yours)
+        model: create: another model for the child; leave empty (your own model) unless the task names one
         timeout: create: seconds the child may run before it is stopped (0: no limit)
         id: cancel, message: the subagent's id
         text: message: the text to put in that agent's Inbox; it reads it at its next turn
