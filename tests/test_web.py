@@ -297,7 +297,7 @@ def test_backend_choice(tmp_path: Path) -> None:
 
 async def test_ddgs_failure_is_an_error_not_an_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # ddgs needs the internet; this checks only how its failure is reported.
-    from ddgs import DDGS
+    from ddgs.ddgs import DDGS  # the class itself: `ddgs.DDGS` is a lazy proxy that setattr does not reach
     from ddgs.exceptions import DDGSException
 
     def fail(self: Any, query: str, **kw: Any) -> list[dict[str, Any]]:
@@ -306,6 +306,26 @@ async def test_ddgs_failure_is_an_error_not_an_answer(tmp_path: Path, monkeypatc
     monkeypatch.setattr(DDGS, "text", fail)
     result = await call("web_search", make_ctx(tmp_path), query="q")
     assert result.is_error and "ddgs failed" in result.error and meta(result)["backend"] == "ddgs"
+
+
+async def test_ddgs_without_internet_says_so_in_one_sentence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact error ddgs raised in the recovery eval on this offline machine (a stand-in for ddgs:
+    tests never touch the internet); the model read the nested text and searched four times more."""
+    from ddgs.ddgs import DDGS  # the class itself: `ddgs.DDGS` is a lazy proxy that setattr does not reach
+    from ddgs.exceptions import DDGSException
+
+    raw = (
+        "DNSError: DNSError('error sending request for url (https://www.startpage.com/) > error resolving DNS > "
+        'DNS error: no records found for Query { name: Name("www.startpage.com."), query_type: A, query_class: IN }\')'
+    )
+
+    def fail(self: Any, query: str, **kw: Any) -> list[dict[str, Any]]:
+        raise DDGSException(raw)
+
+    monkeypatch.setattr(DDGS, "text", fail)
+    result = await call("web_search", make_ctx(tmp_path), query="q")
+    assert result.is_error and "DNSError" not in result.error
+    assert "the DNS lookup of www.startpage.com failed" in result.error and "no internet access" in result.error
 
 
 def test_redact_drops_userinfo_and_keys() -> None:

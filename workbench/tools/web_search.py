@@ -221,7 +221,21 @@ def _ddgs_text(query: str, count: int, timeout: float) -> list[dict[str, Any]]:
     except DDGSException as err:
         if "no results" in str(err).lower():
             return []
-        raise SearchFailed(f"ddgs failed ({type(err).__name__}: {err})") from err
+        raise SearchFailed(ddgs_cause(err)) from err
+
+
+def ddgs_cause(err: Exception) -> str:
+    """What went wrong in ddgs, in a sentence: a failed DNS lookup (no internet access) said so
+    plainly instead of its nested exception text; anything else as ddgs put it, shortened."""
+    text = str(err)
+    if re.search(r"(?i)\bdns\b|error resolving|name or service not known|name resolution", text):
+        host = re.search(r"https?://([^/\s)'\"]+)", text)
+        where = f"of {host.group(1)} " if host else ""
+        return (
+            f"ddgs could not reach a search engine: the DNS lookup {where}failed, so this machine seems to "
+            "have no internet access (configure a local searxng_url, or work without the web)"
+        )
+    return f"ddgs failed ({type(err).__name__}: {shorten(text, 300)})"
 
 
 async def _ddgs(query: str, count: int, settings: Settings) -> tuple[list[Hit], str, str]:
@@ -231,7 +245,7 @@ async def _ddgs(query: str, count: int, settings: Settings) -> tuple[list[Hit], 
     except SearchFailed:
         raise
     except Exception as err:
-        raise SearchFailed(f"ddgs failed ({type(err).__name__}: {err})") from err
+        raise SearchFailed(ddgs_cause(err)) from err
     hits = [Hit(clean_text(i.get("title")), str(i.get("href") or ""), clean_text(i.get("body"))) for i in items]
     return hits[:count], "", ""
 
