@@ -252,6 +252,8 @@ async def test_async_failure_with_a_result(settings: Settings, scripted_model: S
     assert item.result == "Found 2 issues so far." and "key revoked" in item.cause
     text = user_texts(requests_of(scripted_model, "ROOT")[-1])[-1]
     assert "failed" in text and "result: Found 2 issues so far." in text and "cause:" in text
+    # what to do about it (told only the cause, a 1.5B parent answered with an invented version)
+    assert text.endswith("its task is not done: do it yourself with your tools, or start a new subagent for it")
 
 
 async def test_async_failure_with_no_result(settings: Settings, scripted_model: ScriptedModel) -> None:
@@ -779,3 +781,18 @@ async def test_a_child_on_a_model_without_its_key_is_refused_with_the_way_out(
     assert "Leave model empty to run the subagent on your own model (openai/scripted)" in refused.error
     assert ran.output == "one"
     assert [e.agent.id for e in run.of("agent_spawned")] == ["main", "a1"]
+
+
+async def test_an_empty_tools_list_gives_the_child_all_of_its_parents_tools(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    """A 1.5B model filled every argument, `"tools": []` included, and its tool-less child invented an
+    answer: empty means the default, as it does for `model`."""
+    route(
+        scripted_model,
+        {"ROOT": [reply("", create("CHILD: a", mode="sync", tools=[])), reply("done")], "CHILD": [reply("one")]},
+    )
+    run = await run_agent(settings, "ROOT task", tools=["subagent", "read_file"])
+    assert results_of(run)[0].output == "one"
+    child = next(e.agent for e in run.of("agent_spawned") if e.agent.id == "a1")
+    assert list(child.tools) == ["subagent", "read_file"]

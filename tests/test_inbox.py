@@ -36,3 +36,19 @@ def test_messages_past_the_limit_drop_the_oldest_and_completions_stay() -> None:
     assert [i.text for i in items if i.kind == pb.INBOX_KIND_MESSAGE] == ["m1", "m2"]
     assert [i.child_id for i in items if i.kind == pb.INBOX_KIND_COMPLETION] == ["c0", "c1", "c2"]
     assert not inbox.pending
+
+
+def test_a_failed_or_timed_out_child_s_item_says_its_task_is_not_done_unless_hints_are_off() -> None:
+    def ended(status: pb.AgentStatus) -> pb.InboxItem:
+        return pb.InboxItem(kind=pb.INBOX_KIND_COMPLETION, child_id="a1", child_name="v", status=status, cause="x")
+
+    for status, hinted in [
+        (pb.AGENT_STATUS_FAILED, True),
+        (pb.AGENT_STATUS_TIMED_OUT, True),
+        (pb.AGENT_STATUS_CANCELLED, False),  # stopped on purpose
+        (pb.AGENT_STATUS_COMPLETED, False),
+    ]:
+        for hints in (True, False):
+            inbox = Inbox(hints=hints)
+            inbox.put(ended(status))
+            assert ("its task is not done" in inbox.drain_text()) == (hinted and hints), (status, hints)

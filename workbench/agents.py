@@ -174,7 +174,12 @@ class AgentTree:
         announce: bool = True,
     ) -> Agent:
         recorder = Recorder(self.store, self.session_id, info.id)
-        inbox = Inbox(self.settings.inbox_limit, on_put=recorder.emit, on_commit=self.store.on_commit)
+        inbox = Inbox(
+            self.settings.inbox_limit,
+            on_put=recorder.emit,
+            on_commit=self.store.on_commit,
+            hints=self.settings.recovery_hints,
+        )
         agent = Agent(info, parent, recorder, inbox)
         toolbox = Toolbox(list(info.tools))
         agent.loop = AgentLoop(
@@ -292,7 +297,7 @@ class AgentTree:
                 "or wait for running subagents and reuse their results"
             )
         allowed = list(parent.info.tools)
-        if tools is not None:
+        if tools:  # None or []: all of the parent's (a small model sends [] for "the default")
             unknown = [t for t in tools if t not in allowed]
             if unknown:
                 raise Feedback(

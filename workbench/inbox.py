@@ -14,6 +14,11 @@ from collections.abc import Callable
 from workbench.pb import workbench_pb2 as pb
 from workbench.words import AGENT_ENDED as STATUS_WORD
 
+# A child that failed or ran out of time left its task undone (a cancelled one was stopped on
+# purpose: no hint). Told only the cause, a 1.5B parent answered with an invented version number.
+UNDONE = (pb.AGENT_STATUS_FAILED, pb.AGENT_STATUS_TIMED_OUT)
+UNDONE_HINT = "its task is not done: do it yourself with your tools, or start a new subagent for it"
+
 
 class Inbox:
     """Items change only after the write that records them commits (`on_commit`): a rolled-back
@@ -24,8 +29,10 @@ class Inbox:
         limit: int = 100,
         on_put: Callable[[pb.InboxItem], object] | None = None,
         on_commit: Callable[[Callable[[], None]], None] = lambda hook: hook(),
+        hints: bool = True,
     ):
         self.limit = limit
+        self.hints = hints  # a failed child's item says what to do next (the recovery_hints setting)
         self.on_put = on_put
         self.on_commit = on_commit
         self.pending: set[str] = set()
@@ -88,6 +95,8 @@ class Inbox:
                 lines.append(f"  cause: {item.cause}")
             elif item.status != pb.AGENT_STATUS_COMPLETED and not item.result:
                 lines.append("  cause: it ended without a result or a cause")
+            if self.hints and item.status in UNDONE:
+                lines.append(f"  {UNDONE_HINT}")
         return "\n".join(lines)
 
     async def wait(self, timeout: float | None) -> bool:
