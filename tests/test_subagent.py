@@ -193,3 +193,13 @@ async def test_list_over_the_real_tree(settings: Settings, scripted_model: Scrip
     assert listing[1].startswith("a1\tone\tasync\trunning") and "calling subagent_test_sleep" in listing[1]
     assert listing[2].startswith("a2\ttwo\tasync\trunning")
     assert run.outcome.text == "done"
+
+
+async def test_message_without_an_id_but_with_a_prompt_points_at_create(tmp_path: Path) -> None:
+    """A 1.5B model sent action='message' with a prompt and mode and no child started yet, eleven times."""
+    result = await invoke(FakeHost(), tmp_path, action="message", prompt="Read VERSION.txt", mode="async")
+    assert result.is_error and "needs the subagent's id" in result.error
+    assert "you have no subagents: to start one on this prompt, call subagent with action='create'" in result.error
+    running = FakeHost(kids=[Child(pb.AgentInfo(id="a1", name="helper"))])
+    result = await invoke(running, tmp_path, action="message", prompt="Read VERSION.txt")
+    assert "action='create'" not in result.error  # it has a child: the id is what is missing

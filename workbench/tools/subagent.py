@@ -56,7 +56,12 @@ async def subagent(
     if action == "list":
         return _list(host)
     if not id:
-        raise Feedback(f"{action} needs the subagent's id; call subagent(action='list') to see them")
+        started = (
+            " (you have no subagents: to start one on this prompt, call subagent with action='create')"
+            if prompt.strip() and not host.children()
+            else ""
+        )
+        raise Feedback(f"{action} needs the subagent's id; call subagent(action='list') to see them{started}")
     if action == "cancel":
         finished = await host.cancel(id)
         return f"Cancelled subagent {id}: it is {agent_status(finished.status)}."
