@@ -171,3 +171,26 @@ async def test_a_stray_backtick_or_quote_is_named_and_the_exact_lines_given(tool
     text = await tools.fail("edit_file", path="auth.go", old_text=old, new_text=UNDER_NEW)
     assert "old_text line '\"if password == \"\" {' has a stray '\"' at its start; the file's line is " in text
     assert (workspace / "auth.go").read_text() == AUTH_GO
+
+
+async def test_a_first_line_written_from_its_first_word_and_spaces_for_tabs(tools: Tools, workspace: Path) -> None:
+    """The test_real_model run: old_text starts at the first line's first word (as an exact match
+    allows), its other lines indented with 4 spaces per level where the file has tabs."""
+    put(workspace, "auth.go", AUTH_GO)
+    old = 'if password == "" {\n        return true\n    }'
+    text = await tools.ok("edit_file", path="auth.go", old_text=old, new_text=old.replace("true", "false"))
+    assert "matched ignoring indentation: the file indents with tabs where old_text uses 4 spaces per level" in text
+    assert (workspace / "auth.go").read_text() == AUTH_GO_FIXED
+
+
+async def test_a_backslash_t_leading_old_texts_lines_is_read_as_a_tab(tools: Tools, workspace: Path) -> None:
+    """Shown the exact lines escaped, the model (writing its call as JSON in text) escaped them again:
+    a backslash and a t where the file has a tab, five times over in the real-model test."""
+    put(workspace, "auth.go", AUTH_GO)
+    old = '\\tif password == "" {\n\\t\treturn true\n\\t}'
+    text = await tools.ok("edit_file", path="auth.go", old_text=old, new_text=old.replace("true", "false"))
+    assert "(matched reading the \\t that starts old_text's lines as tabs)" in text
+    assert (workspace / "auth.go").read_text() == AUTH_GO_FIXED
+    put(workspace, "t.tsv", "a\tb\n")  # only leading whitespace is read so: mid-line, a backslash-t is text
+    result = await tools.result("edit_file", path="t.tsv", old_text="a\\tb\n", new_text="x\n")
+    assert result.is_error and (workspace / "t.tsv").read_text() == "a\tb\n"

@@ -53,7 +53,29 @@ def find_occurrences(text: str, old_text: str, new_text: str, *, by_indentation:
         found = indentation_match(text, old_text, new_text)
         if found is not None:
             return [found[0]], found[1]
+        if LITERAL_TAB in old_text:
+            old_tabs, new_tabs = _literal_tabs(old_text), _literal_tabs(new_text)
+            if old_tabs != old_text:
+                spans, note = find_occurrences(text, old_tabs, new_tabs, by_indentation=True)
+                if len(spans) == 1:
+                    how = note.removeprefix(" (").removesuffix(")")
+                    return (
+                        spans,
+                        f" (matched reading the \\t that starts old_text's lines as tabs{'; ' + how if how else ''})",
+                    )
     return [], ""
+
+
+# A model that writes its call as JSON in text escapes twice: old_text arrives with a backslash and
+# a t where the file has a tab ("\\tif password ..." after edit_file's hint showed "\tif ...").
+LITERAL_TAB = "\\t"
+_LEADING = re.compile(r"^(?:[ \t]|\\t)+", re.MULTILINE)
+
+
+def _literal_tabs(text: str) -> str:
+    """`text` with each backslash-t in a line's leading whitespace read as a tab (nowhere else: a
+    backslash-t inside code is code)."""
+    return _LEADING.sub(lambda m: m.group().replace(LITERAL_TAB, "\t"), text)
 
 
 # --- indentation ----------------------------------------------------------------------------
@@ -110,8 +132,12 @@ class Reindent:
 
 def _fit(found: list[str], old: list[str], style: str, width: int) -> Reindent | None:
     """The transformation of `style` and `width` that maps old's indents onto found's, if any
-    (the lines' texts are already known to be equal)."""
-    pairs = [(_indent(f), _indent(o)) for f, o in zip(found, old, strict=True) if o.strip(" \t")]
+    (the lines' texts are already known to be equal). An unindented first line of old_text is
+    free (see _first_free): it may start after the file line's indentation."""
+    skip = 1 if _first_free(old) else 0
+    pairs = [(_indent(f), _indent(o)) for f, o in zip(found[skip:], old[skip:], strict=True) if o.strip(" \t")]
+    if not pairs:
+        return None
     restyle = Reindent(style, width, "", True)
     file_indent, old_indent = pairs[0][0], restyle.apply(pairs[0][1]) or ""
     if file_indent.endswith(old_indent):
@@ -121,6 +147,12 @@ def _fit(found: list[str], old: list[str], style: str, width: int) -> Reindent |
     else:
         return None
     return reindent if all(reindent.apply(o) == f for f, o in pairs) else None
+
+
+def _first_free(old: list[str]) -> bool:
+    """Whether old_text's first line may start mid-line: it has no indentation and more lines
+    follow (models write old_text from the first line's first word, as an exact match allows)."""
+    return len(old) > 1 and bool(old[0].strip(" \t")) and not _indent(old[0])
 
 
 def _width_hint(indents: list[str]) -> list[int]:
@@ -174,9 +206,15 @@ def indentation_match(text: str, old_text: str, new_text: str) -> tuple[Span, st
     begin = sum(len(x) + 1 for x in raw[:start])
     last = begin + sum(len(x) + 1 for x in raw[start : start + n - 1])  # where the region's last line starts
     end = last + len(raw[start + n - 1]) + 1 if with_newline else last + len(found[-1])
+    free = _first_free(old)
+    if free:  # the region starts at the first line's text: the file's indentation before it stays
+        begin += len(_indent(raw[start]))
     for reindent in _transformations(found, old, new):
         out = []
-        for line in new:
+        for number, line in enumerate(new):
+            if free and number == 0:
+                out.append(line.lstrip(" \t"))
+                continue
             indent = reindent.apply(_indent(line))
             if line.strip(" \t"):
                 if indent is None:
