@@ -269,3 +269,22 @@ async def test_a_timed_out_command_that_printed_is_closed_with_answer_now_in_bot
     assert "build id: 7f3a9c2e" in results["content"] and results["content"].endswith(ECHO_NEXT)
     last = scripted_model.requests[2]["messages"][-1]
     assert last["role"] == "tool" and "build id: 7f3a9c2e" in last["content"] and last["content"].endswith(ECHO_NEXT)
+
+
+async def test_a_glob_that_finds_nothing_is_closed_with_correct_the_call_and_names_the_close_path(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Default temperature, 3 runs of 3 and once in test_real_model: after edit_file's "did you mean
+    auth.go?", the 1.5B model globbed "src/auth.go", was told "answer now if this answers the task",
+    and answered glob's own "no files match ..." as the result of the edit."""
+    (workspace / "auth.go").write_text("package auth\n")
+    block = '```json\n{"name": "glob", "arguments": {"pattern": "src/auth.go"}}\n```'
+    scripted_model.add(reply(block), reply("", call("glob", {"pattern": "src/auth.go"})), reply("ok"))
+    run = await run_agent(settings, "fix src/auth.go", tools=["glob", "edit_file"])
+    first, second = run.results()
+    for result in (first, second):
+        assert not result.is_error and result.metadata["empty"] is True
+        assert result.output.startswith("no files match 'src/auth.go'") and "did you mean auth.go?" in result.output
+    _assistant, results = echoed(scripted_model.requests[1])
+    assert results["content"].endswith(ECHO_FIX)  # correct it, not "answer now"
+    assert not scripted_model.requests[2]["messages"][-1]["content"].endswith(ECHO_NEXT)

@@ -247,7 +247,9 @@ def may_answer(result: pb.ToolResult) -> bool:
     """Whether the model may find its answer in this result: it succeeded, or it failed with output
     its tool marked `partial` (a bash command that timed out after printing: "build id: 7f3a9c2e").
     Told to correct and resend such a call, a 1.5B model re-ran it to the turn limit; told to answer
-    if it could, it answered."""
+    if it could, it answered. A result its tool marked `empty` (found nothing) is not one."""
+    if "empty" in result.metadata and result.metadata["empty"] is True:
+        return False  # found nothing (a glob without matches): correct the call instead
     return not result.is_error or ("partial" in result.metadata and result.metadata["partial"] is True)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from workbench.feedback import Feedback
+from workbench.pb import workbench_pb2 as pb
 from workbench.tools import ToolContext, shorten, tool
 from workbench.tools.bounded import run_bounded
 from workbench.tools.confined import PathChanged
@@ -28,6 +29,7 @@ from workbench.tools.paths import (
     resolve,
     resolve_and,
     shown,
+    suggest,
     workspace_root,
 )
 from workbench.tools.walk import Ignore, Search, WalkStats, glob_regex, ignore_for, opened_path, walk
@@ -35,6 +37,7 @@ from workbench.tools.walk import Ignore, Search, WalkStats, glob_regex, ignore_f
 LS_CAP = 500
 GLOB_CAP = 200
 
+WILDCARDS = re.compile(r"[*?\[{]")
 T = TypeVar("T")
 
 
@@ -226,7 +229,7 @@ def _listing(ctx: ToolContext, target: Path, rel: str, entries: list[os.DirEntry
 
 
 @tool(read_only=True)
-async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str:
+async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str | pb.ToolResult:
     """Find files by name pattern; sorted paths, at most 200.
 
     A pattern without "/" matches file names at any depth ("*.py"); one with "/" matches the
@@ -258,9 +261,17 @@ async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str:
                 f"; {count_of(len(hidden), 'ignored file')} would match, e.g. {', '.join(hidden[:3])} "
                 "(give an ignored folder as path to search it)"
             )
+        if not WILDCARDS.search(pattern):  # a plain path: the one the model meant may be close by
+            close = await in_thread(lambda stop: suggest(ctx, start / pattern, limit=3))
+            if close:
+                message += f"; did you mean {' or '.join(close)}?"
         if "/" in pattern:
             message += "; a pattern without / matches file names at any depth, with / ** spans folders"
-        return message
+        # empty: found nothing, so not an answer by itself (text_calls.may_answer): told "answer
+        # now if this answers the task" after it, a 1.5B model answered the message itself
+        result = pb.ToolResult(output=message)
+        result.metadata["empty"] = True
+        return result
     out = fit(found, GLOB_CAP, ctx)
     if len(found) > len(out):
         out.append(f"[{len(found) - len(out):,} more files match; narrow the pattern or the path]")
