@@ -288,3 +288,22 @@ async def test_a_glob_that_finds_nothing_is_closed_with_correct_the_call_and_nam
     _assistant, results = echoed(scripted_model.requests[1])
     assert results["content"].endswith(ECHO_FIX)  # correct it, not "answer now"
     assert not scripted_model.requests[2]["messages"][-1]["content"].endswith(ECHO_NEXT)
+
+
+def test_an_async_childs_start_is_closed_with_wait_not_answer_now() -> None:
+    """Told "answer now if this answers the task" after starting an async child, the 1.5B model
+    answered with an invented version while the child ran (stock and fence, every child run)."""
+    from workbench.model import messages_to_wire
+    from workbench.text_calls import ECHO_WAIT
+
+    started = pb.ToolResult(call_id="c1", name="subagent", output="Started subagent v (a1) in async mode: running.")
+    started.metadata["pending"] = True
+    user = pb.Message(role=pb.ROLE_USER, text="version?")
+    as_text = pb.Message(role=pb.ROLE_ASSISTANT, text="```json\n{}\n```")
+    as_text.tool_calls.add(id="c1", name="subagent", arguments="{}", from_text=True)
+    wire = messages_to_wire([user, as_text, pb.Message(role=pb.ROLE_TOOL, tool_result=started)], remind=True)
+    assert wire[-1]["role"] == "user" and wire[-1]["content"].endswith(ECHO_WAIT)
+    real = pb.Message(role=pb.ROLE_ASSISTANT)
+    real.tool_calls.add(id="c1", name="subagent", arguments="{}")
+    wire = messages_to_wire([user, real, pb.Message(role=pb.ROLE_TOOL, tool_result=started)], remind=True)
+    assert wire[-1]["role"] == "tool" and not wire[-1]["content"].endswith(ECHO_NEXT)

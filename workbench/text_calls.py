@@ -234,13 +234,21 @@ def echo_as_text(message: pb.Message, text_calls: Collection[str], wire: list[di
     result = message.tool_result
     text = f"Result of your {result.name} call:\n{model_text(result)}"
     last = wire[-1]["content"] if wire and wire[-1]["role"] == "user" else ""
-    tail = next((t for t in (ECHO_NEXT, ECHO_FIX) if last.endswith(t)), "")
+    closing = _closing(result)
+    tail = next((t for t in (ECHO_NEXT, ECHO_WAIT, ECHO_FIX) if last.endswith(t)), "")
     if tail:  # the result of an earlier call of the same reply: one message, one closing line
-        failed = tail == ECHO_FIX or not may_answer(result)
-        wire[-1]["content"] = last.removesuffix(tail) + "\n\n" + text + (ECHO_FIX if failed else ECHO_NEXT)
+        closing = max(tail, closing, key=(ECHO_NEXT, ECHO_WAIT, ECHO_FIX).index)  # a failure's line wins
+        wire[-1]["content"] = last.removesuffix(tail) + "\n\n" + text + closing
     else:
-        wire.append({"role": "user", "content": text + (ECHO_NEXT if may_answer(result) else ECHO_FIX)})
+        wire.append({"role": "user", "content": text + closing})
     return True
+
+
+def _closing(result: pb.ToolResult) -> str:
+    if may_answer(result):
+        return ECHO_NEXT
+    pending = "pending" in result.metadata and result.metadata["pending"] is True
+    return ECHO_WAIT if pending else ECHO_FIX
 
 
 def may_answer(result: pb.ToolResult) -> bool:
@@ -248,8 +256,8 @@ def may_answer(result: pb.ToolResult) -> bool:
     its tool marked `partial` (a bash command that timed out after printing: "build id: 7f3a9c2e").
     Told to correct and resend such a call, a 1.5B model re-ran it to the turn limit; told to answer
     if it could, it answered. A result its tool marked `empty` (found nothing) is not one."""
-    if "empty" in result.metadata and result.metadata["empty"] is True:
-        return False  # found nothing (a glob without matches): correct the call instead
+    if any(key in result.metadata and result.metadata[key] is True for key in ("empty", "pending")):
+        return False  # found nothing (a glob without matches), or the answer comes later (an async child)
     return not result.is_error or ("partial" in result.metadata and result.metadata["partial"] is True)
 
 
@@ -259,6 +267,12 @@ def may_answer(result: pb.ToolResult) -> bool:
 ECHO_NEXT = (
     "\n\nIf this answers the task, reply now with the answer in plain words, without a JSON block; "
     "else make the next call."
+)
+# After an async child's start: told "answer now if this answers the task", the model answered
+# with an invented version number while the child ran.
+ECHO_WAIT = (
+    "\n\nIts result comes later, in your Inbox: do not guess it. Reply without a JSON block to wait "
+    "for it, or make the next call."
 )
 # After results of which one failed: told to answer when it could, the model answered with the
 # error's own text ("The pytset command is not found. Did you mean pytest?").

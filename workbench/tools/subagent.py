@@ -83,10 +83,12 @@ async def _create(
             if info.status == pb.AGENT_STATUS_RUNNING
             else "queued (you run as many subagents as allowed; it starts when one of them ends)"
         )
-        return (
-            f"Started {who} in {mode} mode: {state}. Its result will arrive in your Inbox; keep working, "
+        started = pb.ToolResult(
+            output=f"Started {who} in {mode} mode: {state}. Its result will arrive in your Inbox; keep working, "
             f"or end your turn without tool calls to wait for it. ({running} running, {queued} queued)"
         )
+        started.metadata["pending"] = True  # the answer comes later (text_calls.may_answer)
+        return started
     finished = await host.result(info.id)
     if finished.status == pb.AGENT_STATUS_COMPLETED:
         return finished.result or f"{who} completed without an answer."
