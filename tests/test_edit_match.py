@@ -194,3 +194,14 @@ async def test_a_backslash_t_leading_old_texts_lines_is_read_as_a_tab(tools: Too
     put(workspace, "t.tsv", "a\tb\n")  # only leading whitespace is read so: mid-line, a backslash-t is text
     result = await tools.result("edit_file", path="t.tsv", old_text="a\\tb\n", new_text="x\n")
     assert result.is_error and (workspace / "t.tsv").read_text() == "a\tb\n"
+
+
+async def test_a_one_line_closest_region_is_given_exactly(tools: Tools, workspace: Path) -> None:
+    """test_real_model, three runs: the model invented `def login(username, password):`, was told to
+    re-read the file, read it, and answered that nothing needed renaming. Now the line is in the error."""
+    put(workspace, "auth.py", 'def login(user):\n    return user == "admin"\n')
+    result = await tools.result(
+        "edit_file", path="auth.py", old_text="def login(username, password):", new_text="def sign_in(user):"
+    )
+    assert result.is_error and "these lines of old_text are not there: 'def login(username, password):'" in result.error
+    assert "exactly (escaped as inside a JSON string, on the next line):\ndef login(user):\nIf they are" in result.error

@@ -320,7 +320,10 @@ async def test_edit_not_found_names_the_closest_region(tools: Tools, workspace: 
     assert "The closest region is lines 5-7" in text
     assert "the file indents with tabs where old_text uses spaces" in text
     assert "'// reject empty passwords'" in text
-    assert "Re-read the file with read_file(path='auth.go')" in text
+    # a small region's exact lines, ready to copy (the reviewer's comment line is not among them)
+    exact = '\\tif password == \\"\\" {\\n\\t\\treturn true\\n\\t}'
+    assert f"exactly (escaped as inside a JSON string, on the next line):\n{exact}\nIf they are the text" in text
+    assert "else re-read the file with read_file(path='auth.go')" in text
     assert '     5\t\tif password == "" {' in result.output  # the region as it is now
     assert (result.metadata["closest_first_line"], result.metadata["closest_last_line"]) == (5, 7)
     assert (workspace / "auth.go").read_text() == AUTH_GO
@@ -547,7 +550,7 @@ async def test_scenario_edit_trap(settings: Settings, scripted_model: ScriptedMo
     assert run.outcome.status == pb.RUN_STATUS_FINISHED
     first_edit = last_tool_text(scripted_model.requests[1])
     assert "old_text not found in auth.go. The closest region is lines 5-7" in first_edit
-    assert "Re-read the file" in first_edit
+    assert "re-read the file" in first_edit
     assert last_tool_text(scripted_model.requests[3]).startswith("edited auth.go: replaced 1 occurrence")
     assert (workspace / "auth.go").read_text() == AUTH_GO_FIXED
     finished = [r for r in run.results() if r.name == "edit_file" and not r.is_error]

@@ -86,6 +86,7 @@ def closest_region(text: str, needle: str) -> Region | None:
 
 _LINE_PREFIX = re.compile(r"^\s*\d+\t")
 REGION_FLOOR = 0.6  # a closest region less similar than this is not shown: it would mislead
+SMALL_REGION = 3  # a closest region of at most this many lines is quoted exactly, whatever differs
 EXACT_CHARS = 2000  # a region that differs only in whitespace is quoted JSON-escaped up to this length
 
 
@@ -159,6 +160,14 @@ def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feed
             reread = (  # on a line of its own: a quoting character around it got copied too
                 "Those lines are exactly (escaped as inside a JSON string, on the next line):\n"
                 f"{escaped}\nSend that as old_text, and indent new_text the same way."
+            )
+    elif region.last - region.first < SMALL_REGION:  # a line or few: give them, ready to copy
+        escaped = json.dumps("\n".join(found), ensure_ascii=False)[1:-1]
+        if len(escaped) <= EXACT_CHARS:  # a 1.5B model re-read the file after this, then gave up
+            reread = (
+                "The file's lines there are exactly (escaped as inside a JSON string, on the next line):\n"
+                f"{escaped}\nIf they are the text you mean to change, send them as old_text; else re-read "
+                f"the file with read_file(path={name!r})."
             )
     indentation = _indentation_difference(found, old_lines)
     if indentation:
