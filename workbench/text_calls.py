@@ -247,8 +247,7 @@ def echo_as_text(message: pb.Message, text_calls: Collection[str], wire: list[di
 def _closing(result: pb.ToolResult) -> str:
     if may_answer(result):
         return ECHO_NEXT
-    pending = "pending" in result.metadata and result.metadata["pending"] is True
-    return ECHO_WAIT if pending else ECHO_FIX
+    return ECHO_WAIT if _flag(result, "pending") else ECHO_FIX
 
 
 def may_answer(result: pb.ToolResult) -> bool:
@@ -256,9 +255,14 @@ def may_answer(result: pb.ToolResult) -> bool:
     its tool marked `partial` (a bash command that timed out after printing: "build id: 7f3a9c2e").
     Told to correct and resend such a call, a 1.5B model re-ran it to the turn limit; told to answer
     if it could, it answered. A result its tool marked `empty` (found nothing) is not one."""
-    if any(key in result.metadata and result.metadata[key] is True for key in ("empty", "pending")):
+    if _flag(result, "empty") or _flag(result, "pending"):
         return False  # found nothing (a glob without matches), or the answer comes later (an async child)
-    return not result.is_error or ("partial" in result.metadata and result.metadata["partial"] is True)
+    return not result.is_error or _flag(result, "partial")
+
+
+def _flag(result: pb.ToolResult, key: str) -> bool:
+    """Whether the result's tool set metadata `key` to true."""
+    return key in result.metadata and result.metadata[key] is True
 
 
 # After the results of a reply echoed as text: once a model's turns are all JSON blocks, a 1.5B
