@@ -13,7 +13,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests.scripted_server import ScriptedModel
-from workbench.config import Settings
+from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 
 
@@ -81,9 +81,9 @@ def provider_ids(messages: list[pb.Message]) -> dict[str, str]:
 
 async def run_agent(settings: Settings, prompt: str, tools: list[str] | None = None) -> Run:
     """Run the root agent of a new session in a real SQLite store; collect committed events."""
-    from workbench.agents import AgentTree
-    from workbench.store import Recorder, Store
-    from workbench.tools.terminal import TerminalHost
+    from workbench.engine.agents import AgentTree
+    from workbench.engine.store import Recorder, Store
+    from workbench.terminal.host import TerminalHost
 
     store = Store(settings.db_path)
     session_id = store.create_session(settings.workspace, settings.model, prompt)

@@ -29,7 +29,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests.scripted_server import ScriptedModel, call, reply  # noqa: E402
 from tools.benchmarks import alternating_calls, bare_calls  # noqa: E402
-from workbench.config import Settings  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
 
 
@@ -50,10 +50,10 @@ async def timed(fn: Callable[[], Awaitable[object]], n: int) -> float:
 
 def loop_overhead(n: int = 2000) -> tuple[float, float]:
     """Median ms of one trivial tool call through the loop, and of the tool called directly."""
-    from workbench.loop import AgentLoop
-    from workbench.model import ModelClient, ModelSpec
-    from workbench.store import Recorder, Store
-    from workbench.tools import REGISTRY, Toolbox, ToolContext, tool
+    from workbench.engine.loop import AgentLoop
+    from workbench.engine.store import Recorder, Store
+    from workbench.model.gateway import ModelClient, ModelSpec
+    from workbench.tools.registry import REGISTRY, Toolbox, ToolContext, tool
 
     if "bench_noop" not in REGISTRY:
 
@@ -108,7 +108,7 @@ def bench_turn(turns: int = 40) -> None:
     it against a bare call. The Session's server runs in a process of its own, as the baselines'
     does (a server thread in the loop's process would take its interpreter lock each request)."""
     from tools.benchmarks.harness import ServerInChild
-    from workbench.session import Session
+    from workbench.session.session import Session
 
     server = ScriptedModel()
     try:
@@ -189,7 +189,7 @@ def bench_start(runs: int = 3) -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             env = {**os.environ, "HOME": tmp, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-            workbench = [sys.executable, "-m", "workbench.launch", "run", "hi", "--model", "openai/scripted"]
+            workbench = [sys.executable, "-m", "workbench.cli.launch", "run", "hi", "--model", "openai/scripted"]
             workbench += ["--api-base", server.url, "--workspace", tmp, "--data-dir", f"{tmp}/d"]
             firsts, bares, imports, bash_turns = [], [], [], []
             for _ in range(runs):

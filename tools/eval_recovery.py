@@ -54,10 +54,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from google.protobuf import json_format  # noqa: E402
 
 from tools.eval_recovery_scenarios import SCENARIOS, Outcome, Scenario  # noqa: E402
-from workbench.config import Settings  # noqa: E402
-from workbench.model import ModelClient  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
+from workbench.model.gateway import ModelClient  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
-from workbench.session import Session  # noqa: E402
+from workbench.session.session import Session  # noqa: E402
 
 
 @dataclass

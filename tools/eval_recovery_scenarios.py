@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.demo import SAMPLE
+from workbench.model.demo import SAMPLE
 from workbench.pb import workbench_pb2 as pb
 
 

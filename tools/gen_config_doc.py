@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerate docs/CONFIG.md from the settings' declarations (workbench/config.py) and the CLI's flags.
+"""Regenerate docs/CONFIG.md from the settings' declarations (workbench/config/settings.py) and the CLI's flags.
 
 `--check` fails when the committed file differs from what would be generated.
 """
@@ -10,9 +10,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from workbench.cli import parsers
-from workbench.config_load import FIELDS
-from workbench.config_report import reference_markdown
+from workbench.cli.main import parsers
+from workbench.config.load import FIELDS
+from workbench.config.report import reference_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "CONFIG.md"

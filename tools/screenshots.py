@@ -29,7 +29,7 @@ import cairosvg  # noqa: E402
 from textual.pilot import Pilot  # noqa: E402
 
 from tests.scripted_server import Router, ScriptedModel, call, error, reply  # noqa: E402
-from workbench.config import Settings  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
 from workbench.tui.app import DEMO_PROMPT, WorkbenchApp  # noqa: E402
 from workbench.tui.approval import ApprovalScreen  # noqa: E402
 

@@ -24,7 +24,7 @@ def in_clean_home(prefix: str, run: Callable[[Path], Awaitable[T]]) -> T:
                 os.environ["HOME"] = saved_home
 
 
-# What workbench.model sets for litellm before importing it; a bare baseline runs without them.
+# What workbench.model.gateway sets for litellm before importing it; a bare baseline runs without them.
 WORKBENCH_LITELLM_ENV = ("MAX_BASE64_LENGTH_FOR_LOGGING",)
 
 
@@ -86,7 +86,7 @@ def bare_calls(server: object, calls: int, at_once: bool, runs: int, bash: bool 
 WORKBENCH_CALLS = """
 import asyncio, statistics, sys, time
 sys.path.insert(0, sys.argv[3])
-from workbench.model import ModelClient, ModelSpec
+from workbench.model.gateway import ModelClient, ModelSpec
 from workbench.pb import workbench_pb2 as pb
 URL, CALLS = sys.argv[1], int(sys.argv[2])
 client = ModelClient(ModelSpec("openai/scripted", api_base=URL, api_key="sk-bench"))

@@ -34,7 +34,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests.scripted_server import ScriptedModel, call, reply  # noqa: E402
 from tools.benchmarks import bare_calls  # noqa: E402
-from workbench.config import Settings  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
 
 RUNS = 3
@@ -56,8 +56,8 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
 
 async def run_tree(url: str, data: Path, children: int) -> dict[str, float]:
     """One run of a root that starts `children` async children and waits for them all."""
-    from workbench.agents import AgentTree
-    from workbench.store import Store
+    from workbench.engine.agents import AgentTree
+    from workbench.engine.store import Store
 
     settings = Settings(
         model="openai/scripted",
@@ -94,7 +94,7 @@ async def run_tree(url: str, data: Path, children: int) -> dict[str, float]:
 
 
 async def _trees(url: str, tmp: Path) -> dict[str, list[dict[str, float]]]:
-    from workbench.model import preload
+    from workbench.model.gateway import preload
 
     # litellm imported the way `workbench run` and the TUI import it: what the import built is
     # frozen out of the cyclic GC's collections (else each full collection walks it again)

@@ -28,10 +28,10 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from workbench.config import Settings  # noqa: E402
-from workbench.feedback import model_text  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
+from workbench.core.feedback import model_text  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
-from workbench.tools import Toolbox, ToolContext  # noqa: E402
+from workbench.tools.registry import Toolbox, ToolContext  # noqa: E402
 
 FOLDERS, PER_FOLDER = 100, 100  # 10,000 files
 RARE = r"NEEDLE_[0-9]+"  # in one file of a hundred

@@ -30,7 +30,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests.scripted_server import ScriptedModel, call, reply  # noqa: E402
 from tools.benchmarks import bare_env  # noqa: E402
-from workbench.config import Settings  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
 
 TURNS = 500
 MARKS = (1, 100, 500)
@@ -39,7 +39,7 @@ RESULT = "".join(f"{i:05d} " + "x" * 94 + "\n" for i in range(100))  # 10 KB, 10
 
 
 def _register_tool() -> None:
-    from workbench.tools import ToolContext, tool
+    from workbench.tools.registry import ToolContext, tool
 
     @tool(name="bench_10k")
     async def ten_kilobytes(ctx: ToolContext) -> str:

@@ -23,7 +23,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from workbench.config import Settings  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
 
 CALLS_PER_MODE = 20_000
@@ -54,7 +54,7 @@ def _calls(n: int) -> list[pb.ToolCall]:
 
 def guard_cost(mode: str, workspace: Path) -> tuple[float, float, float]:
     """Median ms of one Guard.check over the mix of calls; the mean; the median of bash calls alone."""
-    from workbench.guard import Guard
+    from workbench.guard.guardrail import Guard
 
     guard = Guard(Settings(workspace=workspace, sandbox="workspace-write", **RULES), mode=mode)  # type: ignore[arg-type]
     for call in _calls(200):  # warm-up (imports, compiled patterns)

@@ -46,7 +46,7 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tools.benchmarks import in_clean_home  # noqa: E402
-from workbench.config import Settings  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
 
 TURNS = 60
@@ -125,11 +125,11 @@ SEGMENTS = (
 
 
 def _loop_targets() -> dict[str, tuple[type, str]]:
-    from workbench.guard import Guard
-    from workbench.loop import AgentLoop
-    from workbench.model import ModelClient
-    from workbench.store import Recorder
-    from workbench.tools import Toolbox
+    from workbench.engine.loop import AgentLoop
+    from workbench.engine.store import Recorder
+    from workbench.guard.guardrail import Guard
+    from workbench.model.gateway import ModelClient
+    from workbench.tools.registry import Toolbox
 
     targets = {
         "model": (ModelClient, "complete"),
@@ -217,10 +217,10 @@ class ServerInChild:
 
 async def _in_loop(home: Path, server_in_child: bool) -> dict[str, float]:
     from tests.scripted_server import ScriptedModel, call, reply
-    from workbench.agents import AgentTree
-    from workbench.guard import Guard
-    from workbench.store import Recorder, Store
-    from workbench.tools.terminal import TerminalHost
+    from workbench.engine.agents import AgentTree
+    from workbench.engine.store import Recorder, Store
+    from workbench.guard.guardrail import Guard
+    from workbench.terminal.host import TerminalHost
 
     server: ScriptedModel | ServerInChild
     if server_in_child:
@@ -326,8 +326,8 @@ class Part:
 
 
 def _step_targets() -> dict[str, tuple[type, str]]:
-    from workbench.tools.bash_run import BashRun
-    from workbench.tools.terminal import TerminalHost
+    from workbench.terminal.bash_run import BashRun
+    from workbench.terminal.host import TerminalHost
 
     return {
         "shell run": (TerminalHost, "run"),
@@ -349,12 +349,12 @@ STEPS = (
 
 
 async def _parts(home: Path) -> tuple[list[Part], dict[str, float]]:
-    from workbench.guard import Guard
-    from workbench.loop import AgentLoop
-    from workbench.model import ModelClient, ModelSpec, litellm
-    from workbench.store import Recorder, Store
-    from workbench.tools import Toolbox, ToolContext
-    from workbench.tools.terminal import TerminalHost
+    from workbench.engine.loop import AgentLoop
+    from workbench.engine.store import Recorder, Store
+    from workbench.guard.guardrail import Guard
+    from workbench.model.gateway import ModelClient, ModelSpec, litellm
+    from workbench.terminal.host import TerminalHost
+    from workbench.tools.registry import Toolbox, ToolContext
 
     litellm()  # first: a fork costs more in a bigger process (bash -c true: ~1.3 ms before, ~3 ms after)
     ws = home / "parts-ws"

@@ -22,9 +22,9 @@ if str(ROOT) not in sys.path:
 
 from tools.benchmarks import in_clean_home  # noqa: E402
 from tools.benchmarks.shell import _baseline, _line, _ms, _tool  # noqa: E402
-from workbench.config import Settings  # noqa: E402
-from workbench.tools import Toolbox, ToolContext  # noqa: E402
-from workbench.tools.terminal import TerminalHost  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
+from workbench.terminal.host import TerminalHost  # noqa: E402
+from workbench.tools.registry import Toolbox, ToolContext  # noqa: E402
 
 ROUNDS = 300
 BLOCKS = 6

@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from workbench.config import Settings  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
+from workbench.engine.store import Recorder, Store  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
-from workbench.store import Recorder, Store  # noqa: E402
 
 EVENTS = 20_000
 BATCH = 100
@@ -66,7 +66,7 @@ def bench_append(folder: Path) -> tuple[float, float]:
 
 
 def bench_resume(folder: Path) -> tuple[float, float]:
-    from workbench.session import Session
+    from workbench.session.session import Session
 
     settings = Settings(model="demo", workspace=folder, data_dir=folder / "data")
     store = Store(settings.db_path)

@@ -28,10 +28,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tools.benchmarks import in_clean_home  # noqa: E402
-from workbench.config import Settings  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
-from workbench.tools import Toolbox, ToolContext  # noqa: E402
-from workbench.tools.terminal import TerminalHost  # noqa: E402
+from workbench.terminal.host import TerminalHost  # noqa: E402
+from workbench.tools.registry import Toolbox, ToolContext  # noqa: E402
 
 ROUNDS = {"true": 300, "seq 100000": 40}
 BLOCKS = 5
@@ -169,10 +169,10 @@ ROUND_TRIP_CHILD = """
 import asyncio, json, statistics, sys, tempfile, time, uuid
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from workbench.config import Settings
+from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools import Toolbox, ToolContext
-from workbench.tools.terminal import TerminalHost
+from workbench.tools.registry import Toolbox, ToolContext
+from workbench.terminal.host import TerminalHost
 
 async def main(n: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:

@@ -25,11 +25,11 @@ CHILD = textwrap.dedent(
     import asyncio, json, resource, sys, time, uuid
     from pathlib import Path
     sys.path.insert(0, sys.argv[1])
-    from workbench.config import Settings
+    from workbench.config.settings import Settings
     from workbench.pb import workbench_pb2 as pb
-    from workbench.store import Recorder, Store
-    from workbench.tools import Toolbox, ToolContext
-    from workbench.tools.terminal import TerminalHost
+    from workbench.engine.store import Recorder, Store
+    from workbench.tools.registry import Toolbox, ToolContext
+    from workbench.terminal.host import TerminalHost
 
     async def main(command: str, tmp: Path) -> dict:
         settings = Settings(workspace=tmp, data_dir=tmp / "data")

@@ -31,7 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.tui_events import EventLog  # noqa: E402
-from workbench.config import Settings  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
 
 SIZE = (150, 45)

@@ -26,13 +26,13 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests.scripted_server import ScriptedModel, reply  # noqa: E402
-from workbench.config import Settings  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
 
 SESSIONS = 8
 
 
 async def _warm(server: ScriptedModel, tmp: Path) -> list[float]:
-    from workbench.session import Session
+    from workbench.session.session import Session
 
     samples = []
     for i in range(SESSIONS + 1):  # the first one is untimed: litellm's import and first call
@@ -55,7 +55,7 @@ async def _warm(server: ScriptedModel, tmp: Path) -> list[float]:
 def _cold(server: ScriptedModel, tmp: Path) -> float:
     server.request_times.clear()
     server.add(reply("ok"))
-    cmd = [sys.executable, "-m", "workbench.launch", "run", "hi", "--model", "openai/scripted"]
+    cmd = [sys.executable, "-m", "workbench.cli.launch", "run", "hi", "--model", "openai/scripted"]
     cmd += ["--api-base", server.url, "--workspace", str(tmp), "--data-dir", str(tmp / "cold")]
     start = time.monotonic()
     subprocess.run(cmd, env={**os.environ, "HOME": str(tmp)}, check=True, capture_output=True)

@@ -13,14 +13,14 @@ import signal
 import time
 from typing import Any, Literal
 
-from workbench.feedback import Feedback
+from workbench.core.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
-from workbench.sandbox import PlantedFile, open_untrusted
-from workbench.tools import ToolContext, ToolFn, tool
+from workbench.terminal.host import TerminalHost, Window, start_dir
+from workbench.terminal.output_cap import CappedOutput, saved_output_path
+from workbench.terminal.sandbox import PlantedFile, open_untrusted
+from workbench.terminal.tmux_control import ServerGone, ServerStalled, TmuxError
 from workbench.tools.not_found import close_commands, missing_command
-from workbench.tools.output_cap import CappedOutput, saved_output_path
-from workbench.tools.terminal import TerminalHost, Window, start_dir
-from workbench.tools.tmux_control import ServerGone, ServerStalled, TmuxError
+from workbench.tools.registry import ToolContext, ToolFn, tool
 
 WAIT_POLL = 0.1  # seconds between screen checks of tmux(action="wait")
 RESERVED = re.compile(r"^bash(-\d+)?$")

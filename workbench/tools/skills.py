@@ -18,10 +18,10 @@ from pathlib import Path
 
 import yaml
 
-from workbench.config import Settings
-from workbench.feedback import Feedback
-from workbench.tools import ToolContext, shorten, tool
-from workbench.tools.walk import read_regular
+from workbench.config.settings import Settings
+from workbench.core.feedback import Feedback
+from workbench.tools.files.walk import read_regular
+from workbench.tools.registry import ToolContext, shorten, tool
 
 SKILL_FOLDERS = (".workbench/skills", ".agents/skills", ".claude/skills")
 DESCRIPTION_CHARS = 1024  # as the Agent Skills spec caps it

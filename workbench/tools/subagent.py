@@ -9,11 +9,11 @@ from __future__ import annotations
 import time
 from typing import Literal
 
-from workbench.feedback import Feedback
+from workbench.core.feedback import Feedback
+from workbench.core.words import agent_status, spawn_mode
 from workbench.pb import workbench_pb2 as pb
-from workbench.seams import SubagentHost
-from workbench.tools import ToolContext, tool
-from workbench.words import agent_status, spawn_mode
+from workbench.tools.registry import ToolContext, tool
+from workbench.tools.seams import SubagentHost
 
 
 @tool

@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from workbench import words
+from workbench.core import words
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.text import duration, printable
 from workbench.tui.view import ROOT, AgentRow, SessionView

@@ -1,6 +1,6 @@
 """The Textual workbench: the parent loop, its subagents and the Inbox in live panes.
 
-The app is a client of `workbench.session` and of committed events only. The Session runs as
+The app is a client of `workbench.session.session` and of committed events only. The Session runs as
 an async worker on Textual's loop; its subscriber only queues the event and posts one message,
 so no UI handler runs inside a commit hook; events are applied to the view model in batches
 and only the changed widgets are touched. Nothing on the path to the first frame imports
@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static
 
-from workbench.config import Settings
+from workbench.config.settings import Settings
 from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.ask_screen import AskText
 from workbench.tui.engine import Session, no_model_help, start_litellm_import

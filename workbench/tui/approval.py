@@ -21,10 +21,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from workbench.guard import NotWaiting
-from workbench.guard_review import describe_call
+from workbench.core.safe_text import printable
+from workbench.guard.guardrail import NotWaiting
+from workbench.guard.review import describe_call
 from workbench.pb import workbench_pb2 as pb
-from workbench.safe_text import printable
 from workbench.tui.text import diff_line_style
 
 Answer = tuple[bool, str, bool]  # approve, reason, remember

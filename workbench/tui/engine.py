@@ -9,12 +9,12 @@ from typing import Protocol
 
 from textual.message import Message
 
-from workbench.config import Settings, user_config_path
+from workbench.config.settings import Settings, user_config_path
 from workbench.pb import workbench_pb2 as pb
 
 
 class Session(Protocol):
-    """What the app uses of `workbench.session.Session` (imported after the first frame)."""
+    """What the app uses of `workbench.session.session.Session` (imported after the first frame)."""
 
     id: str
     settings: Settings
@@ -54,7 +54,7 @@ def no_model_help() -> str:
 def start_litellm_import() -> threading.Thread:
     """litellm imports in a thread after the first frame (tools/benchmarks/tui.py measures typing
     meanwhile; a shorter GIL switch interval was tried and did not help, so there is none)."""
-    from workbench.model import preload
+    from workbench.model.gateway import preload
 
     return preload()
 

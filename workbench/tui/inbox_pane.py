@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from workbench import words
+from workbench.core import words
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import STATUS_STYLE
 from workbench.tui.text import one_line, printable

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from workbench import words
+from workbench.core import words
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.header_bar import short_path
 from workbench.tui.text import one_line, printable, tokens

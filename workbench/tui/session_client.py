@@ -21,7 +21,7 @@ from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widgets import Static
 
-from workbench.config import Settings
+from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.engine import EventsArrived, Session
@@ -103,7 +103,7 @@ class SessionClient(App[int]):
         status.message = "resuming…" if resume else "opening the session…"
         status.sync()
         await self._close_session()
-        module = await asyncio.to_thread(importlib.import_module, "workbench.session")
+        module = await asyncio.to_thread(importlib.import_module, "workbench.session.session")
         try:
             session: Session = await module.Session.open(settings, resume=resume, interactive=True)
         except module.SessionError as err:  # unknown id, another workspace, held elsewhere, corrupt
@@ -136,7 +136,7 @@ class SessionClient(App[int]):
 
     async def _context_window(self, model: str) -> None:
         """The model's window for the status line, looked up in a thread (it needs litellm)."""
-        from workbench.model import ModelSpec, context_window
+        from workbench.model.gateway import ModelSpec, context_window
 
         window = await asyncio.to_thread(context_window, ModelSpec(model).wire_model)
         status = self.status_line
@@ -164,7 +164,7 @@ class SessionClient(App[int]):
         self.notify(printable(text), severity="error", timeout=10, markup=False)
 
     async def _pick(self) -> None:
-        module = await asyncio.to_thread(importlib.import_module, "workbench.session")
+        module = await asyncio.to_thread(importlib.import_module, "workbench.session.session")
         try:
             sessions = await asyncio.to_thread(module.list_sessions, self.settings)
         except module.SessionError as err:

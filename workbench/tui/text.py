@@ -12,7 +12,7 @@ import json
 
 from rich.text import Text
 
-from workbench.safe_text import printable
+from workbench.core.safe_text import printable
 
 
 def plain(text: str, style: str = "") -> Text:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from workbench import words
+from workbench.core import words
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.items import FILE_TOOLS, AssistantItem, Item, NoticeItem, ToolItem, UserItem
 from workbench.tui.text import arguments_of, one_line

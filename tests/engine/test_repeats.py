@@ -1,0 +1,56 @@
+"""Repeated calls (workbench/engine/repeats.py): the key, the reminder, the note, the stop, without a model."""
+
+from __future__ import annotations
+
+from workbench.engine.repeats import REMIND_AFTER, STOP_AFTER, Repeats, call_key
+from workbench.pb import workbench_pb2 as pb
+
+
+def failed(call: pb.ToolCall) -> pb.ToolResult:
+    return pb.ToolResult(call_id=call.id, name=call.name, is_error=True, error="no such file")
+
+
+def test_the_key_is_the_parsed_arguments_in_canonical_form() -> None:
+    pretty = pb.ToolCall(name="read_file", arguments='{\n  "path": "a",\n  "limit": 5\n}')
+    compact = pb.ToolCall(name="read_file", arguments='{"limit":5,"path":"a"}')
+    assert call_key(pretty) == call_key(compact) == ("read_file", '{"limit":5,"path":"a"}')
+    assert call_key(pb.ToolCall(name="ls", arguments="")) == ("ls", "{}")
+    assert call_key(pb.ToolCall(name="ls", arguments=' {"path": ')) == ("ls", '{"path":')  # not JSON: raw, stripped
+    assert call_key(pb.ToolCall(name="ls", arguments='{"p": "é"}')) != call_key(
+        pb.ToolCall(name="ls", arguments='{"p": "e"}')
+    )
+
+
+def test_failures_remind_then_stop_and_a_change_starts_over() -> None:
+    repeats = Repeats(changing=["write_file"])
+    call = pb.ToolCall(id="c", name="read_file", arguments='{"path": "a"}')
+    for n in range(1, STOP_AFTER + 1):
+        assert repeats.refuse(call) is None
+        result = failed(call)
+        repeats.record(call, result, turn=n)
+        assert bool(result.notes) == (n >= REMIND_AFTER)
+    refused = repeats.refuse(call)
+    assert refused is not None and refused.is_error and f"failed {STOP_AFTER} times" in refused.error
+    other = pb.ToolCall(id="r", name="read_file", arguments='{"path": "b"}')
+    repeats.record(other, pb.ToolResult(output="ok"), turn=9)  # a read changes nothing
+    assert repeats.refuse(call) is not None
+    write = pb.ToolCall(id="w", name="write_file", arguments='{"path": "a", "content": ""}')
+    repeats.record(write, pb.ToolResult(output="wrote"), turn=10)
+    assert repeats.refuse(call) is None
+    repeats.reset()
+    assert repeats.refuse(call) is None
+
+
+def test_the_same_result_again_is_noted_with_its_turn_and_a_new_result_is_not() -> None:
+    repeats = Repeats(changing=[])
+    call = pb.ToolCall(id="c", name="read_file", arguments='{"path": "a"}')
+    repeats.record(call, pb.ToolResult(output="alpha"), turn=2)
+    same_turn = pb.ToolResult(output="alpha")
+    repeats.record(call, same_turn, turn=2)
+    assert "turn 2 (earlier in this same turn)" in same_turn.notes[0]
+    changed = pb.ToolResult(output="beta")
+    repeats.record(call, changed, turn=3)
+    assert not changed.notes
+    again = pb.ToolResult(output="beta")
+    repeats.record(call, again, turn=4)
+    assert "turn 3 (1 turn ago)" in again.notes[0]

@@ -1,0 +1,141 @@
+"""Tool calls written as text (workbench/model/text_calls.py): pure parsing, no I/O."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.model.text_calls import MAX_CALLS, UNREADABLE, TextCall, find_calls
+
+TOOLS = ["read_file", "write_file", "edit_file", "bash", "ls"]
+
+
+def args(call: TextCall) -> dict[str, object]:
+    return json.loads(call.arguments)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```json\n{"name": "read_file", "arguments": {"path": "auth.go"}}\n```',
+        '```\n{"name": "read_file", "arguments": {"path": "auth.go"}}\n```',
+        '<tool_call>\n{"name": "read_file", "arguments": {"path": "auth.go"}}\n</tool_call>',
+        '<tool_call>{"name": "read_file", "arguments": {"path": "auth.go"}}',  # unclosed tag at the end
+        '{"name": "read_file", "arguments": {"path": "auth.go"}}',
+        '{"name": "read_file", "parameters": {"path": "auth.go"}}',
+        '{"name": "read_file", "arguments": "{\\"path\\": \\"auth.go\\"}"}',  # arguments as a JSON string
+        '{"type": "function", "function": {"name": "read_file", "arguments": "{\\"path\\": \\"auth.go\\"}"}}',
+        '{"function": "read_file", "arguments": {"path": "auth.go"}}',
+        '```\n<tool_call>\n{"name": "read_file", "arguments": {"path": "auth.go"}}\n</tool_call>\n```',
+        '<tool_call>\n```json\n{"name": "read_file", "arguments": {"path": "auth.go"}}\n```\n</tool_call>',
+    ],
+)
+def test_each_form_is_one_call_and_no_text_is_left(text: str) -> None:
+    found, prose = find_calls(text, TOOLS)
+    assert found == [TextCall("read_file", '{"path": "auth.go"}')]
+    assert prose == ""
+
+
+def test_prose_around_a_block_stays_as_the_reply_text() -> None:
+    block = '```json\n{"name": "read_file", "arguments": {"path": "a.go"}}\n```'
+    text = f"I will read the file first.\n\n{block}\n\nThen fix it."
+    found, prose = find_calls(text, TOOLS)
+    assert [c.name for c in found] == ["read_file"]
+    assert prose == "I will read the file first.\n\nThen fix it."
+
+
+def test_several_calls_in_order_across_forms_and_a_list() -> None:
+    text = (
+        'First:\n{"name": "ls", "arguments": {"path": "."}}\n'
+        '<tool_call>{"name": "bash", "arguments": {"command": "go test"}}</tool_call>\n'
+        '```json\n[{"name": "read_file", "arguments": {"path": "a"}},\n'
+        ' {"name": "read_file", "arguments": {"path": "b"}}]\n```'
+    )
+    found, prose = find_calls(text, TOOLS)
+    assert [(c.name, args(c)) for c in found] == [
+        ("ls", {"path": "."}),
+        ("bash", {"command": "go test"}),
+        ("read_file", {"path": "a"}),
+        ("read_file", {"path": "b"}),
+    ]
+    assert prose == "First:"
+
+
+def test_raw_newlines_inside_strings_are_read() -> None:
+    text = '{"name": "write_file", "arguments": {"path": "a.py", "content": "x = 1\nprint(x)\n"}}'
+    (found,), _ = find_calls(text, TOOLS)
+    assert args(found) == {"path": "a.py", "content": "x = 1\nprint(x)\n"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The answer is 42.",
+        '```json\n{"name": "my-package", "version": "1.0.0", "scripts": {}}\n```',  # a package.json
+        '```js\nconst user = {"name": name};\n```',
+        'Use the {"name": value} form in the config.',
+        '```python\nprint({"name": "ls", "arguments": {}})\n```',
+        '{"name": "Alice", "age": 3}',
+        "",
+    ],
+)
+def test_text_without_a_call_is_an_answer(text: str) -> None:
+    assert find_calls(text, TOOLS) == ([], text)
+
+
+def test_a_call_to_a_tool_not_offered_is_an_error_naming_the_tools() -> None:
+    (found,), prose = find_calls('```json\n{"name": "delete_all", "arguments": {}}\n```', TOOLS)
+    assert found.name == UNREADABLE and found.arguments == "{}"
+    assert "'delete_all'" in found.error and "not one of the offered tools" in found.error
+    assert "read_file, write_file" in found.error and '{"name": "<tool>", "arguments": {...}}' in found.error
+    (found,), _ = find_calls('```json\n{"name": "pytset", "arguments": {"q": ""}}\n```', TOOLS)
+    assert 'To run the program pytset, call bash: {"name": "bash", "arguments": {"command": "pytset ..."}}' in (
+        found.error
+    )
+    assert prose == ""
+
+
+def test_a_block_that_does_not_parse_is_an_error_quoting_it() -> None:
+    text = 'Reading:\n```json\n{"name": "read_file", "arguments": {"path": "a"}\n```'
+    (found,), prose = find_calls(text, TOOLS)
+    assert found.name == "read_file" and found.arguments == "{}"  # the name it gave, arguments that parse
+    assert "not valid JSON" in found.error and "line 1 column" in found.error and '"path"' in found.error
+    assert prose == "Reading:"
+
+
+def test_a_tag_without_a_call_object_is_an_error() -> None:
+    (found,), _ = find_calls("<tool_call>read the file</tool_call>", TOOLS)
+    assert found.name == UNREADABLE and '"name" and "arguments"' in found.error
+
+
+def test_bare_text_that_starts_like_a_call_but_breaks_is_an_error() -> None:
+    text = 'Let me look.\n{"name": "read_file", "arguments": {"path": "a"\n\nThanks.'
+    (found,), prose = find_calls(text, TOOLS)
+    assert found.name == "read_file" and "not valid JSON" in found.error
+    assert prose == "Let me look.\n\nThanks."
+
+
+def test_arguments_that_are_not_an_object_are_an_error() -> None:
+    (found,), _ = find_calls('{"name": "bash", "arguments": ["ls"]}', TOOLS)
+    assert found.name == "bash" and "not a JSON object" in found.error
+    (found,), _ = find_calls('{"name": "bash", "arguments": "ls -la"}', TOOLS)
+    assert found.name == "bash" and "not valid JSON" in found.error
+
+
+def test_a_long_block_is_quoted_shortened() -> None:
+    text = '<tool_call>{"name": "write_file", "arguments": {"content": "' + "x" * 50_000 + "</tool_call>"
+    (found,), _ = find_calls(text, TOOLS)
+    assert len(found.error) < 600 and "characters)" in found.error
+
+
+def test_calls_in_one_reply_are_capped() -> None:
+    text = "\n".join('{"name": "ls", "arguments": {}}' for _ in range(MAX_CALLS + 5))
+    found, _ = find_calls(text, TOOLS)
+    assert len(found) == MAX_CALLS
+
+
+def test_deep_nesting_is_not_a_crash() -> None:
+    text = '{"name": "ls", "arguments": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    (found,), _ = find_calls(text, TOOLS)
+    assert found.error

@@ -1,0 +1,365 @@
+"""The TUI under Pilot, driving a real Session: real litellm HTTP to the scripted model server,
+a real SQLite file, a real tmux server. One test per behaviour of the issue's Tests section."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from tests.conftest import run_agent
+from tests.scripted_server import Router, ScriptedModel, call, error, reply
+from workbench.config.settings import Settings
+from workbench.pb import workbench_pb2 as pb
+from workbench.tui.agents_pane import AgentsPane
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.ask_screen import AskText
+from workbench.tui.inbox_pane import InboxPane
+from workbench.tui.items import ToolItem
+from workbench.tui.messages import AssistantMessage, UserMessage
+from workbench.tui.picker import ResumePicker
+from workbench.tui.prompt_input import PromptInput
+from workbench.tui.tool_block import ToolBlock
+from workbench.tui.transcript import Transcript
+
+SIZE = (150, 45)
+
+
+def make_app(settings: Settings, **kwargs: Any) -> WorkbenchApp:
+    # the TUI's default mode (ask) would stop each bash call at the approval modal, which
+    # tests/tui/test_approval.py covers; these tests are about the rest, so calls just run
+    settings.approval = settings.approval or "auto"
+    return WorkbenchApp(settings, blink=False, preload=False, **kwargs)
+
+
+async def until(
+    pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 60.0, what: str | Callable[[], str] = ""
+) -> None:
+    """Wait for `condition` with a generous bound (the machine is shared), never a fixed sleep."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {(what() if callable(what) else what) or condition}")
+        await pilot.pause(0.05)
+
+
+async def settled(pilot: Pilot[Any], app: WorkbenchApp) -> None:
+    """Wait until what the view model holds is on the screen (it redraws at most ten times a second)."""
+    await until(pilot, lambda: app._render_timer is None and app._changes is None, what="the screen to redraw")
+    await pilot.pause()
+
+
+async def type_prompt(pilot: Pilot[Any], text: str) -> None:
+    pilot.app.query_one(PromptInput).focus()
+    await pilot.press(*text)
+    await pilot.press("enter")
+
+
+def tool_blocks(app: WorkbenchApp) -> list[ToolBlock]:
+    return list(app.query_one(Transcript).query(ToolBlock))
+
+
+async def test_a_prompt_gives_a_streamed_answer(settings: Settings, scripted_model: ScriptedModel) -> None:
+    answer = "The answer is **42**, and here is why:\n\n" + "- a reason that takes a while to stream\n" * 8
+    scripted_model.add(reply(answer))
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None, what="the session to open")
+        await type_prompt(pilot, "what is it?")
+        await until(pilot, lambda: app.view.last_answer == answer, what="the answer")
+        await until(pilot, lambda: not app.view.busy)
+        await settled(pilot, app)
+        messages = list(app.query(AssistantMessage))
+        assert len(messages) == 1 and messages[0].source == answer  # streamed deltas, then the whole message
+        shown = "\n".join(strip.text for strip in messages[0].render_lines(messages[0].region.reset_offset))
+        assert "42" in shown and "**" not in shown and "• a reason" in shown  # rendered as Markdown, not raw
+        assert any(isinstance(w, UserMessage) and "what is it?" in str(w.render()) for w in app.query(UserMessage))
+        assert scripted_model.requests[0]["stream"] is True
+        kinds = [e.WhichOneof("kind") for e in app.session.events()]  # type: ignore[union-attr]
+        assert kinds.index("text_delta") < kinds.index("message", kinds.index("text_delta"))
+        await app._close_session()
+
+
+async def test_a_failed_call_shows_its_cause_beside_its_partial_output(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.add(reply("", call("bash", command="echo first-part; echo second-part; exit 3")), reply("moving on"))
+    app = make_app(settings, prompt="run it")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.view.last_answer == "moving on", what="the run to go on after the failure")
+        await settled(pilot, app)
+        await until(pilot, lambda: len(tool_blocks(app)) == 1 and tool_blocks(app)[0].has_class("error"))
+        [block] = tool_blocks(app)
+        assert block.has_class("error") and block.expanded
+        output, cause = block.query(".pane")
+        assert "first-part" in str(output.query_one(".output").render())
+        assert "second-part" in str(output.query_one(".output").render())
+        assert "exit code 3" in str(cause.query_one(".cause").render())
+        assert output.region.y == cause.region.y and output.region.x < cause.region.x  # side by side
+        await pilot.resize_terminal(70, 45)
+        await pilot.pause()
+        await until(pilot, lambda: block.has_class("narrow"))
+        await pilot.pause()
+        assert output.region.y < cause.region.y and output.region.x == cause.region.x  # stacked
+        await app._close_session()
+
+
+def tmux_commands(socket: str) -> list[str]:
+    done = subprocess.run(
+        ["tmux", "-L", socket, "list-panes", "-a", "-F", "#{pane_current_command}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.split()
+
+
+async def test_escape_cancels_a_long_bash_call_and_a_second_prompt_works(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.add(reply("", call("bash", command="echo started; sleep 120")), reply("second answer"))
+    app = make_app(settings, prompt="wait a long time")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: tool_blocks(app) and "started" in tool_blocks(app)[0].item.streamed)
+        socket = f"workbench-{app.session.id}"  # type: ignore[union-attr]
+        await until(pilot, lambda: "sleep" in tmux_commands(socket), what="sleep to run in tmux")
+        app.query_one(PromptInput).focus()
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.view.busy, timeout=30, what="the run to stop")
+        item = tool_blocks(app)[0].item
+        assert item.result is not None and item.result.is_error and "interrupted" in item.result.error
+        assert "sleep" not in tmux_commands(socket)  # the command is gone
+        await type_prompt(pilot, "again")
+        await until(pilot, lambda: app.view.last_answer == "second answer", what="the second prompt's answer")
+        await app._close_session()
+
+
+async def test_cancelling_one_subagent_leaves_the_parent_running(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    router = Router(
+        CHILD=[reply("", call("bash", command="sleep 120"))],
+        parent=[
+            reply(
+                "", call("subagent", {"action": "create", "mode": "async", "name": "slow", "prompt": "CHILD: sleep"})
+            ),
+            reply("waiting for it"),
+            reply("the child was cancelled; done"),
+        ],
+    )
+    scripted_model.add(*[router] * 6)
+    app = make_app(settings, prompt="parent task")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "a1" in app.view.agents and app.view.agents["a1"].tool_calls == 1)
+        agents = app.query_one(AgentsPane)
+        agents.focus()
+
+        def a1_selected() -> bool:  # the row may be drawn after the view model has the agent
+            if agents.selected_agent != "a1":
+                agents.select_agent("a1")
+            return agents.selected_agent == "a1"
+
+        await until(pilot, a1_selected, what=lambda: f"a1 selected: {agents.cursor_line=}")
+        await pilot.press("c")
+        assert agents.pending_cancel == "a1" and "y: yes" in str(agents.border_subtitle)
+        await pilot.press("y")
+        await until(pilot, lambda: app.view.agents["a1"].status == pb.AGENT_STATUS_CANCELLED, what="a1 cancelled")
+        await until(pilot, lambda: app.view.inbox, what="the Inbox item")
+        assert app.view.inbox[0].item.status == pb.AGENT_STATUS_CANCELLED and app.view.inbox[0].recipient == "main"
+        # the parent kept running: it read the Inbox item in its next turn and finished well
+        await until(pilot, lambda: app.view.last_answer == "the child was cancelled; done", what="the parent's end")
+        assert "cancel" in str(scripted_model.requests[-1]["messages"][-1]).lower()
+        await until(pilot, lambda: app.view.agents["main"].status == pb.AGENT_STATUS_COMPLETED)
+        await until(pilot, lambda: app.query_one(InboxPane).option_count == 1, what="the Inbox row drawn")
+        await app._close_session()
+
+
+async def test_a_child_failure_reaches_the_inbox_and_opens_the_child(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    router = Router(
+        CHILD=[error(401, "invalid api key", code="invalid_api_key")],
+        parent=[
+            reply(
+                "", call("subagent", {"action": "create", "mode": "async", "name": "lint", "prompt": "CHILD: lint it"})
+            ),
+            reply("waiting"),
+            reply("the lint child failed; stopping"),
+        ],
+    )
+    scripted_model.add(*[router] * 5)
+    app = make_app(settings, prompt="parent task")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.view.inbox, what="the Inbox item")
+        entry = app.view.inbox[0]
+        assert entry.item.status == pb.AGENT_STATUS_FAILED and "401" in entry.item.cause
+        inbox = app.query_one(InboxPane)
+        await until(pilot, lambda: inbox.option_count == 1)
+        inbox.focus()
+        inbox.highlighted = 0
+        await pilot.press("enter")
+        await until(pilot, lambda: app.query_one(Transcript).agent_id == "a1", what="the child's transcript")
+        await until(pilot, lambda: app.query_one(AgentsPane).selected_agent == "a1")
+        assert any("CHILD: lint it" in w.item.text for w in app.query_one(Transcript).query(UserMessage))
+        await app._close_session()
+
+
+async def test_a_queued_prompt_is_sent_at_the_next_turn(settings: Settings, scripted_model: ScriptedModel) -> None:
+    scripted_model.add(
+        reply("", call("bash", command="sleep 1.5; echo slept")),
+        reply("both done"),
+    )
+    app = make_app(settings, prompt="first")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: tool_blocks(app), what="the bash call")
+        await type_prompt(pilot, "second")
+        await until(pilot, lambda: any(w.item.queued for w in app.query(UserMessage)), what="the queued prompt")
+        queued = next(w for w in app.query(UserMessage) if w.item.queued)
+        assert queued.has_class("queued") and "queued" in str(queued.render())
+        await until(pilot, lambda: not queued.item.queued, what="the queued prompt to reach the agent")
+        await until(pilot, lambda: app.view.last_answer == "both done" and not app.view.busy)
+        # the next model call, right after the bash result, carried the queued prompt
+        last = scripted_model.requests[1]["messages"]
+        assert last[-1] == {"role": "user", "content": "second"} and last[-2]["role"] == "tool"
+        await app._close_session()
+
+
+async def test_resume_shows_the_old_transcript(settings: Settings, scripted_model: ScriptedModel) -> None:
+    scripted_model.add(reply("", call("read_file", path="missing.txt")), reply("the old answer"))
+    old = await run_agent(settings, "the old prompt")
+    session_id = old.events[0].session_id
+    app = make_app(settings, resume=session_id)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.view.last_answer == "the old answer", what="the replayed transcript")
+        await settled(pilot, app)
+        transcript = app.query_one(Transcript)
+        assert any("the old prompt" in w.item.text for w in transcript.query(UserMessage))
+        [block] = transcript.query(ToolBlock)
+        assert block.item.failed and block.expanded
+        assert app.view.session_id == session_id
+        await app._close_session()
+
+
+async def test_keys_history_newline_and_quit(settings: Settings, scripted_model: ScriptedModel) -> None:
+    scripted_model.add(reply("one"), reply("two"))
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None)
+        prompt = app.query_one(PromptInput)
+        await type_prompt(pilot, "first")
+        await until(pilot, lambda: app.view.last_answer == "one")
+        await pilot.press("a", "ctrl+j", "b")
+        assert prompt.text == "a\nb"  # Ctrl+J is a newline, not a send
+        await pilot.press("up", "up")  # the first Up moves to line 1, the next browses history
+        assert prompt.text == "first"
+        await pilot.press("down")
+        assert prompt.text == "a\nb"  # the draft comes back
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running  # the first Ctrl+C only says how
+        await pilot.press("ctrl+c")
+        await until(pilot, lambda: not app.is_running, what="the app to quit")
+    assert app.session is None  # closed on the way out
+
+
+async def test_no_model_offers_the_offline_demo_in_a_new_folder(settings: Settings) -> None:
+    settings.model = ""
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.query_one("#setup").display)
+        await pilot.pause()
+        help_text = str(app.query_one("#setup-help").render())
+        assert "--model" in help_text and "WORKBENCH_MODEL" in help_text and "config.toml" in help_text
+        await pilot.click("#try-demo")
+        await until(pilot, lambda: app.session is not None, what="the demo session")
+        demo_folder = app.session.settings.workspace  # type: ignore[union-attr]
+        assert demo_folder != settings.workspace and "workbench-demo-" in demo_folder.name
+        await until(pilot, lambda: app.view.last_answer.startswith("Done"), timeout=90, what="the demo's answer")
+        failed = [i for i in app.view.transcript("main") if isinstance(i, ToolItem) and i.failed]
+        assert failed and (demo_folder / "auth.go").exists()  # a real failure, then the recovery
+        assert not list(settings.workspace.iterdir())  # nothing in the person's folder
+        assert "scripted" in str(app.query_one("#header").render())
+        await app._close_session()
+    shutil.rmtree(demo_folder)
+
+
+async def test_two_thousand_items_keep_a_window_of_widgets(settings: Settings) -> None:
+    from tests.tui_events import EventLog
+
+    log = EventLog()
+    log.spawn("main", "main", "long")
+    log.run("long")
+    for n in range(1000):
+        log.tool("read_file", {"path": f"f{n}.txt"}, output=f"line {n}")
+        log.say(f"answer {n}")
+    app = WorkbenchApp(settings, blink=False, preload=False, offline=True)
+    async with app.run_test(size=SIZE) as pilot:
+        app.apply_events(log.events)
+        await pilot.pause()
+        transcript = app.query_one(Transcript)
+        assert len(app.view.transcript("main")) > 2000
+        assert len(transcript.widgets) <= 60 and transcript.first > 1900  # only the window is mounted
+        transcript.focus()
+        await pilot.press("home")
+        await pilot.pause()
+        assert transcript.first < 1940 and len(transcript.widgets) > 60  # scrolling back rebuilds older items
+        await asyncio.sleep(0)
+
+
+async def test_the_picker_resumes_the_chosen_session(settings: Settings, scripted_model: ScriptedModel) -> None:
+    scripted_model.add(reply("older answer"), reply("newer answer"), reply("continued"))
+    older = await run_agent(settings, "older prompt")
+    newer = await run_agent(settings, "newer prompt")
+    app = make_app(settings, pick=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ResumePicker), what="the picker")
+        picker = app.screen
+        assert isinstance(picker, ResumePicker)
+        assert [s.id for s in picker.sessions][:2] == [newer.events[0].session_id, older.events[0].session_id]
+        await pilot.press("down", "enter")  # the older one
+        await until(pilot, lambda: app.view.last_answer == "older answer", what="the older transcript")
+        assert app.session is not None and app.session.id == older.events[0].session_id
+        await type_prompt(pilot, "go on")
+        await until(pilot, lambda: app.view.last_answer == "continued")
+        assert "older prompt" in str(scripted_model.requests[-1]["messages"])  # the conversation continued
+        await app._close_session()
+
+
+async def test_switch_model_continues_the_session_on_the_new_model(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    scripted_model.add(reply("first"), reply("second"))
+    app = make_app(settings, prompt="hello")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.view.last_answer == "first" and not app.view.busy)
+        session_id = app.session.id  # type: ignore[union-attr]
+        app.action_switch_model()
+        await until(pilot, lambda: isinstance(app.screen, AskText), what="the model question")
+        app.screen.query_one(Input).value = "openai/other-model"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not None and app.session.settings.model == "openai/other-model")
+        assert app.session.id == session_id  # type: ignore[union-attr]
+        await type_prompt(pilot, "again")
+        await until(pilot, lambda: app.view.last_answer == "second")
+        assert scripted_model.requests[-1]["model"] == "other-model"
+        assert "hello" in str(scripted_model.requests[-1]["messages"])
+        await app._close_session()
+
+
+async def test_compact_now_compacts_between_runs(settings: Settings, scripted_model: ScriptedModel) -> None:
+    """The palette's Compact now reaches Session.compact; its compaction notice reaches the view."""
+    scripted_model.add(reply("one"), reply("two"), reply("three"), reply("the summary"))
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None, what="the session to open")
+        for count, prompt in enumerate(("a", "b", "c"), 1):
+            await type_prompt(pilot, prompt)
+            await until(pilot, lambda n=count: len(scripted_model.requests) == n and not app.view.busy)
+        app.action_compact()
+        await until(pilot, lambda: len(scripted_model.requests) == 4, what="the summary request")

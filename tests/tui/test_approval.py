@@ -1,0 +1,167 @@
+"""The approval modal under Pilot (real Textual): approve once, approve for the session, deny
+with a reason; one modal at a time; a call settled elsewhere closes its modal."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.widgets import Static
+
+from tests.scripted_server import ScriptedModel, call, reply
+from tests.tui.test_app import SIZE, make_app, type_prompt, until
+from workbench.config.settings import Settings
+from workbench.pb import workbench_pb2 as pb
+from workbench.tui.approval import Approvals, ApprovalScreen, styled
+
+
+class Host(App[None]):
+    """A bare app that hosts the Approvals controller (the workbench app does the same)."""
+
+    def __init__(self, workspace: Path) -> None:
+        super().__init__()
+        self.answers: list[tuple[str, bool, str, bool]] = []
+        self.waiting: list[pb.GuardDecision] = []  # what the session's pending_reviews would list
+        self.approvals = Approvals(self, self.decide, lambda: self.waiting, workspace)
+
+    def decide(self, call_id: str, approve: bool, reason: str, remember: bool) -> None:
+        self.answers.append((call_id, approve, reason, remember))
+        self.waiting = [d for d in self.waiting if d.call_id != call_id]
+
+    def review(self, event: pb.Event) -> None:
+        self.waiting.append(event.guard_decision)
+        self.approvals.on_event(event)
+
+    def settle(self, event: pb.Event) -> None:
+        kind = event.WhichOneof("kind")
+        call_id = event.review_decided.call_id if kind == "review_decided" else event.tool_call_finished.result.call_id
+        self.waiting = [d for d in self.waiting if d.call_id != call_id]
+        self.approvals.on_event(event)
+
+    def compose(self) -> ComposeResult:
+        yield Static("host")
+
+
+def review(call_id: str, name: str = "bash", **args: object) -> pb.Event:
+    call = pb.ToolCall(id=call_id, name=name, arguments=json.dumps(args or {"command": "make deploy"}))
+    decision = pb.GuardDecision(
+        call_id=call_id, verdict=pb.GUARD_VERDICT_REVIEW, judge="mode", reason="ask mode: needs approval", call=call
+    )
+    return pb.Event(agent_id="main", guard_decision=decision)
+
+
+async def test_approve_once_and_for_the_session(workspace: Path) -> None:
+    app = Host(workspace)
+    async with app.run_test() as pilot:
+        app.review(review("c1"))
+        app.review(review("c2", "write_file", path="a.txt", content="x\n"))
+        await pilot.pause()
+        assert isinstance(app.screen, ApprovalScreen) and app.screen.call_id == "c1"
+        shown = str(app.screen.query_one("#approval-shown", Static).render())
+        assert "$ make deploy" in shown
+        await pilot.press("y")
+        await pilot.pause()
+        assert isinstance(app.screen, ApprovalScreen) and app.screen.call_id == "c2"
+        assert "every write_file call" in str(app.screen.query_one("#approve-always").render())
+        await pilot.press("a")
+        await pilot.pause()
+        assert not isinstance(app.screen, ApprovalScreen)
+    assert app.answers == [("c1", True, "", False), ("c2", True, "", True)]
+
+
+async def test_deny_with_a_reason(workspace: Path) -> None:
+    app = Host(workspace)
+    async with app.run_test() as pilot:
+        app.review(review("c1"))
+        await pilot.pause()
+        await pilot.click("#reason")
+        await pilot.press(*"not on a Friday")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, ApprovalScreen)
+        app.review(review("c2"))
+        await pilot.pause()
+        await pilot.click("#deny")
+        await pilot.pause()
+    assert app.answers == [("c1", False, "not on a Friday", False), ("c2", False, "", False)]
+
+
+async def test_a_call_settled_elsewhere_closes_its_modal(workspace: Path) -> None:
+    app = Host(workspace)
+    async with app.run_test() as pilot:
+        app.approvals.on_event(review("replayed"))  # a stored review of a resumed session: it waits no more
+        await pilot.pause()
+        assert not isinstance(app.screen, ApprovalScreen)
+        app.review(review("c1"))
+        app.review(review("c2"))
+        app.review(review("c3"))
+        await pilot.pause()
+        # c2, still queued, is approved with c1's remembered approval; c1's run is cancelled
+        app.settle(pb.Event(review_decided=pb.ReviewDecided(call_id="c2", approved=True)))
+        app.settle(pb.Event(tool_call_finished=pb.ToolCallFinished(result=pb.ToolResult(call_id="c1", is_error=True))))
+        await pilot.pause()
+        assert isinstance(app.screen, ApprovalScreen) and app.screen.call_id == "c3"
+        await pilot.press("n")
+        await pilot.pause()
+    assert app.answers == [("c3", False, "", False)]
+
+
+async def test_the_app_asks_then_runs_or_gives_the_model_the_reason(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """The real app on a real Session (scripted model over litellm's HTTP path, real SQLite):
+    approve one write in the modal, deny the next with a reason the model then reads."""
+    scripted_model.add(
+        reply("", call("write_file", {"path": "approved.md", "content": "yes\n"})),
+        reply("", call("write_file", {"path": "denied.md", "content": "no\n"})),
+        reply("Understood: no denied.md."),
+    )
+    settings.approval = "ask"
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None, what="the session")
+        assert "approval: ask" in str(app.query_one("#status").render())
+        await type_prompt(pilot, "write two notes")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the first approval modal")
+        assert "approved.md" in str(app.screen.query_one("#approval-shown", Static).render())
+        assert not (workspace / "approved.md").exists()
+        agents = {a.id: a.status for a in app.session.agents()}  # type: ignore[union-attr]
+        assert agents["main"] == pb.AGENT_STATUS_AWAITING_APPROVAL
+        await pilot.press("y")
+        await until(pilot, lambda: (workspace / "approved.md").exists(), what="the approved write")
+        await until(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApprovalScreen)
+                and "denied.md" in str(app.screen.query_one("#approval-shown", Static).render())
+            ),
+            what="the second approval modal",
+        )
+        await pilot.click("#reason")
+        await pilot.press(*"keep notes in docs/")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.view.last_answer.startswith("Understood"), what="the model's answer")
+        await app._close_session()
+    assert not (workspace / "denied.md").exists()
+    denied = [m["content"] for m in scripted_model.requests[2]["messages"] if m["role"] == "tool"][-1]
+    assert "The person denied this call: keep notes in docs/" in denied
+
+
+async def test_ctrl_t_cycles_the_approval_mode(settings: Settings, scripted_model: ScriptedModel) -> None:
+    settings.approval = "ask"
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None, what="the session")
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: "approval: auto" in str(app.query_one("#status").render()), what="auto")
+        assert app.session.approval == "auto"  # type: ignore[union-attr]
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: "approval: read-only" in str(app.query_one("#status").render()), what="ro")
+        await app._close_session()
+
+
+def test_the_call_is_data_never_markup() -> None:
+    text = styled("$ echo '[bold red]x[/]' \\x1b\n+added\n-removed\n@@ -1 +1 @@")
+    assert text.plain.splitlines()[0] == "$ echo '[bold red]x[/]' \\x1b"
+    assert [span.style for span in text.spans] == ["bold", "green", "red", "cyan"]

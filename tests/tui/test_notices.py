@@ -1,0 +1,58 @@
+"""Notices in the transcript, on fixed events and a fixed clock: a retry countdown, a discarded
+stream, a compaction, a defect's traceback on demand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.tui_events import EventLog
+from workbench.config.settings import Settings
+from workbench.pb import workbench_pb2 as pb
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.messages import AssistantMessage, NoticeLine
+from workbench.tui.tool_block import ToolBlock
+
+
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_retry_countdown_discarded_stream_compaction_and_traceback(tmp_path: Path) -> None:
+    log = EventLog()
+    log.spawn("main", "main", "go")
+    log.run("go")
+    log.add("main", "text_delta", pb.TextDelta(text="half a rep"))
+    log.add("main", "stream_discarded", pb.StreamDiscarded(attempt=1, discarded_chars=10, reason="connection reset"))
+    log.add("main", "compaction", pb.Compaction(messages_before=40, messages_after=3, reason="over 80% of the window"))
+    call = log.tool("grep", {"pattern": "x"}, error="grep failed: internal error")
+    traceback = "Traceback (most recent call last):\n  ...\nKeyError: 'x'"
+    defect = pb.Defect(where="grep", call_id=call.id, error_type="KeyError", message="'x'", traceback=traceback)
+    log.add("main", "defect", defect)
+    wait = log.add("main", "retry_wait", pb.RetryWait(attempt=1, max_attempts=5, reason="429 rate limited", seconds=9))
+    clock = Clock(wait.time.seconds + wait.time.nanos / 1e9 + 2)
+    settings = Settings(model="openai/gpt-4.1", workspace=tmp_path, data_dir=tmp_path / "d")
+    app = WorkbenchApp(settings, clock=clock, blink=False, preload=False, offline=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        app.apply_events(log.events)
+        await pilot.pause()
+        lines = [str(n.render()) for n in app.query(NoticeLine)]
+        assert any("broke off" in line and "10 chars discarded" in line for line in lines)
+        assert any("compacted the conversation: 40 -> 3 messages" in line for line in lines)
+        retry = next(n for n in app.query(NoticeLine) if n.item.kind == "retry")
+        assert "retrying in 7 s" in str(retry.render())
+        assert "retrying in 7 s" in str(app.status_line.render())
+        clock.now += 4
+        retry.refresh_item()
+        app.status_line.sync()
+        assert "retrying in 3 s" in str(retry.render()) and "retrying in 3 s" in str(app.status_line.render())
+        assert not any(m.display for m in app.query(AssistantMessage))  # the discarded half reply is hidden
+        block = next(iter(app.query(ToolBlock)))
+        assert "t shows the traceback" in str(block.header_text()) and not block.query(".traceback")
+        block.focus()
+        await pilot.press("t")
+        await pilot.pause()
+        assert "KeyError: 'x'" in str(block.query_one(".traceback").render())

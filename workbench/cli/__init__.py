@@ -1,0 +1,3 @@
+"""The command line: `workbench` (the TUI), `workbench run` (headless), sessions, export, config,
+doctor; the console script's entry point.
+"""

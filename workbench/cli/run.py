@@ -1,0 +1,151 @@
+"""`workbench run`: one prompt headless, on a Session; progress on stderr, the answer on stdout."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+
+from workbench.config.settings import Settings
+from workbench.core.safe_text import printable
+from workbench.core.words import agent_ended, spawn_mode
+from workbench.engine.store import to_json
+from workbench.guard.review import TerminalReviewer
+from workbench.pb import workbench_pb2 as pb
+from workbench.session.session import Session
+from workbench.terminal.sandbox import describe
+
+WIDTH = 100  # wrap causes at this width on stderr
+ARGS_SHOWN = 100  # characters of a call's arguments shown
+
+
+def header(session: Session) -> str:
+    """The first stderr line: everything a run has to say at start, in one place."""
+    s = session.settings
+    model = f"{s.model} (scripted demo, not a language model)" if s.model == "demo" else s.model
+    fields = [f"session {session.id}", f"data {s.data_dir}", f"model {model}", f"sandbox {describe(s)}"]
+    return "workbench: " + " · ".join(fields)
+
+
+class Progress:
+    """The plain headless printer: tool calls, failures and notices on stderr, one line each."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, tuple[str, float]] = {}  # open calls: name + arguments, start time
+        self.interrupted: list[str] = []  # what a cancel cut short, for the last line
+
+    def __call__(self, event: pb.Event) -> None:
+        kind = event.WhichOneof("kind")
+        who = "" if event.agent_id == "main" else f"[{event.agent_id}] "
+        say = _stderr
+        if kind == "tool_call_started":
+            call = event.tool_call_started.call
+            shown = f"{call.name} {_cut(call.arguments, ARGS_SHOWN)}"
+            self.started[call.id] = (shown, time.monotonic())
+            say(f"{who}> {shown}")
+        elif kind == "tool_call_finished":
+            result = event.tool_call_finished.result
+            shown, began = self.started.pop(result.call_id, (result.name, time.monotonic()))
+            if result.is_error and result.error.startswith("interrupted"):
+                self.interrupted.append(f"{who}{shown} (ran {time.monotonic() - began:.1f} s)")
+            if not result.is_error:
+                say(f"{who}  ok ({result.duration:.2f} s)")
+            else:
+                cause = textwrap.fill(result.error, WIDTH, initial_indent=f"{who}  x ", subsequent_indent=f"{who}    ")
+                say(f"{cause} ({result.duration:.2f} s)")
+        elif kind == "retry_wait":
+            wait = event.retry_wait
+            say(f"{who}retrying in {wait.seconds:.1f} s ({wait.reason})")
+        elif kind == "defect":
+            say(f"{who}defect in {event.defect.where}: {event.defect.message}")
+        elif kind == "message" and event.message.role == pb.ROLE_ASSISTANT and event.message.text:
+            if event.message.tool_calls:
+                say(f"{who}{event.message.text}")
+        elif kind == "terminal_ready":
+            say(f"watch the shell: {event.terminal_ready.attach_command}")
+        elif kind == "agent_spawned" and event.agent_spawned.agent.parent_id:
+            agent = event.agent_spawned.agent
+            say(f"{who}started subagent {agent.name} ({spawn_mode(agent.mode)}): {_cut(agent.prompt, 100)}")
+        elif kind == "agent_finished" and event.agent_id != "main":
+            done = event.agent_finished
+            say(f"{who}subagent {agent_ended(done.status)}{': ' + done.cause if done.cause else ''}")
+        elif kind == "stream_discarded":
+            say(f"{who}the model's reply broke off; asking again")
+        elif kind == "compaction":
+            c = event.compaction
+            say(f"{who}compacted the conversation: {c.messages_before} -> {c.messages_after} messages")
+        elif kind == "notice":
+            say(f"workbench: {event.notice.text}")
+
+
+def _stderr(line: str) -> None:
+    print(printable(line), file=sys.stderr)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Ended:
+    """Why the run was stopped from outside: the signal's exit status (or a closed stdout)."""
+
+    code = 0
+    at = 0.0
+
+
+def _guarded(print_line: Callable[[pb.Event], None], stop: Callable[[int], None]) -> Callable[[pb.Event], None]:
+    """A subscriber that stops the run when its reader went away (stdout closed: `| head`)."""
+
+    def deliver(event: pb.Event) -> None:
+        try:
+            print_line(event)
+        except BrokenPipeError:
+            stop(141)  # 128 + SIGPIPE, as a shell pipeline reports it
+
+    return deliver
+
+
+async def run_headless(
+    settings: Settings, prompt: str, *, jsonl: bool, resume: str | None, ended: Ended, progress: Progress
+) -> tuple[pb.RunFinished, Session]:
+    """Open (or resume) a session, send the prompt, wait for the run, close. Signals cancel it.
+
+    With stdin and stderr a terminal, a review asks y/n there; otherwise it is a denial."""
+    answerable = sys.stdin.isatty() and sys.stderr.isatty()
+    session = await Session.open(settings, resume, answerable=answerable)
+    loop = asyncio.get_running_loop()
+    started = time.monotonic()
+    stopping: list[asyncio.Task[None]] = []
+    prompting: asyncio.Task[None] | None = None  # the y/n prompt for reviews, on a terminal
+
+    def stop(code: int) -> None:
+        if not ended.code:
+            ended.code, ended.at = code, time.monotonic() - started
+            stopping.append(loop.create_task(session.cancel()))
+
+    try:
+        _stderr(header(session))
+        last_seq = max((e.seq for e in session.events()), default=0)  # a resumed session's old events
+        printer = (lambda e: print(to_json(e), flush=True)) if jsonl else progress
+        session.subscribe(_guarded(printer, stop), after=last_seq)
+        if answerable:
+            reviewer = TerminalReviewer(
+                session.decide, session.pending_reviews, settings.workspace, stdin=sys.stdin, stderr=sys.stderr
+            )
+            session.subscribe(reviewer.on_event, after=last_seq)
+            prompting = loop.create_task(reviewer.run(), name="review prompt")
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop, 128 + signum)
+        session.send(prompt)
+        outcome = await session.wait()
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+        if prompting is not None:
+            prompting.cancel()
+        await session.close()  # the session's tmux server ends with it, also on SIGTERM
+    return outcome, session

@@ -1,0 +1,198 @@
+"""Reading the settings' layers: user config, project config (tighten only), env, flags.
+
+Each value's source is tracked (default, a config file's path, an env var, a flag) so
+`workbench config` can say where the settings in force came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.config.settings import ConfigError, ProjectRule, Settings, about_setting, bound, user_config_path
+
+FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+DEFAULT_SOURCE = "default"
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+@dataclass
+class Loaded:
+    """Settings in force, notes about what a project config could not change, and each value's source."""
+
+    settings: Settings
+    notes: list[str]
+    sources: dict[str, str]  # setting name -> "default", "user config PATH", "env VAR", "flag --x", ...
+    user_config: Path
+    project_config: Path
+
+
+def rule(name: str) -> ProjectRule:
+    return about_setting(name).project
+
+
+def env_var(name: str) -> str:
+    return about_setting(name).env
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}".replace("-", "_")
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{name}_"))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _convert(kind: str, value: Any, home_paths: bool) -> Any:
+    if kind == "Path":
+        return Path(str(value)).expanduser()
+    if kind == "list[Path]":
+        items = value.split(os.pathsep) if isinstance(value, str) else list(value)
+        return [Path(str(v)).expanduser() for v in items if str(v)]
+    if kind == "list[str]":
+        items = value.split(",") if isinstance(value, str) else list(value)
+        texts = [str(v).strip() for v in items if str(v).strip()]
+        return [os.path.expanduser(t) for t in texts] if home_paths else texts
+    if kind in ("int", "float") and isinstance(value, bool):
+        raise TypeError(value)
+    if kind == "int":
+        if isinstance(value, float) and not value.is_integer():
+            raise ValueError(value)
+        return int(value)
+    if kind == "float":
+        return float(value)
+    if kind == "bool":
+        if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+            return value.strip().lower() in _TRUE
+        if isinstance(value, bool):
+            return value
+        raise ValueError(value)
+    if not isinstance(value, str):
+        raise TypeError(value)
+    return value
+
+
+def coerce(name: str, value: Any, source: str) -> Any:
+    """One value from a layer, converted to the setting's type and checked; ConfigError names both."""
+    f = FIELDS.get(name)
+    if f is None:
+        raise ConfigError(f"{source}: unknown setting {name!r}")
+    kind = str(f.type)
+    try:
+        converted = _convert(kind, value, about_setting(name).home_paths)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"{source}: {name} must be {kind}, got {value!r}") from err
+    choices = about_setting(name).choices
+    if choices and converted not in choices:
+        allowed = ", ".join(repr(c) for c in choices)
+        raise ConfigError(f"{source}: {name} must be one of {allowed}, got {converted!r}")
+    if rule(name).kind == "lower" and converted < 0:
+        raise ConfigError(f"{source}: {name} must be 0 (no limit) or more, got {converted!r}")
+    between = about_setting(name).between
+    if between and not between[0] < converted <= between[1]:
+        raise ConfigError(
+            f"{source}: {name} must be above {between[0]:g} and at most {between[1]:g}, got {converted!r}"
+        )
+    return converted
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return _flatten(tomllib.load(fh))
+    except FileNotFoundError:
+        return {}
+    except (tomllib.TOMLDecodeError, OSError) as err:
+        raise ConfigError(f"{path}: cannot read config: {err}") from err
+
+
+def _shown(value: Any) -> str:
+    """A value in a note: a literal, so control characters from a project's file are escaped."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_shown(v) for v in value) + "]"
+    return repr(str(value)) if isinstance(value, Path) else repr(value)
+
+
+def _tighten(name: str, value: Any, current: Any, source: str) -> tuple[Any, str]:
+    """A project's value for one setting: what is kept, and a note when some of it was refused."""
+    rule_ = rule(name)
+    refused = f"{source}: {name} = {_shown(value)} ignored: a project config"
+    if rule_.kind == "free":
+        return value, ""
+    if rule_.kind == "user-only":
+        return current, f"{refused} cannot set it (only the user config, env or a flag can)"
+    if rule_.kind == "lower":
+        if bound(value) <= bound(current):
+            return value, ""
+        was = "0 (no limit)" if current == 0 else _shown(current)
+        return current, f"{refused} can only lower it (0 means no limit); kept {was}"
+    if rule_.kind == "narrow":
+        extra = [v for v in value if v not in current]
+        note = f"{source}: {name} entries {_shown(extra)} ignored: a project config can only remove entries"
+        return [v for v in value if v in current], note if extra else ""
+    if rule_.kind == "add":
+        return current + [v for v in value if v not in current], ""
+    if value == "":  # an empty choice (approval: the mode's default) changes nothing
+        return current, ""
+    order = rule_.order
+    compared = rule_.unset if current == "" else current
+    if order.index(value) <= order.index(compared):
+        return value, ""
+    shown_current = f"{current!r} ({rule_.unset!r} in the TUI)" if current == "" else _shown(current)
+    return (
+        current,
+        f"{refused} can only tighten it ({rule_.words().removeprefix('only tighter: ')}); kept {shown_current}",
+    )
+
+
+def load_with_sources(
+    flags: dict[str, Any] | None = None,
+    *,
+    env: dict[str, str] | None = None,
+    user_config: Path | None = None,
+) -> Loaded:
+    """Build Settings from every layer: user config, project config (tighten only), env, flags."""
+    env = dict(os.environ) if env is None else env
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    defaults = Settings()
+    values: dict[str, Any] = {}
+    sources = {name: DEFAULT_SOURCE for name in FIELDS}
+    user_path = user_config or user_config_path()
+    for name, raw in _read_toml(user_path).items():
+        if name == "workspace":
+            raise ConfigError(f"{user_path}: workspace cannot be set in a config file; use --workspace")
+        values[name] = coerce(name, raw, f"{user_path}")
+        sources[name] = f"user config {user_path}"
+    workspace = Path(flags.get("workspace") or Path.cwd()).expanduser().resolve()
+    project_path = workspace / ".workbench" / "config.toml"
+    notes = []
+    for name, raw in _read_toml(project_path).items():
+        value = coerce(name, raw, str(project_path))
+        current = values.get(name, getattr(defaults, name))
+        kept, note = _tighten(name, value, current, str(project_path))
+        if note:
+            notes.append(note)
+        if kept != current:
+            values[name] = kept
+            sources[name] = f"project config {project_path}"
+    for name in FIELDS:
+        var = env_var(name)
+        if var and env.get(var):
+            values[name] = coerce(name, env[var], f"env {var}")
+            sources[name] = f"env {var}"
+    for name, raw in flags.items():
+        flag = "--" + name.replace("_", "-")
+        values[name] = coerce(name, raw, f"flag {flag}")
+        sources[name] = f"flag {flag}"
+    values["workspace"] = workspace
+    if "workspace" not in flags:
+        sources["workspace"] = "the current folder"
+    return Loaded(Settings(**values), notes, sources, user_path, project_path)

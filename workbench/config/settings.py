@@ -1,0 +1,412 @@
+"""Settings: flags > env > project config > user config; paths and limits.
+
+Every setting is declared once, below, with its type, default, documentation, env var and
+its project rule: how a project's config (`.workbench/config.toml`, which a cloned repo
+brings along) may change it. A project config may only tighten what the person's own
+config (or the default) gives. `docs/CONFIG.md` is generated from these declarations.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+
+APPROVAL_MODES = ("read-only", "ask", "auto")  # tightest first
+ANSWER_REMINDER = ("auto", "on", "off")
+SANDBOX_MODES = ("read-only", "workspace-write", "off")  # tightest first
+GUARD_FAILURES = ("block", "review")  # tightest first
+SEARCH_BACKENDS = ("ddgs", "searxng", "brave", "tavily")
+SECRETS = frozenset({"api_key", "brave_api_key", "tavily_api_key"})
+HIDDEN_BY_DEFAULT = (
+    "~/.ssh",
+    "~/.aws",
+    "~/.config/gcloud",
+    "~/.netrc",
+    "~/.gnupg",
+    "~/.docker",
+    "~/.kube",
+    "~/.config/gh",
+    "~/.git-credentials",
+    "~/.npmrc",
+    "~/.pypirc",
+)
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used; the message names the setting and the source."""
+
+
+RuleKind = Literal["free", "user-only", "lower", "narrow", "add", "tighter"]
+
+
+@dataclass(frozen=True)
+class ProjectRule:
+    """How a project config may change one setting, relative to the user config or default.
+
+    kind: "free" (any value), "user-only" (never), "lower" (a number only down; 0 means no
+    limit and counts as infinity), "narrow" (a list only to a subset), "add" (a list only
+    gains entries), "tighter" (a choice only toward the front of `order`, tightest first).
+    """
+
+    kind: RuleKind
+    order: tuple[Any, ...] = ()
+    unset: Any = None  # "tighter": what an empty value is compared as (approval: "ask", the TUI's default)
+
+    def words(self) -> str:
+        """The rule as a person reads it (docs/CONFIG.md, notes)."""
+        if self.kind == "tighter":
+            return "only tighter: " + " < ".join(_shown(v) for v in self.order)
+        return _RULE_WORDS[self.kind]
+
+
+_RULE_WORDS = {
+    "free": "yes",
+    "user-only": "no",
+    "lower": "only lower",
+    "narrow": "only remove entries",
+    "add": "only add entries",
+}
+FREE = ProjectRule("free")
+USER_ONLY = ProjectRule("user-only")
+LOWER = ProjectRule("lower")
+NARROW = ProjectRule("narrow")
+ADD = ProjectRule("add")
+
+
+def tighter(*order: Any, unset: Any = None) -> ProjectRule:
+    return ProjectRule("tighter", order, unset)
+
+
+def _shown(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@dataclass(frozen=True)
+class About:
+    """Everything about one setting besides its type and default, kept in its field's metadata.
+
+    doc: one line for docs/CONFIG.md and --help; project: how a project config may change it;
+    env: its env var; choices: the allowed values; shown_default: the default in words, where
+    the value depends on the machine; between: (low, high], a number's range; home_paths: a
+    list of paths whose ~ is expanded.
+    """
+
+    doc: str
+    project: ProjectRule
+    env: str = ""
+    choices: tuple[Any, ...] = ()
+    shown_default: str = ""
+    between: tuple[float, float] | None = None
+    home_paths: bool = False
+
+
+def about(
+    *,
+    doc: str,
+    project: ProjectRule,
+    env: str = "",
+    choices: tuple[Any, ...] = (),
+    shown_default: str = "",
+    between: tuple[float, float] | None = None,
+    home_paths: bool = False,
+) -> dict[str, About]:
+    """A field's metadata: `field(default=..., metadata=about(doc=..., project=...))`."""
+    return {"about": About(doc, project, env, choices, shown_default, between, home_paths)}
+
+
+def about_setting(name: str) -> About:
+    """The declaration of the setting `name` (KeyError for an unknown name)."""
+    return SETTINGS_ABOUT[name]
+
+
+def _hidden_default() -> list[str]:
+    return [os.path.expanduser(p) for p in HIDDEN_BY_DEFAULT]
+
+
+@dataclass
+class Settings:
+    # model
+    model: str = field(
+        default="",
+        metadata=about(
+            doc="litellm model string (provider/model), or 'demo' (the offline scripted demo); empty: none set",
+            project=FREE,
+            env="WORKBENCH_MODEL",
+        ),
+    )
+    api_base: str = field(
+        default="",
+        metadata=about(doc="API base URL of the model's server", project=USER_ONLY, env="WORKBENCH_API_BASE"),
+    )
+    api_key: str = field(
+        default="",
+        metadata=about(doc="API key (else the provider's own variable)", project=USER_ONLY, env="WORKBENCH_API_KEY"),
+    )
+    max_output_tokens: int = field(
+        default=0,
+        metadata=about(
+            doc="output tokens per model call; 0: the model's known output limit (8192 if unknown)", project=LOWER
+        ),
+    )
+    model_call_deadline: float = field(
+        default=900.0,
+        metadata=about(doc="seconds one model call (with its stream) may take in all; 0: no limit", project=LOWER),
+    )
+    request_timeout: float = field(
+        default=600.0, metadata=about(doc="seconds of one HTTP request to the model; 0: no limit", project=LOWER)
+    )
+    retry_max_attempts: int = field(
+        default=5, metadata=about(doc="attempts of one model call; 0: no limit", project=LOWER)
+    )
+    retry_deadline: float = field(
+        default=300.0, metadata=about(doc="seconds of retrying one model call; 0: no limit", project=LOWER)
+    )
+    retry_after_cap: float = field(
+        default=60.0,
+        metadata=about(doc="longest wait a server's Retry-After may ask, in seconds; 0: no limit", project=LOWER),
+    )
+    compact_threshold: float = field(
+        default=0.8,
+        metadata=about(
+            doc="compact the conversation at this fraction of the model's window (above 0, at most 1)",
+            project=FREE,
+            between=(0.0, 1.0),
+        ),
+    )
+    # where
+    workspace: Path = field(
+        default_factory=Path.cwd,
+        metadata=about(
+            doc="the repository to work in",
+            project=USER_ONLY,
+            shown_default="the current folder",
+        ),
+    )
+    data_dir: Path = field(
+        default_factory=lambda: Path(platformdirs.user_state_dir("workbench")),
+        metadata=about(
+            doc="where sessions, the event log and workbench.log are stored",
+            project=USER_ONLY,
+            env="WORKBENCH_DATA_DIR",
+            shown_default="the user's state folder, ~/.local/state/workbench",
+        ),
+    )
+    # budgets and limits
+    max_turns: int = field(
+        default=100,
+        metadata=about(doc="model calls of one agent; 0: no limit", project=LOWER, env="WORKBENCH_MAX_TURNS"),
+    )
+    max_tokens: int = field(default=0, metadata=about(doc="token budget of the session; 0: no limit", project=LOWER))
+    max_cost: float = field(
+        default=0.0, metadata=about(doc="cost budget of the session in USD; 0: no limit", project=LOWER)
+    )
+    output_limit: int = field(
+        default=30000, metadata=about(doc="characters of one tool result the model sees; 0: no limit", project=LOWER)
+    )
+    recovery_hints: bool = field(
+        default=True,
+        metadata=about(
+            doc="tool errors say what to do next (did-you-mean, closest region, ...); false: only the bare "
+            "error, cut at its first sentence (to measure the hints: tools/eval_recovery.py --ablate-hints)",
+            project=USER_ONLY,
+        ),
+    )
+    answer_reminder: str = field(
+        default="auto",
+        metadata=about(
+            doc="after tool results the model may answer from (all succeeded, or a timed-out command printed), "
+            "the model's request ends with a line: answer now if this answers the task, else make the next call "
+            "(small models kept calling tools with the answer in hand); auto: for models litellm's table does "
+            "not know (local and small ones), on, off",
+            project=USER_ONLY,
+            choices=ANSWER_REMINDER,
+        ),
+    )
+    output_event_cap: int = field(
+        default=1000000, metadata=about(doc="bytes of one call's output stored as events; 0: no limit", project=LOWER)
+    )
+    saved_output_cap: int = field(
+        default=64000000,
+        metadata=about(doc="bytes of one call's full output saved to a file; 0: no limit", project=LOWER),
+    )
+    # approvals and the guard
+    approval: str = field(
+        default="",
+        metadata=about(
+            doc="approval mode; empty: the mode's default (ask in the TUI, auto headless)",
+            project=tighter(*APPROVAL_MODES, unset="ask"),
+            env="WORKBENCH_APPROVAL",
+            choices=("", *APPROVAL_MODES),
+        ),
+    )
+    guard_model: str = field(
+        default="", metadata=about(doc="litellm model of the model judge; empty: no model judge", project=USER_ONLY)
+    )
+    guard_timeout: float = field(
+        default=10.0, metadata=about(doc="seconds the model judge may take; 0: no limit", project=LOWER)
+    )
+    guard_failure: str = field(
+        default="block",
+        metadata=about(
+            doc="decision when a judge fails (raises, times out, answers malformed output)",
+            project=tighter(*GUARD_FAILURES),
+            choices=GUARD_FAILURES,
+        ),
+    )
+    guard_allow: list[str] = field(
+        default_factory=list,
+        metadata=about(doc="rules 'tool:pattern' that turn the mode's review into record", project=USER_ONLY),
+    )
+    guard_review: list[str] = field(
+        default_factory=list, metadata=about(doc="rules 'tool:pattern' that always need review", project=ADD)
+    )
+    guard_block: list[str] = field(
+        default_factory=list, metadata=about(doc="rules 'tool:pattern' that are always blocked", project=ADD)
+    )
+    # sandbox for bash and tmux
+    sandbox: str = field(
+        default="workspace-write",
+        metadata=about(
+            doc="sandbox of bash and tmux",
+            project=tighter(*SANDBOX_MODES),
+            env="WORKBENCH_SANDBOX",
+            choices=SANDBOX_MODES,
+        ),
+    )
+    sandbox_network: bool = field(
+        default=False, metadata=about(doc="network inside the sandbox", project=tighter(False, True))
+    )
+    sandbox_writable: list[Path] = field(
+        default_factory=list, metadata=about(doc="extra folders writable inside the sandbox", project=NARROW)
+    )
+    sandbox_hidden: list[str] = field(
+        default_factory=_hidden_default,
+        metadata=about(
+            doc="paths hidden inside the sandbox (~ expanded)",
+            project=ADD,
+            home_paths=True,
+            shown_default=", ".join(HIDDEN_BY_DEFAULT),
+        ),
+    )
+    bwrap_path: str = field(default="bwrap", metadata=about(doc="the bubblewrap binary", project=USER_ONLY))
+    shell_env_passthrough: list[str] = field(
+        default_factory=list,
+        metadata=about(doc="provider key variables the shells may still see, by name", project=USER_ONLY),
+    )
+    # subagents
+    max_depth: int = field(default=2, metadata=about(doc="nesting depth of subagents; 0: no limit", project=LOWER))
+    max_running_children: int = field(
+        default=8, metadata=about(doc="subagents of one parent running at once; 0: no limit", project=LOWER)
+    )
+    max_total_children: int = field(
+        default=64, metadata=about(doc="subagents of one session in all; 0: no limit", project=LOWER)
+    )
+    wait_cap: float = field(
+        default=600.0,
+        metadata=about(doc="seconds a parent waits for its children's next Inbox item; 0: no limit", project=LOWER),
+    )
+    inbox_limit: int = field(
+        default=100, metadata=about(doc="message items kept per Inbox; 0: no limit", project=LOWER)
+    )
+    # bash
+    bash_timeout: float = field(
+        default=120.0, metadata=about(doc="default seconds of one bash command; 0: no limit", project=LOWER)
+    )
+    # files
+    read_roots: list[Path] = field(
+        default_factory=list, metadata=about(doc="extra readable roots outside the workspace", project=NARROW)
+    )
+    # web
+    search_backend: str = field(
+        default="",
+        metadata=about(
+            doc="web_search backend; empty: the first one configured",
+            project=FREE,
+            env="WORKBENCH_SEARCH_BACKEND",
+            choices=("", *SEARCH_BACKENDS),
+        ),
+    )
+    searxng_url: str = field(
+        default="", metadata=about(doc="SearXNG instance URL", project=USER_ONLY, env="WORKBENCH_SEARXNG_URL")
+    )
+    brave_api_key: str = field(
+        default="", metadata=about(doc="Brave Search API key", project=USER_ONLY, env="BRAVE_API_KEY")
+    )
+    brave_url: str = field(
+        default="https://api.search.brave.com/res/v1/web/search",
+        metadata=about(doc="Brave Search endpoint", project=USER_ONLY, env="WORKBENCH_BRAVE_URL"),
+    )
+    tavily_api_key: str = field(
+        default="", metadata=about(doc="Tavily API key", project=USER_ONLY, env="TAVILY_API_KEY")
+    )
+    tavily_url: str = field(
+        default="https://api.tavily.com/search",
+        metadata=about(doc="Tavily endpoint", project=USER_ONLY, env="WORKBENCH_TAVILY_URL"),
+    )
+    web_allow_hosts: list[str] = field(
+        default_factory=list, metadata=about(doc="private hosts web_fetch may reach", project=NARROW)
+    )
+    web_timeout: float = field(
+        default=20.0, metadata=about(doc="seconds of each web request step; 0: no limit", project=LOWER)
+    )
+    web_max_bytes: int = field(
+        default=5000000, metadata=about(doc="bytes of one web response; 0: no limit", project=LOWER)
+    )
+
+    @property
+    def sessions_dir(self) -> Path:
+        return self.data_dir / "sessions"
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "workbench.db"
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / "workbench.log"
+
+
+def _declarations() -> dict[str, About]:
+    found = {f.name: f.metadata.get("about") for f in fields(Settings)}
+    missing = [name for name, about_ in found.items() if not isinstance(about_, About)]
+    if missing:  # a new setting must say how a project config may change it, and what it is
+        raise TypeError(f"settings declared without about(doc=..., project=...): {', '.join(missing)}")
+    return {name: about_ for name, about_ in found.items() if isinstance(about_, About)}
+
+
+SETTINGS_ABOUT = _declarations()
+
+
+def bound(limit: float) -> float:
+    """A limit setting as a bound to compare against: 0 (no limit) is infinity."""
+    return math.inf if limit == 0 else limit
+
+
+def effective_approval(settings: Settings, interactive: bool) -> str:
+    """The approval mode in force: the setting, else the mode's default (ask in the TUI, auto headless)."""
+    return settings.approval or ("ask" if interactive else "auto")
+
+
+def user_config_path() -> Path:
+    return Path(platformdirs.user_config_dir("workbench")) / "config.toml"
+
+
+def load(
+    flags: dict[str, Any] | None = None,
+    *,
+    env: dict[str, str] | None = None,
+    user_config: Path | None = None,
+) -> tuple[Settings, list[str]]:
+    """Build Settings from every layer; return them with notes about ignored project settings.
+
+    `config_load.load_with_sources` does the work and also says where each value came from.
+    """
+    from workbench.config.load import load_with_sources
+
+    loaded = load_with_sources(flags, env=env, user_config=user_config)
+    return loaded.settings, loaded.notes

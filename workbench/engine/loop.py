@@ -1,0 +1,388 @@
+"""One agent's loop: turns, parallel tool calls, the Inbox, cancel, terminate, budget.
+
+A turn is one model call, then the turn's tool calls run concurrently and their results are
+appended in call order. Tool failures are results the model reads; what ends a run is
+control flow: an answer without tool calls, a tool that asks to terminate, the turn or token
+budget, a model call that failed after its retries, or cancellation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from workbench.config.settings import Settings
+from workbench.core.feedback import Feedback, interrupted, machinery_bug, to_result
+from workbench.engine.compaction import Compactor, NothingToCompact
+from workbench.engine.inbox import Inbox
+from workbench.engine.repeats import Repeats
+from workbench.engine.store import Recorder
+from workbench.guard.guardrail import Guard
+from workbench.model.gateway import ModelClient, add_usage
+from workbench.model.retry import ContextOverflow, ModelCallFailed, RetryPolicy, call_with_retry
+from workbench.model.stream import new_call_id
+from workbench.model.text_calls import find_calls
+from workbench.pb import workbench_pb2 as pb
+from workbench.tools.registry import Toolbox, ToolContext
+
+log = logging.getLogger("workbench")
+
+CANCEL_GRACE = 1.5  # seconds the tools of a cancelled run get to stop their work
+
+
+@dataclass
+class Budget:
+    """Token and cost limits shared by every agent of a session (0 means no limit)."""
+
+    max_tokens: int = 0
+    max_cost: float = 0.0
+    used: pb.Usage = field(default_factory=pb.Usage)
+
+    def exhausted(self) -> str:
+        tokens = self.used.input_tokens + self.used.output_tokens
+        if self.max_tokens and tokens >= self.max_tokens:
+            return f"token budget exhausted: {tokens:,} of {self.max_tokens:,} tokens used"
+        if self.max_cost and self.used.HasField("cost") and self.used.cost >= self.max_cost:
+            return f"cost budget exhausted: ${self.used.cost:.4f} of ${self.max_cost:.4f} spent"
+        return ""
+
+
+class RunEnded(Exception):
+    """Control flow: the run ends with `status` (never fed back to the model)."""
+
+    def __init__(self, status: pb.RunStatus, reason: str = "", text: str = ""):
+        super().__init__(reason)
+        self.status, self.reason, self.text = status, reason, text
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        *,
+        client: ModelClient,
+        toolbox: Toolbox,
+        ctx: ToolContext,
+        recorder: Recorder,
+        settings: Settings,
+        budget: Budget | None = None,
+        messages: list[pb.Message] | None = None,
+        inbox: Inbox | None = None,
+        on_status: Callable[[pb.AgentStatus], None] = lambda status: None,
+        guard: Guard | None = None,
+    ):
+        self.client, self.toolbox, self.ctx, self.recorder = client, toolbox, ctx, recorder
+        self.guard = guard  # judges each call before its tool runs (guard.py); None: every call runs
+        self.task = ""  # the prompt of the current run, the context the model judge is given
+        self.settings = settings
+        self.budget = budget or Budget(settings.max_tokens, settings.max_cost)
+        self.messages: list[pb.Message] = list(messages or [])
+        self.inbox = inbox
+        self.on_status = on_status
+        self.usage = pb.Usage()
+        self.turns = 0  # model calls of the current run
+        self.cancel_as: tuple[pb.RunStatus, str] | None = None  # how a cancel ends the run (a timeout)
+        self.prompts: list[str] = []  # the person's prompts sent while a run goes: the next turn's
+        self.outcome: pb.RunFinished | None = None
+        self.repeats = Repeats([n for n, t in toolbox.tools.items() if not t.read_only])
+        self._text_calls: dict[str, str] = {}  # call id -> why a call recovered from text cannot run
+        self._started: dict[str, float] = {}  # call id -> when its tool started (an interrupted call's duration)
+        self._abandoned: set[str] = set()  # calls recorded as interrupted while their tool still ran
+        self.policy = RetryPolicy(
+            max_attempts=settings.retry_max_attempts,
+            deadline=settings.retry_deadline,
+            retry_after_cap=settings.retry_after_cap,
+        )
+
+    # --- the run --------------------------------------------------------------------------
+
+    def queue_prompt(self, text: str) -> None:
+        """A prompt of the person's for the running agent: a user message before its next model call.
+
+        It also wakes an agent that waits on its children, and a final answer given meanwhile
+        does not end the run: the agent takes another turn to read the prompt.
+        """
+        self.prompts.append(text)
+        if self.inbox is not None:
+            self.inbox.wake()
+
+    async def run(self, prompt: str) -> pb.RunFinished:
+        """Run to an end; cancellation is recorded as CANCELLED and re-raised.
+
+        An agent may run again (the person's next prompt): the conversation goes on.
+        """
+        self.turns = 0
+        self.outcome = None
+        self.repeats.reset()
+        self.task = prompt or self.task
+        self.recorder.emit(
+            pb.RunStarted(
+                prompt=prompt,
+                model=self.client.spec.model,
+                workspace=str(self.ctx.workspace),
+                tools=list(self.toolbox.tools),
+                system_prompt=next((m.text for m in self.messages if m.role == pb.ROLE_SYSTEM), ""),
+            ),
+        )
+        if prompt:
+            self._append(pb.Message(role=pb.ROLE_USER, text=prompt))
+        try:
+            text = await self._turns()
+            outcome = pb.RunFinished(status=pb.RUN_STATUS_FINISHED, text=text)
+        except RunEnded as end:
+            outcome = pb.RunFinished(status=end.status, reason=end.reason, text=end.text or self._last_text())
+        except asyncio.CancelledError:
+            status, reason = self.cancel_as or (pb.RUN_STATUS_CANCELLED, "cancelled")
+            self._finish(pb.RunFinished(status=status, reason=reason, text=self._last_text()))
+            raise
+        return self._finish(outcome)
+
+    def _finish(self, outcome: pb.RunFinished) -> pb.RunFinished:
+        outcome.usage.CopyFrom(self.usage)
+        self.outcome = outcome
+        self.recorder.emit(outcome)
+        return outcome
+
+    def _last_text(self) -> str:
+        return next((m.text for m in reversed(self.messages) if m.role == pb.ROLE_ASSISTANT and m.text), "")
+
+    def _append(self, message: pb.Message) -> None:
+        self.messages.append(message)
+        self.recorder.emit(message)
+
+    def _take_prompts(self) -> None:
+        prompts, self.prompts = self.prompts, []
+        for text in prompts:
+            self._append(pb.Message(role=pb.ROLE_USER, text=text))
+
+    async def _turns(self) -> str:
+        while True:
+            self._drain_inbox()
+            self._take_prompts()
+            if self.settings.max_turns and self.turns >= self.settings.max_turns:  # 0: no limit
+                raise RunEnded(
+                    pb.RUN_STATUS_BUDGET_EXHAUSTED,
+                    f"turn limit reached ({self.settings.max_turns} model calls)",
+                )
+            if reason := self.budget.exhausted():
+                raise RunEnded(pb.RUN_STATUS_BUDGET_EXHAUSTED, reason)
+            reply = await self._call_model()
+            self.turns += 1
+            self._recover_text_calls(reply)
+            self._append(reply)
+            if not reply.tool_calls:
+                if self.prompts:  # the person wrote during this call: they get the next turn
+                    continue
+                # children still to hear from, or an item that came during this call: another turn
+                if self.inbox is not None and (self.inbox.pending or len(self.inbox)):
+                    await self._wait_for_children()
+                    continue
+                return reply.text
+            results = await self._run_tools(list(reply.tool_calls))
+            for result in results:
+                self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
+            if any(r.terminate for r in results):
+                raise RunEnded(pb.RUN_STATUS_TERMINATED, "a tool asked to end the run", reply.text)
+
+    # --- model ----------------------------------------------------------------------------
+
+    async def _call(self, messages: list[pb.Message], tools: list[pb.ToolDefinition], stream: bool) -> pb.Message:
+        """One model call with its retries; streamed text and argument progress become events."""
+        emit = self.recorder.emit
+
+        def on_delta(text: str) -> None:
+            emit(pb.TextDelta(text=text))
+
+        return await call_with_retry(
+            lambda: self.client.complete(
+                messages,
+                tools,
+                on_delta if stream else lambda text: None,
+                on_call_delta=emit if stream else None,  # a call being written: ToolCallDelta events
+                on_notice=emit,
+            ),
+            self.policy,
+            on_wait=emit,
+            on_discard=emit,
+        )
+
+    def _compactor(self) -> Compactor:
+        async def summarize(request: list[pb.Message]) -> pb.Message:
+            try:
+                reply = await self._call(request, [], stream=False)
+            except ContextOverflow as err:
+                raise ModelCallFailed(f"the older turns are too long even to summarize: {err.reason}") from err
+            self._count(reply.usage)
+            return reply
+
+        return Compactor(self.client.spec.wire_model, summarize, self.recorder.emit, self.settings.compact_threshold)
+
+    async def compact_now(self) -> None:
+        """Summarize the older turns now (the person asked). Raises NothingToCompact or ModelCallFailed."""
+        await self._compactor().compact(self.messages, "the person asked to compact", self.toolbox.definitions())
+
+    async def _call_model(self) -> pb.Message:
+        """One model call with retries; compacts the conversation above the threshold or on overflow."""
+        tools = self.toolbox.definitions()
+        count = self._count
+        call = self._call
+        compactor = self._compactor()
+        try:
+            if reason := compactor.due(self.messages, tools):
+                await compactor.compact(self.messages, reason, tools)
+            try:
+                reply = await call(self.messages, tools, stream=True)
+            except ContextOverflow as overflow:
+                try:
+                    await compactor.compact(self.messages, overflow.reason, tools)
+                except NothingToCompact as err:
+                    raise ModelCallFailed(f"{overflow.reason} ({err})") from overflow
+                try:
+                    reply = await call(self.messages, tools, stream=True)
+                except ContextOverflow as again:
+                    raise ModelCallFailed(
+                        f"the conversation is still too long for the model after compaction: {again.reason}"
+                    ) from again
+        except ModelCallFailed as err:
+            raise RunEnded(pb.RUN_STATUS_FAILED, f"model call failed: {err.reason}") from err
+        count(reply.usage)
+        return reply
+
+    def _recover_text_calls(self, reply: pb.Message) -> None:
+        """Tool calls the model wrote as text (see text_calls) become the reply's calls.
+
+        The reply keeps its whole text, blocks included: on the wire it goes back as that text and
+        the results as text (text_calls.echo_as_text), so the model sees the calls it wrote
+        worked. Each recovered call is marked `from_text`; a block that cannot run gets its
+        error as its result.
+        """
+        if reply.tool_calls or not reply.text:
+            return
+        found, _prose = find_calls(reply.text, self.toolbox.tools)
+        for text_call in found:
+            call = reply.tool_calls.add(id=new_call_id(), name=text_call.name, arguments=text_call.arguments)
+            call.from_text = True
+            if text_call.error:
+                self._text_calls[call.id] = text_call.error
+
+    def _count(self, usage: pb.Usage) -> None:
+        """A model call's usage (the agent's own, or the model judge's) toward the agent and the budget."""
+        add_usage(self.usage, usage)
+        add_usage(self.budget.used, usage)
+        self.recorder.emit(pb.UsageUpdate(call=usage, agent_total=self.usage, session_total=self.budget.used))
+
+    # --- tools ----------------------------------------------------------------------------
+
+    async def _run_tools(self, calls: list[pb.ToolCall]) -> list[pb.ToolResult]:
+        tasks = [asyncio.create_task(self._run_tool(call), name=f"tool {call.name} {call.id}") for call in calls]
+        for task in tasks:  # a tool abandoned by a cancel may still fail later: its error goes to the log
+            task.add_done_callback(_log_abandoned_failure)
+        try:
+            await asyncio.wait(tasks)  # not gather: a cancel must not wait for tools that ignore it
+        except asyncio.CancelledError:
+            await self._stop_tools(calls, tasks)
+            raise
+        bug = next((err for task in tasks if (err := task.exception()) is not None), None)
+        if bug is not None:  # a bug of the machinery (not of a tool): still one result for every call
+            for call, task in zip(calls, tasks, strict=True):
+                if (err := task.exception()) is None:
+                    self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=task.result()))
+                    continue
+                result = machinery_bug(call, err)
+                self.recorder.emit(pb.ToolCallFinished(result=result))
+                self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
+            raise bug
+        return [task.result() for task in tasks]
+
+    async def _stop_tools(self, calls: list[pb.ToolCall], tasks: list[asyncio.Task[pb.ToolResult]]) -> None:
+        """The run is cancelled: stop the tools, and give every call exactly one result."""
+        for task in tasks:
+            task.cancel()
+        try:  # let tools stop their work (Ctrl-C, kill); a second cancel stops the waiting
+            await asyncio.wait(tasks, timeout=CANCEL_GRACE)
+        except asyncio.CancelledError:
+            pass
+        results = []
+        for call, task in zip(calls, tasks, strict=True):
+            done = task.done() and not task.cancelled() and task.exception() is None
+            if done:
+                results.append(task.result())
+                continue
+            if not task.done():  # it ignores the cancel: its late result is not recorded
+                self._abandoned.add(call.id)
+                log.warning(
+                    "tool %s (call %s) did not stop within %.1f s of the cancel", call.name, call.id, CANCEL_GRACE
+                )
+            result = interrupted(call)
+            result.duration = time.monotonic() - self._started.get(call.id, time.monotonic())
+            self.recorder.emit(pb.ToolCallFinished(result=result))
+            results.append(result)
+        for result in results:
+            self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
+
+    async def _run_tool(self, call: pb.ToolCall) -> pb.ToolResult:
+        self._started[call.id] = time.monotonic()
+        self.recorder.emit(pb.ToolCallStarted(call=call))
+        # whatever the tool raises is its result already (feedback.to_result); what escapes is the
+        # run's cancel (recorded as interrupted by _stop_tools) or a bug of the machinery
+        unrunnable = self._text_calls.pop(call.id, "") if call.from_text else ""
+        if unrunnable:  # a block written as text that cannot run
+            result = to_result(call, Feedback(unrunnable))
+        elif (refused := self.repeats.refuse(call)) is not None:
+            result = refused
+            self.recorder.emit(pb.Notice(level="warning", text=f"{call.name}: {refused.error}"))
+        elif (denied := await self._admit(call)) is not None:
+            result = denied  # the guard blocked it, or the person denied it: nothing of it ran
+        else:
+            # the call's start is durable before anything of it runs (records of a run are grouped
+            # per event-loop pass; the guard's decision usually wrote it already, then this is free)
+            self.recorder.store.flush()
+            result = await self.toolbox.invoke(call, self.ctx)
+        self._started.pop(call.id, None)
+        if call.id in self._abandoned:
+            return result  # the run already recorded this call as interrupted
+        self.repeats.record(call, result, self.turns)
+        self.recorder.emit(pb.ToolCallFinished(result=result))
+        return result
+
+    async def _admit(self, call: pb.ToolCall) -> pb.ToolResult | None:
+        """The guard's decision on `call` (a review waits for the person): None when it may run,
+        else the error result of a call that did not run."""
+        if self.guard is None:
+            return None
+        return await self.guard.admit(
+            call,
+            agent_id=self.recorder.agent_id,
+            task=self.task,
+            emit=self.recorder.emit,
+            count_usage=self._count,
+            on_status=self.on_status,
+        )
+
+    # --- inbox ----------------------------------------------------------------------------
+
+    def _drain_inbox(self) -> None:
+        if self.inbox is not None and (text := self.inbox.drain_text()):
+            self._append(pb.Message(role=pb.ROLE_USER, text=text))
+
+    async def _wait_for_children(self) -> None:
+        assert self.inbox is not None
+        if len(self.inbox):
+            return  # a completion already arrived: take the next turn without waiting
+        self.on_status(pb.AGENT_STATUS_WAITING)
+        arrived = await self.inbox.wait(self.settings.wait_cap or None)  # 0: no limit
+        self.on_status(pb.AGENT_STATUS_RUNNING)
+        if not arrived and not self.prompts:
+            raise RunEnded(
+                pb.RUN_STATUS_WAIT_TIMEOUT,
+                f"waited {self.settings.wait_cap:.0f} s for {len(self.inbox.pending)} running subagent(s)",
+            )
+
+
+def _log_abandoned_failure(task: asyncio.Task[pb.ToolResult]) -> None:
+    """Retrieve a tool task's error so asyncio never prints "Task exception was never retrieved"
+    (the run already gave that call its result); the log file keeps it."""
+    if not task.cancelled() and (err := task.exception()) is not None:
+        log.warning("%s ended with %s: %s", task.get_name(), type(err).__name__, err)

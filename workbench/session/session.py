@@ -1,0 +1,419 @@
+"""The Session: the one engine API that the CLI and the TUI drive.
+
+A Session owns one session's store, terminal host, agent tree, settings and budget. What
+goes in and comes out is proto messages and committed events, never live engine objects, so
+a later client/server split can put it behind a socket unchanged.
+
+An interactive session is many runs of one root agent: `send` starts a run when idle and
+queues the prompt for the root's next turn while a run goes. `cancel()` ends the current run
+(the session stays usable); `cancel(child_id)` ends one subtree. A stored session is rebuilt
+from its event log (`open(resume=ID)`); whatever was running when its process died is marked
+INTERRUPTED and every unanswered tool call gets an "interrupted" result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+
+from workbench.config.secrets import secrets_of
+from workbench.config.settings import ConfigError, Settings
+from workbench.core.words import FINAL_AGENT_STATUSES
+from workbench.engine.agents import ROOT_ID, AgentTree
+from workbench.engine.compaction import NothingToCompact
+from workbench.engine.store import Recorder, Store, StoreError
+from workbench.guard.guardrail import Guard
+from workbench.model.retry import ModelCallFailed
+from workbench.pb import workbench_pb2 as pb
+from workbench.session.lock import LockHeld, SessionLock, is_locked
+from workbench.session.rebuild import interrupt_leftovers, mark_interrupted, rebuild_messages
+from workbench.terminal.host import TerminalHost
+from workbench.terminal.leftovers import reap_orphans
+
+log = logging.getLogger("workbench")
+
+STREAM_LIMIT = 10_000  # events a `stream` reader may fall behind before it is re-synced from the store
+
+
+class SessionError(Exception):
+    """The session cannot be opened or used as asked: one line a person can act on."""
+
+
+def open_store(settings: Settings) -> Store:
+    try:
+        return Store(settings.db_path)
+    except StoreError as err:
+        raise SessionError(str(err)) from err
+
+
+def list_sessions(settings: Settings) -> list[pb.SessionInfo]:
+    """Stored sessions, newest first; `live` when another process holds one now."""
+    if not settings.db_path.exists():
+        return []
+    store = open_store(settings)
+    try:
+        found = store.sessions()
+        roots = store.root_statuses()
+    finally:
+        store.close()
+    for info in found:
+        info.live = is_locked(settings.sessions_dir / info.id)
+        if not info.live and roots.get(info.id, pb.AGENT_STATUS_COMPLETED) not in FINAL_AGENT_STATUSES:
+            info.status = pb.RUN_STATUS_INTERRUPTED  # its process died mid-run; resuming marks it so
+    return found
+
+
+def find_session(settings: Settings, session_id: str) -> pb.SessionInfo:
+    """One stored session by id (or a unique prefix of it)."""
+    return _one(list_sessions(settings), session_id, settings)
+
+
+def _one(stored: list[pb.SessionInfo], session_id: str, settings: Settings) -> pb.SessionInfo:
+    matches = [s for s in stored if s.id.startswith(session_id)] if session_id else []
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionError(f"no session {session_id!r} in {settings.data_dir}; `workbench sessions` lists them")
+    raise SessionError(f"{session_id!r} names {len(matches)} sessions; give more of the id")
+
+
+def newest_session(settings: Settings, workspace: Path) -> pb.SessionInfo:
+    """The newest session of this workspace (`--continue`)."""
+    here = str(workspace.resolve())
+    for info in list_sessions(settings):
+        if info.workspace == here:
+            return info
+    raise SessionError(f"no session of {here} to continue; start one without --continue")
+
+
+class Session:
+    """One session: new, or resumed from its event log. Open it with `await Session.open(...)`."""
+
+    def __init__(
+        self, settings: Settings, store: Store, session_id: str, lock: SessionLock, guard: Guard | None = None
+    ):
+        self.settings, self.store, self.id, self._lock = settings, store, session_id, lock
+        self.guard = guard or Guard(settings)  # judges every tool call of every agent (guard.py)
+        self.terminal = TerminalHost(
+            f"workbench-{session_id}",
+            Recorder(store, session_id, ROOT_ID).emit,
+            env_passthrough=tuple(settings.shell_env_passthrough),
+            data_dir=settings.data_dir,
+            session_id=session_id,
+        )
+        # the sandbox's policy before anything starts the server (a run starts it ahead of the first
+        # bash call): else the built-in defaults would hold, the process's folder for the workspace
+        self.terminal.sandbox.configure(settings, settings.workspace)
+        self.tree = AgentTree(settings, store, session_id, terminal=self.terminal, guard=self.guard)
+        self.failure: BaseException | None = None  # the event log could not be written: the run ended
+        self.last: pb.RunFinished | None = None
+        self._run_task: asyncio.Task[pb.RunFinished] | None = None
+        self._warming: asyncio.Task[None] | None = None
+        self._titled = False
+        self._closed: pb.SessionInfo | None = None
+        store.on_failure = self._store_failed
+        store.secrets = [s.encode() for s in secrets_of(settings)]
+
+    # --- opening and closing --------------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls, settings: Settings, resume: str | None = None, *, interactive: bool = False, answerable: bool | None = None
+    ) -> Session:
+        """A new session (`resume=None`) or a stored one rebuilt from its event log.
+
+        `interactive`: the TUI (the approval mode's default is `ask`, and a person answers
+        reviews); `answerable`: a person answers reviews (a headless run on a terminal); without
+        one, a review is a denial. Call it on the event loop that will drive the session.
+        """
+        settings.workspace = settings.workspace.resolve()
+        try:
+            guard = Guard(settings, interactive=interactive, answerable=answerable)
+        except (ConfigError, ValueError) as err:
+            raise SessionError(str(err)) from err
+        store = open_store(settings)
+        try:
+            # what a killed workbench left: its tmux servers, commands and folders end now
+            for orphan in await asyncio.to_thread(reap_orphans, settings.data_dir):
+                if store.sessions(orphan) and not is_locked(settings.sessions_dir / orphan):
+                    mark_interrupted(store, orphan)
+            session_id = cls._resolve(settings, store, resume)
+            lock = SessionLock(settings.sessions_dir / session_id)
+            try:
+                lock.acquire()
+            except LockHeld as err:
+                raise SessionError(
+                    f"session {session_id} is open in another workbench process (pid {err.pid}); close it there first"
+                ) from err
+            except OSError as err:
+                raise SessionError(f"cannot lock session {session_id} in {settings.sessions_dir}: {err}") from err
+        except BaseException:
+            store.close()
+            raise
+        session = cls(settings, store, session_id, lock, guard)
+        if resume is not None:
+            session._rebuild()
+        return session
+
+    @staticmethod
+    def _resolve(settings: Settings, store: Store, resume: str | None) -> str:
+        if resume is None:
+            return store.create_session(settings.workspace, settings.model)
+        info = _one(store.sessions(), resume, settings)
+        if Path(info.workspace) != settings.workspace:
+            raise SessionError(
+                f"session {info.id} works in {info.workspace}, not {settings.workspace}; "
+                "resume it without --workspace (or from that folder)"
+            )
+        return info.id
+
+    def _rebuild(self) -> None:
+        """Continue a stored session: the root's conversation, the budget spent, leftovers interrupted."""
+        events = list(self.store.events(self.id))
+        agents = self.store.agents(self.id)
+        self._titled = bool(self.info.title)
+        self.tree.restore(agents)
+        for event in reversed(events):
+            if event.WhichOneof("kind") == "usage_update":
+                self.tree.budget.used.CopyFrom(event.usage_update.session_total)
+                break
+        root_info = next((a for a in agents if a.id == ROOT_ID), None)
+        if root_info is None:
+            return
+        messages = rebuild_messages(events, ROOT_ID)
+        root = self.tree.make_root(root_info.prompt, list(root_info.tools), messages, announce=False)
+        root.info.CopyFrom(root_info)
+        assert root.loop is not None
+        interrupt_leftovers(self.store, self.id, root, events)
+
+    async def close(self) -> None:
+        """Cancel a run that still goes, end the session's tmux server, release the session."""
+        try:
+            if self.busy:
+                await self.cancel()
+            if self._warming is not None:
+                self._warming.cancel()
+                await asyncio.gather(self._warming, return_exceptions=True)
+            await self.tree.close()
+        finally:
+            try:
+                self._closed = self.info
+                self.store.close()
+            finally:
+                self._lock.release()
+
+    # --- what a client reads --------------------------------------------------------------
+
+    @property
+    def info(self) -> pb.SessionInfo:
+        """The session as stored now (as it was at `close`, after it)."""
+        if self._closed is None:
+            return self.store.sessions(self.id)[0]
+        return self._closed
+
+    @property
+    def busy(self) -> bool:
+        """A run of the root agent is going."""
+        return self._run_task is not None and not self._run_task.done()
+
+    def events(self, after: int = 0) -> Iterator[pb.Event]:
+        """The committed events with seq > `after`, in order."""
+        self.store.flush()
+        return self.store.events(self.id, after=after)
+
+    def agents(self) -> list[pb.AgentInfo]:
+        """Every agent of the session as committed, parents before their children."""
+        return self.store.agents(self.id)
+
+    def subscribe(self, fn: Callable[[pb.Event], None], after: int = 0) -> Callable[[], None]:
+        """`fn(event)` for every committed event with seq > `after`: stored ones, then live ones.
+
+        No gap and no duplicate. `fn` runs on the event loop right after COMMIT: keep it cheap.
+        Returns the function that ends the subscription.
+        """
+        return self.store.subscribe(fn, self.id, after=after)
+
+    async def stream(self, after: int = 0, limit: int = STREAM_LIMIT) -> AsyncIterator[pb.Event]:
+        """The committed events with seq > `after`, then live ones, with at most `limit` held in memory.
+
+        A reader that falls further behind is re-synced from the store from its last seq:
+        memory stays bounded and nothing is lost or repeated.
+        """
+        queue: deque[pb.Event] = deque()
+        arrived = asyncio.Event()
+        behind = True  # replay from the store first
+
+        def on_event(event: pb.Event) -> None:
+            nonlocal behind
+            if behind:
+                return  # the replay reads it from the store
+            if len(queue) >= limit:
+                queue.clear()
+                behind = True
+            else:
+                queue.append(event)
+            arrived.set()
+
+        last = after
+        unsubscribe = self.store.subscribe(on_event, self.id)
+        try:
+            while True:
+                if behind:
+                    behind = False  # events committed from now on are queued; older ones are read
+                    for event in self.store.events(self.id, after=last):
+                        last = event.seq
+                        yield event
+                    continue
+                while queue:
+                    event = queue.popleft()
+                    if event.seq > last:
+                        last = event.seq
+                        yield event
+                    if behind:
+                        break
+                if not behind and not queue:
+                    arrived.clear()
+                    await arrived.wait()
+        finally:
+            unsubscribe()
+
+    # --- what a client does ---------------------------------------------------------------
+
+    def send(self, prompt: str) -> None:
+        """Start a run with `prompt` when idle; while a run goes, queue it for the root's next turn."""
+        if not prompt.strip():
+            raise SessionError("the prompt is empty: say what the agent should do")
+        if not self._titled:
+            self.store.set_session_title(self.id, prompt)
+            self._titled = True
+        root = self.tree.root
+        if self.busy and root is not None and root.loop is not None:
+            with self.store.transaction():
+                Recorder(self.store, self.id, ROOT_ID).emit(pb.PromptQueued(text=prompt))
+                self.store.on_commit(lambda: root.loop.queue_prompt(prompt) if root.loop else None)
+            return
+        self.failure = None
+        if self._warming is None:
+            self._warming = asyncio.create_task(self._warm_terminal(), name=f"session {self.id} tmux start")
+        self._run_task = asyncio.create_task(self._run(prompt), name=f"session {self.id} run")
+
+    async def _warm_terminal(self) -> None:
+        """Start the session's tmux server (in its sandbox) while the first model call is made
+        (and, in a fresh process, while litellm still imports), not during the first bash call.
+        A failure here is left to that call, which starts the server itself and says why."""
+        try:
+            await self.terminal.ensure_started()
+        except Exception as err:
+            log.debug("starting the terminal ahead of the first bash call: %s", err)
+
+    async def _run(self, prompt: str) -> pb.RunFinished:
+        """Runs of the root until no prompt is left; a cancel ends it CANCELLED (not raised)."""
+        while True:
+            try:
+                outcome = await self.tree.run_root(prompt)
+            except asyncio.CancelledError:
+                root = self.tree.root
+                outcome = (root.loop.outcome if root and root.loop else None) or pb.RunFinished(
+                    status=pb.RUN_STATUS_CANCELLED, reason="cancelled"
+                )
+                if self.failure is not None:
+                    outcome = pb.RunFinished(status=pb.RUN_STATUS_FAILED, reason=self.failure_text())
+                if root is not None and root.loop is not None:
+                    root.loop.prompts.clear()  # the person cancelled: what they queued goes too
+                self.last = outcome
+                return outcome
+            except Exception as err:  # the event log failed (full disk) or a bug: the run ends FAILED
+                self.failure = self.failure or err
+                log.exception("the run ended by an error")
+                self.last = pb.RunFinished(status=pb.RUN_STATUS_FAILED, reason=self.failure_text())
+                return self.last
+            self.last = outcome
+            root = self.tree.root
+            leftover = root.loop.prompts if root is not None and root.loop is not None else []
+            if not leftover:  # a prompt queued as the run ended starts the next run
+                return outcome
+            prompt = leftover.pop(0)
+
+    async def cancel(self, agent_id: str | None = None) -> None:
+        """Cancel the current run (None or the root's id) or one subagent's subtree."""
+        if agent_id in (None, ROOT_ID):
+            task = self._run_task
+            if task is None or task.done():
+                return
+            task.cancel()
+            await asyncio.wait([task])
+            return
+        if agent_id not in self.tree.nodes:
+            raise SessionError(f"no agent {agent_id!r} in this session")
+        node = self.tree.nodes[agent_id]
+        if node.done.done() or node.ending:
+            return
+        await self.tree.cancel(agent_id, "cancelled by the person")
+
+    async def compact(self) -> None:
+        """Summarize the root's older turns now, between runs (a `compaction` event says how it went)."""
+        root = self.tree.root
+        if self.busy:
+            raise SessionError("a run is going; compact when it has ended (or cancel it first)")
+        if root is None or root.loop is None:
+            raise SessionError("nothing to compact yet: the session has no conversation")
+        try:
+            await root.loop.compact_now()
+        except NothingToCompact as err:
+            raise SessionError(f"nothing to compact: {err}") from err
+        except ModelCallFailed as err:
+            raise SessionError(f"compaction failed: {err.reason}") from err
+
+    async def wait(self) -> pb.RunFinished:
+        """The current run's end (the last run's, when idle)."""
+        task = self._run_task
+        if task is not None:
+            return await asyncio.shield(task)
+        if self.last is None:
+            raise SessionError("nothing has run in this session yet")
+        return self.last
+
+    # --- reviews and the approval mode (guard.py) -------------------------------------------
+
+    def pending_reviews(self) -> list[pb.GuardDecision]:
+        """The tool calls that wait for the person's review, oldest first."""
+        return self.guard.pending_reviews()
+
+    def decide(self, call_id: str, approve: bool, reason: str = "", remember: bool = False) -> None:
+        """Answer a pending review: approve (with `remember`, this tool or this exact command for
+        the rest of the session) or deny, with a reason the model reads. A `review_decided`
+        event records it. Raises `guard.NotWaiting` when that call does not wait (any more)."""
+        self.guard.decide(call_id, approve, reason, remember)
+
+    @property
+    def approval(self) -> str:
+        """The approval mode in force: auto, ask or read-only."""
+        return self.guard.mode
+
+    def cycle_approval(self) -> str:
+        """Switch to the next approval mode (ask, auto, read-only, ask, ...); a notice records it."""
+        mode = self.guard.cycle_mode()
+        Recorder(self.store, self.id, ROOT_ID).emit(pb.Notice(level="info", text=f"approval mode: {mode}"))
+        return mode
+
+    # --- failures of the event log --------------------------------------------------------
+
+    def _store_failed(self, err: BaseException) -> None:
+        """A write of the event log failed (a full disk): end the run; the client says why once."""
+        if self.failure is None:
+            self.failure = err
+            log.error("cannot write the event log: %s", err)
+        if self._run_task is not None and not self._run_task.done():
+            self._run_task.cancel()
+
+    def failure_text(self) -> str:
+        err = self.failure
+        if err is None:
+            return ""
+        return (
+            f"cannot write the event log in {self.settings.data_dir}: {err}; what was committed before is kept. "
+            "Free some space or choose another --data-dir"
+        )

@@ -1,0 +1,338 @@
+"""The sandbox of bash and tmux: the session's private tmux server runs inside bubblewrap.
+
+One sandbox per session, not per shell: the tmux server itself is the sandbox's command, so
+every shell and program of the session shares one private /tmp and one network namespace (a
+dev server in a tmux window is reachable from bash). Modes (setting `sandbox`):
+- `workspace-write` (the default): `/` read-only; the workspace, a private /tmp, the session's
+  own folder (command, output and completion files, the tmux socket) and `sandbox_writable`
+  writable; a fresh /dev and /proc;
+- `read-only`: the same, with the workspace read-only too;
+- `off`: no sandbox (as before it existed).
+The network is cut (`--unshare-net`) unless `sandbox_network` is on. The data folder (every
+transcript), the person's Workbench config (keys), their runtime folder (agent sockets) and
+`sandbox_hidden` are hidden under empty read-only tmpfs (a file under an empty read-only file).
+
+Decisions:
+- a pid namespace: without one a sandboxed process reaches the whole machine through
+  /proc/PID/root of any process of the person's it can see.
+- `--cap-drop ALL`: run as root, bwrap keeps every capability and `mount -o remount,rw /`
+  would undo the read-only root.
+- no `--new-session` (it cuts the pane's terminal off: Ctrl-C, the foreground process, REPLs).
+  Terminal injection is refused by a seccomp filter instead (ioctl TIOCSTI and TIOCLINUX give
+  EPERM: `seccomp.py`), since the kernel's `legacy_tiocsti` is on in many systems; the sandbox
+  also gets none of the person's terminals (stdin and stdout are null, its own session).
+
+How the tmux server is started inside it: `sandbox_server.py`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import shutil
+import stat
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from workbench.core.feedback import Feedback
+
+MODES = ("workspace-write", "read-only", "off")  # loosest last
+# Control sockets on the read-only root that would act outside the sandbox for a command (the
+# network namespace does not cover sockets in the filesystem): hidden when they exist.
+HOST_SOCKETS = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/run/dbus/system_bus_socket",
+    "/run/systemd/private",
+)
+INSTALL_HINT = "install it (apt-get install bubblewrap) or choose --sandbox off"
+
+
+class SandboxSettings(Protocol):
+    """The settings the sandbox reads (workbench.config.settings.Settings has them)."""
+
+    sandbox: str
+    sandbox_network: bool
+    sandbox_writable: list[Path]
+    sandbox_hidden: list[str]
+    bwrap_path: str
+    data_dir: Path
+
+
+class SandboxUnavailable(Feedback):
+    """bubblewrap is missing or cannot create namespaces here: bash and tmux do not run."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the sandbox allows: one per session, from the settings and the workspace."""
+
+    mode: str  # workspace-write | read-only
+    workspace: Path
+    network: bool
+    writable: tuple[Path, ...]  # besides the workspace, /tmp and the session's folder
+    hidden: tuple[Path, ...]
+    bwrap: str
+
+    def describe(self) -> str:
+        return f"{self.mode}, network {'on' if self.network else 'off'}"
+
+
+def describe(settings: SandboxSettings) -> str:
+    """The sandbox in force, for a status or header line: `workspace-write, network off`."""
+    if settings.sandbox == "off":
+        return "off"
+    return f"{settings.sandbox}, network {'on' if settings.sandbox_network else 'off'}"
+
+
+def _real(path: Path | str) -> Path:
+    return Path(os.path.expanduser(str(path))).resolve()
+
+
+def _user_config_dir() -> Path:
+    from workbench.config.settings import user_config_path
+
+    return user_config_path().parent
+
+
+def policy_for(settings: SandboxSettings, workspace: Path) -> Policy | None:
+    """The session's policy; None when the sandbox is off."""
+    if settings.sandbox == "off":
+        return None
+    if settings.sandbox not in MODES:
+        raise ValueError(f"sandbox must be one of {', '.join(MODES)}, got {settings.sandbox!r}")
+    hidden: list[Path | str] = [settings.data_dir, _user_config_dir(), *settings.sandbox_hidden, *HOST_SOCKETS]
+    runtime = os.environ.get("XDG_RUNTIME_DIR")  # the person's agent and bus sockets
+    if runtime:
+        hidden.append(Path(runtime))
+    return Policy(
+        mode=settings.sandbox,
+        workspace=_real(workspace),
+        network=settings.sandbox_network,
+        writable=tuple(_real(p) for p in settings.sandbox_writable),
+        hidden=tuple(dict.fromkeys(_real(p) for p in hidden)),
+        bwrap=settings.bwrap_path,
+    )
+
+
+def _under(path: Path, roots: Sequence[Path]) -> Path | None:
+    return next((root for root in roots if path == root or root in path.parents), None)
+
+
+def can_write(policy: Policy, session_dir: Path, path: Path) -> bool:
+    """May a sandboxed command write at `path`? The deepest mount above it decides."""
+    mounts = [(Path("/tmp"), True), (_real(session_dir), True), (policy.workspace, policy.mode == "workspace-write")]
+    if policy.mode == "workspace-write":
+        mounts += [(p, True) for p in policy.writable]
+    mounts += [(p, False) for p in policy.hidden]
+    best = max((m for m in mounts if _under(path, [m[0]])), key=lambda m: len(m[0].parts), default=None)
+    return best is not None and best[1]
+
+
+def mount_args(policy: Policy, session_dir: Path) -> list[str]:
+    """bwrap's filesystem arguments: parents before children, so a deeper mount wins."""
+    ws = "--bind" if policy.mode == "workspace-write" else "--ro-bind"
+    # (path, order at equal depth, arguments); the private /tmp comes before what is bound
+    # under it (a workspace in /tmp is bound at its real path on top)
+    workspace = str(policy.workspace)
+    mounts: list[tuple[Path, int, list[str]]] = [(policy.workspace, 0, [ws, workspace, workspace])]
+    session = _real(session_dir)
+    mounts.append((session, 0, ["--bind", str(session), str(session)]))
+    if policy.mode == "workspace-write":
+        mounts += [(p, 0, ["--bind", str(p), str(p)]) for p in policy.writable if p.exists()]
+    for path in policy.hidden:
+        if path.is_dir():
+            mounts.append((path, 1, ["--tmpfs", str(path), "--remount-ro", str(path)]))
+        elif path.exists():
+            mounts.append((path, 1, ["--ro-bind", str(_empty_file(session)), str(path)]))
+    mounts.sort(key=lambda m: (len(m[0].parts), m[1]))
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for _, _, more in mounts:
+        args += more
+    return args
+
+
+def _empty_file(session_dir: Path) -> Path:
+    """What a hidden file shows: an empty file (/dev/null would not open on bwrap's nodev binds),
+    made anew at each start (a command may have swapped it for a link to a secret)."""
+    empty = session_dir / "hidden-file"
+    write_untrusted(empty, "")
+    return empty
+
+
+def bwrap_argv(bwrap: str, policy: Policy, session_dir: Path, seccomp_fd: int | None) -> list[str]:
+    """The bwrap command line up to `--`; the sandboxed command follows."""
+    argv = [bwrap, *mount_args(policy, session_dir)]
+    argv += ["--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL"]
+    if not policy.network:
+        argv.append("--unshare-net")
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
+    return [*argv, "--"]
+
+
+# --- the session's folder, which sandboxed commands can write ------------------------------------
+
+
+class PlantedFile(OSError):
+    """Not a regular file where the host expected one (a link or a FIFO a command put there)."""
+
+
+def open_untrusted(path: os.PathLike[str] | str, flags: int, mode: int = 0o600) -> int:
+    """Open a file in a folder that sandboxed commands can write, the way the host may.
+
+    A command could have put a symbolic link there (to a file outside the sandbox, which the
+    host would then read or write for it) or a FIFO (which would block the host): the last
+    component is not followed (O_NOFOLLOW), the open does not wait (O_NONBLOCK), and anything
+    but a regular file is refused (PlantedFile). With O_CREAT the file is made anew (what was
+    there is removed first; O_EXCL).
+    """
+    flags |= os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    if flags & os.O_CREAT:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        flags |= os.O_EXCL
+    try:
+        fd = os.open(path, flags, mode)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise PlantedFile(errno.ELOOP, "a symbolic link, not a regular file", str(path)) from err
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise PlantedFile(errno.EINVAL, "not a regular file", str(path))
+    os.set_blocking(fd, True)
+    return fd
+
+
+def write_untrusted(path: Path, text: str) -> None:
+    """Write a new file in a folder that sandboxed commands can write (see `open_untrusted`)."""
+    fd = open_untrusted(path, os.O_WRONLY | os.O_CREAT)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+# --- is it there, does it work ----------------------------------------------------------------
+
+
+def find_bwrap(path: str) -> str | None:
+    return shutil.which(path)
+
+
+def missing_text(path: str) -> str:
+    return f"bash and tmux run in a bubblewrap sandbox, but {path!r} was not found: {INSTALL_HINT}"
+
+
+def refused_text(reason: str) -> str:
+    return (
+        f"bash and tmux run in a bubblewrap sandbox, which cannot start here ({reason}): allow "
+        "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1), or choose --sandbox off"
+    )
+
+
+def probe(bwrap_path: str) -> str | None:
+    """None when bwrap runs a sandbox like ours here; else a one-line reason (for doctor)."""
+    exe = find_bwrap(bwrap_path)
+    if exe is None:
+        return missing_text(bwrap_path)
+    argv = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    argv += ["--unshare-pid", "--unshare-net", "--die-with-parent", "--cap-drop", "ALL", "--", "true"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return refused_text(str(err))
+    if proc.returncode != 0:
+        return refused_text(first_line(proc.stderr) or f"bwrap exited with code {proc.returncode}")
+    return None
+
+
+def first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+# --- hints for what the sandbox refused -----------------------------------------------------------
+
+_WRITE_REFUSED = re.compile(r"read-only file system|\bEROFS\b|permission denied|\bEACCES\b", re.I)
+_NOT_FOUND = re.compile(r"no such file or directory|\bENOENT\b", re.I)
+_NO_NETWORK = re.compile(
+    r"network is unreachable|\bENETUNREACH\b|could not resolve|temporary failure in name resolution|"
+    r"name or service not known|no address associated with hostname|\bEAI_AGAIN\b|getaddrinfo|"
+    r"connection refused|\bECONNREFUSED\b|failed to connect",
+    re.I,
+)
+# a path in an error line: quoted ('x', "x", `x', ‘x’), or a field between ": " holding a slash
+_QUOTED = re.compile(r"""['"`‘]([^'"`’\n]+)['"’]""")
+_FIELD = re.compile(r"(?:^|: )([^\s:'\"`]*/[^\s:'\"`]*)(?=: |$)")
+_NO_TMUX = re.compile(r"no server running on|error connecting to")
+SCAN_BYTES = 65536  # of the output's start and of its end
+
+
+def _host_writable(path: Path) -> bool:
+    """Could the person write there (outside the sandbox)? Then the sandbox refused it."""
+    probe_path = path
+    while not probe_path.exists() and probe_path != probe_path.parent:
+        probe_path = probe_path.parent
+    try:
+        return os.access(probe_path, os.W_OK) and not os.statvfs(probe_path).f_flag & os.ST_RDONLY
+    except OSError:
+        return False
+
+
+def _paths(line: str, cwd: str) -> list[Path]:
+    """The paths an error line names, resolved as the host sees them (symlinks followed)."""
+    found = [*_QUOTED.findall(line), *_FIELD.findall(line)]
+    base = Path(cwd or "/")
+    return [Path(os.path.realpath(base / os.path.expanduser(p))) for p in found if p.strip()]
+
+
+def refusal_hint(policy: Policy, session_dir: Path, output: str, cwd: str = "") -> str | None:
+    """A short note when a failed command's output shows the sandbox refusing it; else None.
+
+    Observable signs only: a write error (EROFS, EACCES) on a path outside the writable folders
+    that the person could write, a path under a hidden folder that is "not found", a network
+    error while the network is off. `cwd` is the shell's directory, for relative paths.
+    """
+    text = output if len(output) <= 2 * SCAN_BYTES else output[:SCAN_BYTES] + "\n" + output[-SCAN_BYTES:]
+    network = False
+    for line in text.splitlines():
+        paths = _paths(line, cwd)
+        if _WRITE_REFUSED.search(line) or _NOT_FOUND.search(line):
+            for path in paths:
+                hidden = _under(path, policy.hidden)
+                if hidden is not None:
+                    return (
+                        f"sandbox: {hidden} is hidden from commands (an empty folder; setting sandbox_hidden, "
+                        "with the data folder and the Workbench config always hidden)"
+                    )
+                if _WRITE_REFUSED.search(line) and not can_write(policy, session_dir, path) and _host_writable(path):
+                    if policy.mode == "read-only" and _under(path, [policy.workspace]):
+                        return (
+                            f"sandbox: {path} is read-only: the sandbox is read-only (sandbox = "
+                            '"read-only"); "workspace-write" lets commands write in the workspace'
+                        )
+                    return (
+                        f"sandbox: {path} is read-only to commands; they may write only in the workspace "
+                        "and /tmp. The person can add a folder with sandbox_writable in the user config, "
+                        "or run with --sandbox off"
+                    )
+        if _NO_TMUX.search(line) and str(_real(session_dir)) in line:
+            return (
+                "sandbox: tmux commands inside the sandbox cannot reach the session's tmux server (so "
+                "that a command cannot steer it); use the tmux tool for windows"
+            )
+        if not policy.network and _NO_NETWORK.search(line):
+            network = True
+    if network:
+        return (
+            "sandbox: commands have no network (127.0.0.1 is the sandbox's own: a server started in a "
+            "tmux window is reachable, one outside the sandbox is not). The person can allow it with "
+            "--allow-net or sandbox_network = true"
+        )
+    return None
