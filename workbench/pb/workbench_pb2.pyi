@@ -63,6 +63,13 @@ class InboxKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     INBOX_KIND_UNSPECIFIED: _ClassVar[InboxKind]
     INBOX_KIND_COMPLETION: _ClassVar[InboxKind]
     INBOX_KIND_MESSAGE: _ClassVar[InboxKind]
+
+class CheckpointReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CHECKPOINT_REASON_UNSPECIFIED: _ClassVar[CheckpointReason]
+    CHECKPOINT_REASON_TOOL_CALL: _ClassVar[CheckpointReason]
+    CHECKPOINT_REASON_TURN: _ClassVar[CheckpointReason]
+    CHECKPOINT_REASON_REWIND: _ClassVar[CheckpointReason]
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role
@@ -98,6 +105,10 @@ GUARD_VERDICT_BLOCK: GuardVerdict
 INBOX_KIND_UNSPECIFIED: InboxKind
 INBOX_KIND_COMPLETION: InboxKind
 INBOX_KIND_MESSAGE: InboxKind
+CHECKPOINT_REASON_UNSPECIFIED: CheckpointReason
+CHECKPOINT_REASON_TOOL_CALL: CheckpointReason
+CHECKPOINT_REASON_TURN: CheckpointReason
+CHECKPOINT_REASON_REWIND: CheckpointReason
 
 class ToolCall(_message.Message):
     __slots__ = ("id", "name", "arguments", "provider_id", "from_text")
@@ -453,8 +464,50 @@ class UsageUpdate(_message.Message):
     session_total: Usage
     def __init__(self, call: _Optional[_Union[Usage, _Mapping]] = ..., agent_total: _Optional[_Union[Usage, _Mapping]] = ..., session_total: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
+class Checkpoint(_message.Message):
+    __slots__ = ("commit", "reason", "turn", "call_id", "tool", "files_changed", "skipped", "error", "unchanged")
+    COMMIT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    FILES_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    commit: str
+    reason: CheckpointReason
+    turn: int
+    call_id: str
+    tool: str
+    files_changed: int
+    skipped: _containers.RepeatedScalarFieldContainer[str]
+    error: str
+    unchanged: bool
+    def __init__(self, commit: _Optional[str] = ..., reason: _Optional[_Union[CheckpointReason, str]] = ..., turn: _Optional[int] = ..., call_id: _Optional[str] = ..., tool: _Optional[str] = ..., files_changed: _Optional[int] = ..., skipped: _Optional[_Iterable[str]] = ..., error: _Optional[str] = ..., unchanged: _Optional[bool] = ...) -> None: ...
+
+class Rewind(_message.Message):
+    __slots__ = ("to_turn", "code", "conversation", "restored_commit", "before_commit", "files", "conversation_seq", "undo")
+    TO_TURN_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    RESTORED_COMMIT_FIELD_NUMBER: _ClassVar[int]
+    BEFORE_COMMIT_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_SEQ_FIELD_NUMBER: _ClassVar[int]
+    UNDO_FIELD_NUMBER: _ClassVar[int]
+    to_turn: int
+    code: bool
+    conversation: bool
+    restored_commit: str
+    before_commit: str
+    files: _containers.RepeatedScalarFieldContainer[str]
+    conversation_seq: int
+    undo: bool
+    def __init__(self, to_turn: _Optional[int] = ..., code: _Optional[bool] = ..., conversation: _Optional[bool] = ..., restored_commit: _Optional[str] = ..., before_commit: _Optional[str] = ..., files: _Optional[_Iterable[str]] = ..., conversation_seq: _Optional[int] = ..., undo: _Optional[bool] = ...) -> None: ...
+
 class Event(_message.Message):
-    __slots__ = ("session_id", "agent_id", "seq", "time", "run_started", "run_finished", "text_delta", "message", "tool_call_started", "tool_output", "tool_call_finished", "defect", "retry_wait", "inbox_item", "agent_spawned", "agent_status", "agent_finished", "guard_decision", "stream_discarded", "compaction", "terminal_ready", "usage_update", "review_decided", "prompt_queued", "notice", "tool_call_delta")
+    __slots__ = ("session_id", "agent_id", "seq", "time", "run_started", "run_finished", "text_delta", "message", "tool_call_started", "tool_output", "tool_call_finished", "defect", "retry_wait", "inbox_item", "agent_spawned", "agent_status", "agent_finished", "guard_decision", "stream_discarded", "compaction", "terminal_ready", "usage_update", "review_decided", "prompt_queued", "notice", "tool_call_delta", "checkpoint", "rewind")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     SEQ_FIELD_NUMBER: _ClassVar[int]
@@ -481,6 +534,8 @@ class Event(_message.Message):
     PROMPT_QUEUED_FIELD_NUMBER: _ClassVar[int]
     NOTICE_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALL_DELTA_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    REWIND_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     agent_id: str
     seq: int
@@ -507,4 +562,6 @@ class Event(_message.Message):
     prompt_queued: PromptQueued
     notice: Notice
     tool_call_delta: ToolCallDelta
-    def __init__(self, session_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., run_finished: _Optional[_Union[RunFinished, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., tool_call_started: _Optional[_Union[ToolCallStarted, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputChunk, _Mapping]] = ..., tool_call_finished: _Optional[_Union[ToolCallFinished, _Mapping]] = ..., defect: _Optional[_Union[Defect, _Mapping]] = ..., retry_wait: _Optional[_Union[RetryWait, _Mapping]] = ..., inbox_item: _Optional[_Union[InboxItem, _Mapping]] = ..., agent_spawned: _Optional[_Union[AgentSpawned, _Mapping]] = ..., agent_status: _Optional[_Union[AgentStatusChanged, _Mapping]] = ..., agent_finished: _Optional[_Union[AgentFinished, _Mapping]] = ..., guard_decision: _Optional[_Union[GuardDecision, _Mapping]] = ..., stream_discarded: _Optional[_Union[StreamDiscarded, _Mapping]] = ..., compaction: _Optional[_Union[Compaction, _Mapping]] = ..., terminal_ready: _Optional[_Union[TerminalReady, _Mapping]] = ..., usage_update: _Optional[_Union[UsageUpdate, _Mapping]] = ..., review_decided: _Optional[_Union[ReviewDecided, _Mapping]] = ..., prompt_queued: _Optional[_Union[PromptQueued, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDelta, _Mapping]] = ...) -> None: ...
+    checkpoint: Checkpoint
+    rewind: Rewind
+    def __init__(self, session_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., seq: _Optional[int] = ..., time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., run_finished: _Optional[_Union[RunFinished, _Mapping]] = ..., text_delta: _Optional[_Union[TextDelta, _Mapping]] = ..., message: _Optional[_Union[Message, _Mapping]] = ..., tool_call_started: _Optional[_Union[ToolCallStarted, _Mapping]] = ..., tool_output: _Optional[_Union[ToolOutputChunk, _Mapping]] = ..., tool_call_finished: _Optional[_Union[ToolCallFinished, _Mapping]] = ..., defect: _Optional[_Union[Defect, _Mapping]] = ..., retry_wait: _Optional[_Union[RetryWait, _Mapping]] = ..., inbox_item: _Optional[_Union[InboxItem, _Mapping]] = ..., agent_spawned: _Optional[_Union[AgentSpawned, _Mapping]] = ..., agent_status: _Optional[_Union[AgentStatusChanged, _Mapping]] = ..., agent_finished: _Optional[_Union[AgentFinished, _Mapping]] = ..., guard_decision: _Optional[_Union[GuardDecision, _Mapping]] = ..., stream_discarded: _Optional[_Union[StreamDiscarded, _Mapping]] = ..., compaction: _Optional[_Union[Compaction, _Mapping]] = ..., terminal_ready: _Optional[_Union[TerminalReady, _Mapping]] = ..., usage_update: _Optional[_Union[UsageUpdate, _Mapping]] = ..., review_decided: _Optional[_Union[ReviewDecided, _Mapping]] = ..., prompt_queued: _Optional[_Union[PromptQueued, _Mapping]] = ..., notice: _Optional[_Union[Notice, _Mapping]] = ..., tool_call_delta: _Optional[_Union[ToolCallDelta, _Mapping]] = ..., checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ..., rewind: _Optional[_Union[Rewind, _Mapping]] = ...) -> None: ...
