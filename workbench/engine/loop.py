@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, interrupted, machinery_bug, to_result
+from workbench.engine.calls_in_text import find_calls
 from workbench.engine.compaction import Compactor, NothingToCompact
 from workbench.engine.inbox import Inbox
 from workbench.engine.repeats import Repeats
@@ -24,7 +25,6 @@ from workbench.guard.guardrail import Guard
 from workbench.model.gateway import ModelClient, add_usage
 from workbench.model.retry import ContextOverflow, ModelCallFailed, RetryPolicy, call_with_retry
 from workbench.model.stream import new_call_id
-from workbench.model.text_calls import find_calls
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import Toolbox, ToolContext
 
@@ -251,7 +251,7 @@ class AgentLoop:
         return reply
 
     def _recover_text_calls(self, reply: pb.Message) -> None:
-        """Tool calls the model wrote as text (see text_calls) become the reply's calls.
+        """Tool calls the model wrote as text (see calls_in_text) become the reply's calls.
 
         The reply keeps its whole text, blocks included: on the wire it goes back as that text and
         the results as text (text_calls.echo_as_text), so the model sees the calls it wrote

@@ -1,4 +1,4 @@
-"""Tool calls written as text (workbench/model/text_calls.py): pure parsing, no I/O."""
+"""Tool calls written as text (workbench/engine/calls_in_text.py): pure parsing, no I/O."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from workbench.model.text_calls import MAX_CALLS, UNREADABLE, TextCall, find_calls
+from workbench.engine.calls_in_text import MAX_CALLS, UNREADABLE, TextCall, find_calls
 
 TOOLS = ["read_file", "write_file", "edit_file", "bash", "ls"]
 
