@@ -375,18 +375,20 @@ class AgentFinished(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., status: _Optional[_Union[AgentStatus, str]] = ..., result: _Optional[str] = ..., cause: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
 class GuardDecision(_message.Message):
-    __slots__ = ("call_id", "verdict", "reason", "judge", "call")
+    __slots__ = ("call_id", "verdict", "reason", "judge", "call", "shown")
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     VERDICT_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     JUDGE_FIELD_NUMBER: _ClassVar[int]
     CALL_FIELD_NUMBER: _ClassVar[int]
+    SHOWN_FIELD_NUMBER: _ClassVar[int]
     call_id: str
     verdict: GuardVerdict
     reason: str
     judge: str
     call: ToolCall
-    def __init__(self, call_id: _Optional[str] = ..., verdict: _Optional[_Union[GuardVerdict, str]] = ..., reason: _Optional[str] = ..., judge: _Optional[str] = ..., call: _Optional[_Union[ToolCall, _Mapping]] = ...) -> None: ...
+    shown: str
+    def __init__(self, call_id: _Optional[str] = ..., verdict: _Optional[_Union[GuardVerdict, str]] = ..., reason: _Optional[str] = ..., judge: _Optional[str] = ..., call: _Optional[_Union[ToolCall, _Mapping]] = ..., shown: _Optional[str] = ...) -> None: ...
 
 class ReviewDecided(_message.Message):
     __slots__ = ("call_id", "approved", "reason", "remember")
