@@ -70,6 +70,7 @@ class CheckpointReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CHECKPOINT_REASON_TOOL_CALL: _ClassVar[CheckpointReason]
     CHECKPOINT_REASON_TURN: _ClassVar[CheckpointReason]
     CHECKPOINT_REASON_REWIND: _ClassVar[CheckpointReason]
+    CHECKPOINT_REASON_RUN_END: _ClassVar[CheckpointReason]
 ROLE_UNSPECIFIED: Role
 ROLE_SYSTEM: Role
 ROLE_USER: Role
@@ -109,6 +110,7 @@ CHECKPOINT_REASON_UNSPECIFIED: CheckpointReason
 CHECKPOINT_REASON_TOOL_CALL: CheckpointReason
 CHECKPOINT_REASON_TURN: CheckpointReason
 CHECKPOINT_REASON_REWIND: CheckpointReason
+CHECKPOINT_REASON_RUN_END: CheckpointReason
 
 class ToolCall(_message.Message):
     __slots__ = ("id", "name", "arguments", "provider_id", "from_text")
