@@ -77,6 +77,8 @@ def _loosening(name: str) -> tuple[object, object]:
         return _SAMPLE[kind], _SAMPLE[kind] * 2  # type: ignore[operator]
     if rule_.kind == "tighter":
         return rule_.order[0], rule_.order[-1]
+    if rule_.kind == "allowed":  # a table of tables: a project's new entry
+        return None, {"probe": {"command": "python3", "args": ["server.py"]}}
     if rule_.kind in ("narrow", "add"):
         return ["/user-a"], ["/user-a", "/project-b"] if rule_.kind == "narrow" else []
     if choices:
@@ -92,6 +94,11 @@ def _toml(name: str, value: object) -> str:
         return ""
     if isinstance(value, bool):
         return f"{name} = {str(value).lower()}\n"
+    if isinstance(value, dict):  # [mcp.servers.NAME] tables
+        return "".join(
+            f"[{name.replace('_', '.')}.{key}]\n" + "".join(_toml(k, v) for k, v in table.items())
+            for key, table in value.items()
+        )
     if isinstance(value, list):
         return f"{name} = [{', '.join(repr(str(v)) for v in value)}]\n".replace("'", '"')
     return f"{name} = {value!r}\n".replace("'", '"')
@@ -114,6 +121,9 @@ def test_every_setting_declares_how_a_project_may_change_it(name: str, tmp_path:
         assert got == coerce(name, project_value, "test") and loaded.notes == []
     elif kind == "add":
         assert got == before and loaded.notes == []  # nothing removed
+    elif kind == "allowed":
+        assert got == before, f"{name}: a project added {got!r}"
+        assert len(loaded.notes) == 1 and "mcp_allowed = [" in loaded.notes[0]
     else:
         assert got == before, f"{name}: a project loosened {before!r} to {got!r}"
         assert len(loaded.notes) == 1 and name in loaded.notes[0] and "ignored" in loaded.notes[0]
@@ -294,3 +304,58 @@ def test_flag_help_comes_from_the_declaration() -> None:
     assert flag_help("max_turns") == "model calls of one agent; 0: no limit (default 100; env WORKBENCH_MAX_TURNS)"
     assert flag_help("max_tokens") == "token budget of the session; 0: no limit (default 0)"
     assert flag_help("max_cost") == "cost budget of the session in USD; 0: no limit (default 0.0)"
+
+
+PROBE_TABLE = '[mcp.servers.probe]\ncommand = "python3"\nargs = ["server.py"]\nenv = { TOKEN = "${PROBE_TOKEN}" }\n'
+
+
+def test_mcp_server_tables_are_tables_of_their_own(tmp_path: Path, workspace: Path) -> None:
+    """[mcp.servers.NAME] is one server of mcp_servers, not the unknown key mcp_servers_probe_command."""
+    user = write(tmp_path / "user.toml", PROBE_TABLE + '[mcp.servers.remote]\nurl = "http://127.0.0.1:9/mcp"\n')
+    settings, notes = load({"workspace": workspace}, env={}, user_config=user)
+    probe, remote = settings.mcp_servers["probe"], settings.mcp_servers["remote"]
+    assert probe.command == "python3" and probe.args == ("server.py",) and probe.env == (("TOKEN", "${PROBE_TOKEN}"),)
+    assert probe.sandboxed and probe.transport == "stdio" and not probe.network
+    assert remote.transport == "http" and not remote.sandboxed and notes == []
+
+
+@pytest.mark.parametrize(
+    ("table", "words"),
+    [
+        ('[mcp.servers.x]\nargs = ["a"]\n', "either command"),
+        ('[mcp.servers.x]\ncommand = "a"\nurl = "http://h"\n', "either command"),
+        ('[mcp.servers.x]\ncommand = "a"\ncolour = 1\n', "unknown key(s) colour"),
+        ('[mcp.servers.x]\ncommand = "a"\ntimeout = -1\n', "timeout"),
+        ('[mcp.servers.x]\ncommand = "a"\nsandbox = "maybe"\n', "sandbox"),
+        ('[mcp.servers.x]\nurl = "ftp://h"\n', "http://"),
+        ('[mcp.servers."a b"]\ncommand = "a"\n', "letters"),
+    ],
+)
+def test_a_bad_server_table_names_the_server_and_key(table: str, words: str, tmp_path: Path, workspace: Path) -> None:
+    user = write(tmp_path / "user.toml", table)
+    with pytest.raises(ConfigError, match=r"mcp\.servers") as err:
+        load({"workspace": workspace}, env={}, user_config=user)
+    assert words in str(err.value) and str(user) in str(err.value)
+
+
+def test_a_project_adds_a_server_only_when_the_user_allowed_its_exact_table(tmp_path: Path, workspace: Path) -> None:
+    write(workspace / ".workbench" / "config.toml", PROBE_TABLE)
+    none = tmp_path / "none.toml"
+    settings, notes = load({"workspace": workspace}, env={}, user_config=none)
+    assert settings.mcp_servers == {}
+    (line,) = [n.split(": ")[-1] for n in notes]  # the note ends with the exact line to add
+    assert line.startswith('mcp_allowed = ["sha256:') and str(none) in notes[0]
+    user = write(tmp_path / "user.toml", line + "\n")
+    settings, notes = load({"workspace": workspace}, env={}, user_config=user)
+    assert list(settings.mcp_servers) == ["probe"] and notes == []
+    # the same name with another command is another table: refused again
+    write(workspace / ".workbench" / "config.toml", PROBE_TABLE.replace("server.py", "evil.py"))
+    settings, notes = load({"workspace": workspace}, env={}, user_config=user)
+    assert settings.mcp_servers == {} and "mcp_allowed" in notes[0]
+
+
+def test_a_project_cannot_change_the_users_server(tmp_path: Path, workspace: Path) -> None:
+    user = write(tmp_path / "user.toml", PROBE_TABLE)
+    write(workspace / ".workbench" / "config.toml", PROBE_TABLE.replace("server.py", "evil.py"))
+    settings, notes = load({"workspace": workspace}, env={}, user_config=user)
+    assert settings.mcp_servers["probe"].args == ("server.py",) and "cannot change it" in notes[0]

@@ -13,9 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.config.mcp_servers import McpServer, ServerConfigError, parse_servers
 from workbench.config.settings import ConfigError, ProjectRule, Settings, about_setting, bound, user_config_path
 
 FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+TABLE_KIND = "dict[str, McpServer]"
+# settings whose value is a table of tables (`[mcp.servers.NAME]`): kept whole, not flattened
+TABLES = frozenset(name for name, f in FIELDS.items() if str(f.type) == TABLE_KIND)
 DEFAULT_SOURCE = "default"
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -44,7 +48,7 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for key, value in table.items():
         name = f"{prefix}{key}".replace("-", "_")
-        if isinstance(value, dict):
+        if isinstance(value, dict) and name not in TABLES:
             flat.update(_flatten(value, f"{name}_"))
         else:
             flat[name] = value
@@ -52,6 +56,8 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def _convert(kind: str, value: Any, home_paths: bool) -> Any:
+    if kind == TABLE_KIND:
+        return parse_servers(value)
     if kind == "Path":
         return Path(str(value)).expanduser()
     if kind == "list[Path]":
@@ -88,6 +94,8 @@ def coerce(name: str, value: Any, source: str) -> Any:
     kind = str(f.type)
     try:
         converted = _convert(kind, value, about_setting(name).home_paths)
+    except ServerConfigError as err:
+        raise ConfigError(f"{source}: {err}") from err
     except (TypeError, ValueError) as err:
         raise ConfigError(f"{source}: {name} must be {kind}, got {value!r}") from err
     choices = about_setting(name).choices
@@ -119,6 +127,34 @@ def _shown(value: Any) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_shown(v) for v in value) + "]"
     return repr(str(value)) if isinstance(value, Path) else repr(value)
+
+
+def _allowed_servers(
+    value: dict[str, McpServer], current: dict[str, McpServer], allowed: list[str], source: str, user_path: Path
+) -> tuple[dict[str, McpServer], list[str]]:
+    """A project's MCP servers: each added only when the user config allows its exact table by hash.
+
+    A project config can start programs on the host through a server's command, and the agent
+    itself can write that file: so nothing it names starts unless the person allowed that table.
+    A server the user config names is the user's: the project cannot change it.
+    """
+    kept, notes = dict(current), []
+    for name, server in value.items():
+        if name in current:
+            if server != current[name]:
+                notes.append(
+                    f"{source}: MCP server {name!r} ignored: the user config defines it; a project cannot change it"
+                )
+            continue
+        if server.table_hash in allowed:
+            kept[name] = server
+            continue
+        notes.append(
+            f"{source}: MCP server {name!r} ({server.describe()}) not started: a project config may add a "
+            f"server only when your user config allows that exact table. To allow it, add its hash to "
+            f'mcp_allowed in {user_path}: mcp_allowed = ["{server.table_hash}"]'
+        )
+    return kept, notes
 
 
 def _tighten(name: str, value: Any, current: Any, source: str) -> tuple[Any, str]:
@@ -173,13 +209,17 @@ def load_with_sources(
         sources[name] = f"user config {user_path}"
     workspace = Path(flags.get("workspace") or Path.cwd()).expanduser().resolve()
     project_path = workspace / ".workbench" / "config.toml"
-    notes = []
+    notes: list[str] = []
     for name, raw in _read_toml(project_path).items():
         value = coerce(name, raw, str(project_path))
         current = values.get(name, getattr(defaults, name))
-        kept, note = _tighten(name, value, current, str(project_path))
-        if note:
-            notes.append(note)
+        if rule(name).kind == "allowed":
+            allowed = values.get("mcp_allowed", defaults.mcp_allowed)
+            kept, refused = _allowed_servers(value, current, allowed, str(project_path), user_path)
+            notes += refused
+        else:
+            kept, note = _tighten(name, value, current, str(project_path))
+            notes += [note] if note else []
         if kept != current:
             values[name] = kept
             sources[name] = f"project config {project_path}"

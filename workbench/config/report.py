@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.config.load import FIELDS, Loaded, env_var, rule
+from workbench.config.mcp_servers import McpServer
 from workbench.config.settings import SECRETS, Settings, about_setting
 
 NOT_SET = "(not set)"
@@ -38,6 +39,8 @@ def shown(name: str, value: Any) -> str:
         return repr(str(value))
     if isinstance(value, list):
         return "[" + ", ".join(shown(name, v) for v in value) + "]"
+    if isinstance(value, dict):  # MCP servers: each by its name and what it runs
+        return "{" + ", ".join(repr(v.describe() if isinstance(v, McpServer) else str(v)) for v in value.values()) + "}"
     if name == "approval" and value == "":
         return "'' (ask in the TUI, auto headless)"
     return repr(value)
@@ -67,14 +70,16 @@ def render(loaded: Loaded) -> str:
 
 
 def _type_words(kind: str) -> str:
-    return {"Path": "path", "list[Path]": "list of paths", "list[str]": "list of strings"}.get(kind, kind)
+    words = {"Path": "path", "list[Path]": "list of paths", "list[str]": "list of strings"}
+    words["dict[str, McpServer]"] = "tables `[mcp.servers.NAME]`"
+    return words.get(kind, kind)
 
 
 def _default_words(f: dataclasses.Field[Any]) -> str:
     if about_setting(f.name).shown_default:
         return about_setting(f.name).shown_default
     value = getattr(Settings(), f.name) if f.default is dataclasses.MISSING else f.default
-    if value == "" or value == []:
+    if value == "" or value == [] or value == {}:
         return "(empty)"
     if isinstance(value, bool):
         return f"`{str(value).lower()}`"
@@ -130,7 +135,8 @@ Every setting is read from these layers; a later layer wins:
 `workbench config` prints the settings in force and where each came from (secrets masked).
 
 The config files are TOML. Keys are the setting names; a table flattens with `_`, so
-`[web]` with `allow_hosts = ["intranet"]` sets `web_allow_hosts`. In an environment
+`[web]` with `allow_hosts = ["intranet"]` sets `web_allow_hosts`; `[mcp.servers.NAME]` tables are
+not flattened: each is one MCP server of `mcp_servers`. In an environment
 variable, a list is comma-separated (a list of paths is `:`-separated) and a boolean is
 `true`/`false` (or `1`/`0`, `yes`/`no`). A list in the user config replaces the default
 list (`sandbox_hidden` included: name the default entries you keep). A wrong type, an unknown key, a value outside its
@@ -145,7 +151,9 @@ endpoints, folders, the sandbox's binary, the model judge, allow rules); *only l
 limit; *only tighter*: a choice, in the order shown (`approval` empty means the mode's
 default: `ask` in the TUI, `auto` headless, so a project's `auto` is compared with `ask`);
 *only remove entries*: a list the project can only narrow; *only add entries*: a list the
-project can only extend.
+project can only extend; *only add tables the user config allows*: a project's MCP server
+(which would start a program on the host) is added only when the user config's `mcp_allowed`
+holds the hash of that exact table; the note that refuses one gives the line to add.
 
 ```toml
 model = "openai/gpt-4.1"
@@ -155,6 +163,11 @@ guard_block = ["bash:git push"]
 
 [web]
 allow_hosts = ["intranet.example"]
+
+[mcp.servers.probe]
+command = "python3"
+args = ["tests/mcp/probe_server.py"]
+env = { PROBE_TOKEN = "${PROBE_TOKEN}" }
 ```
 
 | setting | type | default | env var | flag | a project config may | meaning |

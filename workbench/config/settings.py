@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 import platformdirs
 
+from workbench.config.mcp_servers import McpServer
+
 APPROVAL_MODES = ("read-only", "ask", "auto")  # tightest first
 ANSWER_REMINDER = ("auto", "on", "off")
 SANDBOX_MODES = ("read-only", "workspace-write", "off")  # tightest first
@@ -41,7 +43,7 @@ class ConfigError(ValueError):
     """A setting that cannot be used; the message names the setting and the source."""
 
 
-RuleKind = Literal["free", "user-only", "lower", "narrow", "add", "tighter"]
+RuleKind = Literal["free", "user-only", "lower", "narrow", "add", "tighter", "allowed"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,9 @@ class ProjectRule:
 
     kind: "free" (any value), "user-only" (never), "lower" (a number only down; 0 means no
     limit and counts as infinity), "narrow" (a list only to a subset), "add" (a list only
-    gains entries), "tighter" (a choice only toward the front of `order`, tightest first).
+    gains entries), "tighter" (a choice only toward the front of `order`, tightest first),
+    "allowed" (a table of tables, e.g. MCP servers: a project adds an entry only when the user
+    config allows that exact table by its hash, in `mcp_allowed`; it never changes the user's).
     """
 
     kind: RuleKind
@@ -70,12 +74,14 @@ _RULE_WORDS = {
     "lower": "only lower",
     "narrow": "only remove entries",
     "add": "only add entries",
+    "allowed": "only add tables the user config allows by hash (mcp_allowed)",
 }
 FREE = ProjectRule("free")
 USER_ONLY = ProjectRule("user-only")
 LOWER = ProjectRule("lower")
 NARROW = ProjectRule("narrow")
 ADD = ProjectRule("add")
+ALLOWED = ProjectRule("allowed")
 
 
 def tighter(*order: Any, unset: Any = None) -> ProjectRule:
@@ -356,6 +362,23 @@ class Settings:
     )
     web_max_bytes: int = field(
         default=5000000, metadata=about(doc="bytes of one web response; 0: no limit", project=LOWER)
+    )
+    # MCP servers
+    mcp_servers: dict[str, McpServer] = field(
+        default_factory=dict,
+        metadata=about(
+            doc="MCP servers, one table [mcp.servers.NAME] each (see README, MCP servers): command, args, env, "
+            "cwd, or url, headers; enabled, tools, timeout, network, writable, sandbox, read_only",
+            project=ALLOWED,
+        ),
+    )
+    mcp_allowed: list[str] = field(
+        default_factory=list,
+        metadata=about(
+            doc="hashes of server tables a project config may add ('sha256:...', the note that refused one "
+            "gives the line)",
+            project=USER_ONLY,
+        ),
     )
 
     @property

@@ -1,0 +1,137 @@
+"""A real MCP server for the tests, the benchmark and the README's example (the SDK's MCPServer).
+
+Run it over stdio: `python tests/mcp/probe_server.py`; over Streamable HTTP on 127.0.0.1:
+`python tests/mcp/probe_server.py --http PORT`. Its tools cover what Workbench must handle:
+a result, an isError result, an exception, a hang, progress, an exit mid-call, a tool list that
+changes, an image, structured content, a write to a path and a network connection (for the sandbox).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import socket
+import sys
+from pathlib import Path
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, ImageContent, TextContent
+
+server = MCPServer("probe", instructions="Test server for Workbench.")
+PIXEL = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 56).decode()
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+def add(a: int, b: int) -> dict[str, int]:
+    """Add two numbers; the sum comes back as structured content."""
+    return {"sum": a + b}
+
+
+@server.tool()
+def refuse(reason: str = "no") -> CallToolResult:
+    """Answer with an isError result."""
+    return CallToolResult(content=[TextContent(type="text", text=f"refused: {reason}")], is_error=True)
+
+
+@server.tool()
+def explode() -> str:
+    """Raise an exception inside the tool."""
+    raise RuntimeError("the probe tool exploded")
+
+
+@server.tool()
+async def hang(seconds: float = 3600) -> str:
+    """Sleep for `seconds` (longer than any timeout of the tests)."""
+    marker = os.environ.get("PROBE_HANG_MARKER")
+    try:
+        await asyncio.sleep(seconds)
+    except BaseException:
+        if marker:
+            Path(marker).write_text("cancelled")
+        raise
+    return "woke"
+
+
+@server.tool()
+async def progress(steps: int, ctx: Context) -> str:
+    """Report progress `steps` times, then answer."""
+    for i in range(steps):
+        await ctx.report_progress(i + 1, steps, f"step {i + 1} of {steps}")
+        await asyncio.sleep(0.01)
+    return f"done {steps} steps"
+
+
+@server.tool()
+def die() -> str:
+    """Exit the server process in the middle of the call."""
+    os._exit(3)
+
+
+@server.tool()
+def picture() -> list[ImageContent | TextContent]:
+    """Return an image and a caption."""
+    return [ImageContent(type="image", data=PIXEL, mime_type="image/png"), TextContent(type="text", text="a pixel")]
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `extra` and remove `shrinkable`, then tell the client the list changed."""
+    server.add_tool(extra)
+    server.remove_tool("shrinkable")
+    await ctx.notify_tools_changed()
+    if hasattr(ctx.session, "send_tool_list_changed"):
+        await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
+def extra() -> str:
+    """A tool that appears after grow."""
+    return "extra here"
+
+
+@server.tool()
+def shrinkable() -> str:
+    """A tool that vanishes after grow."""
+    return "still here"
+
+
+@server.tool()
+def write_file(path: str, text: str = "x") -> str:
+    """Write text to a path (to try the sandbox)."""
+    Path(path).write_text(text)
+    return f"wrote {path}"
+
+
+@server.tool()
+def connect(host: str, port: int) -> str:
+    """Open a TCP connection (to try the sandbox's network)."""
+    with socket.create_connection((host, port), timeout=3):
+        return "connected"
+
+
+@server.tool()
+def environment(name: str) -> str:
+    """The value of an environment variable, or '(unset)'."""
+    return os.environ.get(name, "(unset)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, default=0, help="serve Streamable HTTP on 127.0.0.1:PORT")
+    args = parser.parse_args()
+    if args.http:
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
+    else:
+        server.run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
