@@ -1,0 +1,98 @@
+"""docs/ARCHITECTURE.md stays true to the tree: every module listed, no module that is gone, every
+enum member of the proto named (as tests/config/test_config.py keeps docs/CONFIG.md true)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "ARCHITECTURE.md"
+PROTO = ROOT / "proto" / "workbench" / "v1" / "workbench.proto"
+TREE_HEADING = "## The tree"
+INDENT = 2  # spaces per level in the tree listing
+
+
+def modules_on_disk() -> set[str]:
+    """Every hand-written module and package folder under workbench/, as paths relative to the repo."""
+    package = ROOT / "workbench"
+    found: set[str] = set()
+    for path in package.rglob("*.py"):
+        relative = path.relative_to(ROOT)
+        if relative.parts[1] == "pb" or path.name == "__init__.py":
+            continue
+        found.add(relative.as_posix())
+    for init in package.rglob("__init__.py"):
+        found.add(init.parent.relative_to(ROOT).as_posix() + "/")
+    return found
+
+
+def tree_listing(doc: str) -> set[str]:
+    """The paths the tree block of the doc names under `workbench/`, rebuilt from its indentation.
+
+    A listing line is `<indent><name>  <what it does>`; a name ending in `/` opens a folder, one
+    ending in `.py` is a module; deeper-indented lines that name neither continue a description.
+    """
+    section = doc.split(TREE_HEADING, 1)[1]
+    block = section.split("```", 2)[1]
+    listed: set[str] = set()
+    folders: list[str] = []
+    inside = False
+    for line in block.splitlines():
+        name = line.strip().split(" ", 1)[0] if line.strip() else ""
+        indent = len(line) - len(line.lstrip(" "))
+        if indent == 0:
+            inside = name == "workbench/"
+            folders = ["workbench"] if inside else []
+            if inside:
+                listed.add("workbench/")
+            continue
+        if not inside or not (name.endswith("/") or name.endswith(".py")):
+            continue
+        depth = indent // INDENT
+        folders = folders[:depth]
+        path = "/".join([*folders, name.rstrip("/")])
+        if name.endswith("/"):
+            listed.add(path + "/")
+            folders.append(name.rstrip("/"))
+        else:
+            listed.add(path)
+    return listed
+
+
+def test_every_module_is_in_the_architecture_doc() -> None:
+    listed = tree_listing(DOC.read_text(encoding="utf-8"))
+    missing = sorted(modules_on_disk() - listed)
+    assert not missing, f"docs/ARCHITECTURE.md's tree does not name: {missing}; add each with its job"
+
+
+def test_the_architecture_doc_names_no_module_that_is_gone() -> None:
+    listed = tree_listing(DOC.read_text(encoding="utf-8"))
+    gone = sorted(path for path in listed - modules_on_disk() if path != "workbench/pb/")
+    assert not gone, f"docs/ARCHITECTURE.md's tree names what is not in workbench/: {gone}"
+
+
+def test_every_proto_enum_member_is_in_the_architecture_doc() -> None:
+    members = re.findall(r"^\s+([A-Z][A-Z0-9_]+)\s*=\s*\d+;", PROTO.read_text(encoding="utf-8"), re.M)
+    named = [m for m in members if not m.endswith("_UNSPECIFIED")]
+    assert named, "no enum members read from the proto"
+    doc = DOC.read_text(encoding="utf-8")
+    missing = [member for member in named if not re.search(rf"\b{member}\b", doc)]
+    assert not missing, f"docs/ARCHITECTURE.md does not list these enum members of the proto: {missing}"
+
+
+def test_the_tree_listing_reads_nested_folders() -> None:
+    doc = (
+        f"{TREE_HEADING}\n\n```\nREADME.md   x\nworkbench/\n  core/     c\n    words.py   w\n"
+        "                continued text.py\n  tools/    t\n    files/   f\n      edit.py  e\n"
+        "    shell.py  s\ntests/   t\n  x.py\n```\n"
+    )
+    assert tree_listing(doc) == {
+        "workbench/",
+        "workbench/core/",
+        "workbench/core/words.py",
+        "workbench/tools/",
+        "workbench/tools/files/",
+        "workbench/tools/files/edit.py",
+        "workbench/tools/shell.py",
+    }
