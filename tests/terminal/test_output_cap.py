@@ -100,7 +100,7 @@ async def test_a_running_command_s_output_file_gives_back_what_was_read(
     command = f"head -c 100M /dev/zero | tr '\\0' y; echo; while [ ! -e {go} ]; do sleep 0.05; done; echo end"
     await term.ok("bash", command="true")  # the host and its folder are up
     assert term.host.dir is not None
-    folder = term.host.dir
+    folder = term.host.dir / "io"
     task = asyncio.create_task(term.call("bash", command=command, timeout=120))
     await _until(lambda: any(folder.glob("*.out")))
     (out_file,) = folder.glob("*.out")

@@ -517,13 +517,15 @@ def _ns_of(pid: int) -> int:
 async def test_links_planted_in_the_session_folder_lead_the_host_nowhere(
     open_session: Callable[..., Session], outside: Path
 ) -> None:
-    """The session's folder is writable in the sandbox; the host reads and writes there outside it."""
+    """The session's `io/` is writable in the sandbox; the host reads there outside it. The rest of
+    the session's folder (commands, config) is read-only to the sandbox."""
     s = open_session()
     victim, secret = outside / "victim", outside / "secret"
     victim.write_text("untouched\n")
     secret.write_text("SECRET\n")
-    # the next command's file, a link to a file outside: the host must not write through it
-    await s.ok("bash", command=f'ln -s {victim} "$__wb_dir/r$(( ${{__wb_run#r}} + 1 )).sh"')
+    # a command's file, a link to a file outside: the host would write through it; not possible
+    result = await s.call("bash", command=f'ln -s {victim} "$__wb_dir/r2.sh"')
+    assert result.is_error and "Read-only file system" in result.output, model_text(result)
     assert await s.ok("bash", command="echo next") == "next\n"
     assert victim.read_text() == "untouched\n"
     # its own output file swapped for a link to a file outside: the host must not read through it
@@ -542,7 +544,7 @@ async def test_a_swapped_tmux_socket_does_not_lead_the_host_out_of_the_sandbox(
     await _tmux("-S", str(decoy), "-f", "/dev/null", "new-session", "-d", "-s", "workbench")
     try:
         s = open_session()
-        await s.ok("bash", command=f'rm -f "$__wb_dir/tmux.sock"; ln -s {decoy} "$__wb_dir/tmux.sock"')
+        await s.ok("bash", command=f'rm -f "$__wb_io/tmux.sock"; ln -s {decoy} "$__wb_io/tmux.sock"')
         await s.ok("tmux", action="new", window="w", command="sleep 100")
         assert "w\t" in await s.ok("tmux", action="list")
         windows = await _tmux("-S", str(decoy), "list-windows")
@@ -561,7 +563,7 @@ async def test_sandboxed_commands_cannot_command_the_tmux_server(open_session: C
     """Its socket has no name inside, SIGUSR1 (which remakes it) is refused, and the server is not
     dumpable: no ptrace, no /proc/2/mem or fd."""
     s = open_session()
-    command = 'tmux ls; ls "$__wb_dir" | grep -cx tmux.sock; kill -USR1 2; cat /proc/2/environ'
+    command = 'tmux ls; ls "$__wb_io" | grep -cx tmux.sock; kill -USR1 2; cat /proc/2/environ'
     result = await s.call("bash", command=command)
     assert result.is_error
     assert "no server running" in result.output or "error connecting" in result.output, result.output
@@ -632,3 +634,12 @@ async def test_a_session_s_sandbox_is_its_own_when_a_run_starts_the_server_ahead
     assert not (settings.workspace / "made.txt").exists() and not (elsewhere / "made.txt").exists()
     (result,) = [m["content"] for m in scripted_model.requests[1]["messages"] if m["role"] == "tool"]
     assert str(settings.workspace) in result and "Read-only file system" in result, result
+
+
+async def test_links_named_like_outputs_leave_later_calls_working(open_session: Callable[..., Session]) -> None:
+    """Links named like the session's output files, planted where outputs go (finding 9): later
+    calls run as before (a run's file names cannot be guessed ahead)."""
+    s = open_session()
+    await s.ok("bash", command='for i in $(seq 1 60); do ln -s /etc/passwd-nowhere "$__wb_io/r$i.out"; done')
+    for n in range(3):
+        assert await s.ok("bash", command=f"echo call-{n}") == f"call-{n}\n"

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from workbench.core.feedback import Feedback
 from workbench.terminal.output_cap import release_head
 from workbench.terminal.processes import cmdline, cwd_of, foreground_pgid, pid_alive, zombie_status
-from workbench.terminal.sandbox import PlantedFile, open_untrusted, write_untrusted
+from workbench.terminal.sandbox import SANDBOX_WRITES, PlantedFile, open_untrusted, write_untrusted
 from workbench.terminal.state import AgentState, Completion, Shell, start_dir
 from workbench.terminal.tmux_control import ServerGone, ServerStalled, TmuxError
 
@@ -131,7 +131,7 @@ class BashRun:
         self.run_id = host.reports.next_run_id()
         assert host.dir is not None
         self.script = host.dir / f"{self.run_id}.sh"
-        self.out_path = host.dir / f"{self.run_id}.out"
+        self.out_path = host.dir / SANDBOX_WRITES / f"{self.run_id}.out"
         self.output = OutputFile(self.out_path)
         self.done: asyncio.Future[Completion] = asyncio.get_running_loop().create_future()
         self.shell: Shell | None = None

@@ -54,6 +54,7 @@ from workbench.terminal.leftovers import (
 )
 from workbench.terminal.output_cap import keep_tails
 from workbench.terminal.processes import cmdline, foreground_pgid, kill_session, pid_alive, start_time, zombie_status
+from workbench.terminal.sandbox import SANDBOX_WRITES, write_untrusted
 from workbench.terminal.sandbox_server import TmuxSandbox
 from workbench.terminal.shell_env import BASH_RC, SHELL_ENV, TMUX_CONF, shell_environment
 from workbench.terminal.shell_reports import ShellReports
@@ -156,19 +157,27 @@ class TerminalHost:
                 state.notes.append(note)
 
     def _prepare_dir(self) -> Path:
-        """The session's private folder: tmux.conf, the rc file, the FIFO, commands and outputs."""
+        """The session's private folder: tmux.conf, the rc file, the FIFO and the commands (read-only
+        to the sandbox), and `io/` for the outputs and the tmux socket (writable to it)."""
         if self.dir is None:
             self.dir = Path(tempfile.mkdtemp(prefix=f"workbench-{self.socket_name[:40]}-"))
-            fifo = self.dir / "done.fifo"
-            self.reports.open(fifo)
-            q = shlex.quote
-            (self.dir / "tmux.conf").write_text(TMUX_CONF)
-            (self.dir / "bashrc").write_text(BASH_RC % {"dir": q(str(self.dir)), "fifo": q(str(fifo))})
+            (self.dir / SANDBOX_WRITES).mkdir(mode=0o700)
+            self.reports.open(self.dir / "done.fifo")
         return self.dir
+
+    def _write_config(self, folder: Path) -> Path:
+        """tmux.conf and the rc file, written anew at every server start: a start never trusts a
+        file that an earlier sandbox could have changed."""
+        q = shlex.quote
+        conf = folder / "tmux.conf"
+        write_untrusted(conf, TMUX_CONF)
+        values = {"dir": q(str(folder)), "io": q(str(folder / SANDBOX_WRITES)), "fifo": q(str(folder / "done.fifo"))}
+        write_untrusted(folder / "bashrc", BASH_RC % values)
+        return conf
 
     async def _start(self) -> None:
         folder = self._prepare_dir()
-        conf = folder / "tmux.conf"
+        conf = self._write_config(folder)
         self.server = libtmux.Server(socket_name=self.socket_name, config_file=str(conf))
         await self._kill_stale_server()
         record = self.record

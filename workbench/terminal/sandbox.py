@@ -3,8 +3,8 @@
 One sandbox per session, not per shell: the tmux server itself is the sandbox's command, so
 every shell and program of the session shares one private /tmp and one network namespace (a
 dev server in a tmux window is reachable from bash). Modes (setting `sandbox`):
-- `workspace-write` (the default): `/` read-only; the workspace, a private /tmp, the session's
-  own folder (command, output and completion files, the tmux socket) and `sandbox_writable`
+- `workspace-write` (the default): `/` read-only; the workspace, a private /tmp, `io/` in the
+  session's own folder (the commands' output files, the tmux socket) and `sandbox_writable`
   writable; a fresh /dev and /proc;
 - `read-only`: the same, with the workspace read-only too;
 - `off`: no sandbox (as before it existed).
@@ -53,6 +53,11 @@ HOST_SOCKETS = (
     "/run/systemd/private",
 )
 INSTALL_HINT = "install it (apt-get install bubblewrap) or choose --sandbox off"
+# The session's folder holds what the host reads as configuration or runs (tmux.conf, the rc file,
+# the commands, the tmux binary): read-only to the sandbox. Only this subfolder is writable (the
+# commands' outputs and the tmux server's socket), and the host reads it as data, never through
+# a link (`open_untrusted`).
+SANDBOX_WRITES = "io"
 
 
 class SandboxSettings(Protocol):
@@ -128,7 +133,9 @@ def _under(path: Path, roots: Sequence[Path]) -> Path | None:
 
 def can_write(policy: Policy, session_dir: Path, path: Path) -> bool:
     """May a sandboxed command write at `path`? The deepest mount above it decides."""
-    mounts = [(Path("/tmp"), True), (_real(session_dir), True), (policy.workspace, policy.mode == "workspace-write")]
+    session = _real(session_dir)
+    mounts = [(Path("/tmp"), True), (session, False), (session / SANDBOX_WRITES, True)]
+    mounts.append((policy.workspace, policy.mode == "workspace-write"))
     if policy.mode == "workspace-write":
         mounts += [(p, True) for p in policy.writable]
     mounts += [(p, False) for p in policy.hidden]
@@ -144,7 +151,10 @@ def mount_args(policy: Policy, session_dir: Path) -> list[str]:
     workspace = str(policy.workspace)
     mounts: list[tuple[Path, int, list[str]]] = [(policy.workspace, 0, [ws, workspace, workspace])]
     session = _real(session_dir)
-    mounts.append((session, 0, ["--bind", str(session), str(session)]))
+    mounts.append((session, 0, ["--ro-bind", str(session), str(session)]))
+    writes = session / SANDBOX_WRITES
+    writes.mkdir(mode=0o700, exist_ok=True)
+    mounts.append((writes, 0, ["--bind", str(writes), str(writes)]))
     if policy.mode == "workspace-write":
         mounts += [(p, 0, ["--bind", str(p), str(p)]) for p in policy.writable if p.exists()]
     for path in policy.hidden:

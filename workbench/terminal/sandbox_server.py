@@ -1,7 +1,7 @@
 """The session's tmux server, started inside the bubblewrap sandbox (`sandbox.py` has the policy).
 
 - The server runs in the foreground (`tmux -D`) as the sandbox's command, with its socket in
-  the session's folder (bound writable), and bwrap's `--die-with-parent` ends the whole
+  the session folder's `io/` (the one part bound writable), and bwrap's `--die-with-parent` ends the whole
   sandbox, every process in it, when workbench dies (even by kill -9).
 - The session is created by a client with `-N`, which never starts a server: no client can
   silently start an unsandboxed one. `tmux -L NAME` (libtmux, the control client, the person's
@@ -35,6 +35,7 @@ from google.protobuf.message import Message
 from workbench.pb import workbench_pb2 as pb
 from workbench.terminal.leftovers import join_cgroup
 from workbench.terminal.sandbox import (
+    SANDBOX_WRITES,
     Policy,
     SandboxSettings,
     SandboxUnavailable,
@@ -49,7 +50,7 @@ from workbench.terminal.sandbox import (
 )
 from workbench.terminal.seccomp import SERVER_PID, terminal_injection_filter
 
-SOCKET = "tmux.sock"  # in the session's folder
+SOCKET = "tmux.sock"  # in the part of the session's folder that the sandbox writes
 # The host pid of a sandboxed process that is gone: above the kernel's PID_MAX_LIMIT (2**22), so
 # no process has it. Not 0: signals and /proc scans read 0 as "my group" or "no session".
 GONE = 4_194_305
@@ -143,7 +144,7 @@ class TmuxSandbox:
         i = argv.index("-L")
         name, rest = argv[i + 1], argv[i + 2 :]
         conf = rest[rest.index("-f") + 1]
-        sock = session_dir / SOCKET
+        sock = session_dir / SANDBOX_WRITES / SOCKET
         with contextlib.suppress(FileNotFoundError):
             sock.unlink()
         program = terminal_injection_filter()

@@ -42,6 +42,7 @@ HISTCONTROL=ignorespace
 __wb_token=$__WB_TOKEN
 unset __WB_TOKEN
 __wb_dir=%(dir)s
+__wb_io=%(io)s
 __wb_fifo=%(fifo)s
 __wb_run=
 __wb_up=
@@ -55,7 +56,7 @@ __wb_done() {
 }
 __wb_echo() {  # for a person watching the pane: the output's start and a failing status
   local out=
-  IFS= read -r -N 3000 out < "$__wb_dir/$__wb_run.out" 2>/dev/null || :
+  IFS= read -r -N 3000 out < "$__wb_io/$__wb_run.out" 2>/dev/null || :
   if [[ -n $out ]]; then printf '%%s' "$out"; [[ $out == *$'\n' ]] || printf '\n'; fi
   if (( ${#out} >= 3000 )); then printf '\e[2m[... the agent gets the whole output]\e[m\n'; fi
   if (( $1 )); then printf '\e[2m[exit %%s]\e[m\n' "$1"; fi
@@ -84,7 +85,7 @@ trap '__wb_s=$?; [[ -n $__wb_run ]] && __wb_done exit "$__wb_s"' EXIT
 # command may clear it); PROMPT_COMMAND still reports a line that Ctrl-C cut short.
 __wb_pre() {  # read the command, show it in the pane in place of the typed line
   IFS= read -r -d "" __wb_cmd < "$__wb_dir/$__wb_run.sh" || :
-  __wb_out=$__wb_dir/$__wb_run.out
+  __wb_out=$__wb_io/$__wb_run.out
   printf '\e[A\e[2K\e[1m$ %%s\e[m\n' "${__wb_cmd:0:2000}"
   return 0
 }

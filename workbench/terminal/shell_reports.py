@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import errno
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,10 @@ class ShellReports:
         self.ready.pop(token, None)
 
     def next_run_id(self) -> str:
+        """A run's id, also its file names: unguessable, so a command cannot plant a file (a link, a
+        folder) where a later run's output goes."""
         self.last_run += 1
-        return f"r{self.last_run}"
+        return f"r{self.last_run}-{secrets.token_hex(4)}"
 
     def expect_run(self, run_id: str, done: asyncio.Future[Completion]) -> None:
         self.runs[run_id] = done
