@@ -238,6 +238,24 @@ async def test_async_child_result_arrives_in_the_inbox_and_the_parent_waits(
     assert item.status == pb.AGENT_STATUS_COMPLETED and item.recipient_id == "main"
 
 
+async def test_each_user_message_names_its_author(settings: Settings, scripted_model: ScriptedModel) -> None:
+    """The person wrote the root's prompt, the parent its child's task, the Inbox its deliveries."""
+    route(
+        scripted_model,
+        {
+            "ROOT": [reply("", create("CHILD: count files")), reply("Waiting."), reply("7 files.")],
+            "CHILD": [reply("7 files", delay=0.2)],
+        },
+    )
+    run = await run_agent(settings, "ROOT task", tools=["subagent"])
+    assert run.outcome.status == pb.RUN_STATUS_FINISHED
+    messages = [e for e in run.events if e.WhichOneof("kind") == "message"]
+    users = [(e.agent_id, e.message.author) for e in messages if e.message.role == pb.ROLE_USER]
+    assert users == [("main", pb.AUTHOR_PERSON), ("a1", pb.AUTHOR_PARENT), ("main", pb.AUTHOR_INBOX)]
+    replies = [e.message.author for e in messages if e.message.role != pb.ROLE_USER]
+    assert set(replies) == {pb.AUTHOR_UNSPECIFIED}  # the model's replies and tool results: their role says
+
+
 async def test_async_failure_with_a_result(settings: Settings, scripted_model: ScriptedModel) -> None:
     route(
         scripted_model,

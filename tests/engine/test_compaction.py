@@ -129,6 +129,8 @@ async def test_overflow_compacts_then_the_call_is_made_again(
     (compaction,) = run.of("compaction")
     assert compaction.messages_before == 8 and compaction.messages_after == 6
     assert "context window" in compaction.reason and compaction.tokens_before > 0
+    (summary,) = [m for m in run.of("message") if m.text.startswith(SUMMARY_PREFIX)]
+    assert summary.role == pb.ROLE_USER and summary.author == pb.AUTHOR_WORKBENCH
     kinds = run.kinds()
     assert kinds.index("compaction") < len(kinds) - 1 - kinds[::-1].index("message")
     # the summary call's tokens count as usage: 3 turns + summary + the answer

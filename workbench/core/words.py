@@ -50,6 +50,14 @@ GUARD_VERDICT: dict[int, str] = {
     pb.GUARD_VERDICT_REVIEW: "review",
     pb.GUARD_VERDICT_BLOCK: "block",
 }
+# Who wrote a user message, as a transcript or an export labels it.
+AUTHOR: dict[int, str] = {
+    pb.AUTHOR_UNSPECIFIED: "user",
+    pb.AUTHOR_PERSON: "person",
+    pb.AUTHOR_PARENT: "parent agent",
+    pb.AUTHOR_INBOX: "Inbox",
+    pb.AUTHOR_WORKBENCH: "Workbench",
+}
 FINAL_AGENT_STATUSES = frozenset(
     (
         pb.AGENT_STATUS_COMPLETED,
@@ -79,3 +87,7 @@ def spawn_mode(mode: int) -> str:
 
 def guard_verdict(verdict: int) -> str:
     return GUARD_VERDICT.get(verdict, f"verdict {verdict}")
+
+
+def author(value: int) -> str:
+    return AUTHOR.get(value, f"author {value}")

@@ -395,7 +395,7 @@ class AgentTree:
 
             timer = asyncio.get_running_loop().call_later(agent.info.timeout, expire)
         try:
-            outcome = await loop.run(agent.run_prompt)
+            outcome = await loop.run(agent.run_prompt, author=pb.AUTHOR_PARENT)
             status = FINAL_STATUS.get(outcome.status, pb.AGENT_STATUS_FAILED)
             cause = outcome.reason
         except asyncio.CancelledError:

@@ -174,6 +174,7 @@ class Compactor:
         reply = await self.summarize(request)
         summary = pb.Message(
             role=pb.ROLE_USER,
+            author=pb.AUTHOR_WORKBENCH,
             text=(
                 f"{SUMMARY_PREFIX} {len(parts.older)} earlier messages were summarized to fit the "
                 f"context window:\n\n{reply.text.strip()}"

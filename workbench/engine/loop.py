@@ -108,9 +108,10 @@ class AgentLoop:
         if self.inbox is not None:
             self.inbox.wake()
 
-    async def run(self, prompt: str) -> pb.RunFinished:
+    async def run(self, prompt: str, author: pb.Author = pb.AUTHOR_PERSON) -> pb.RunFinished:
         """Run to an end; cancellation is recorded as CANCELLED and re-raised.
 
+        `author` wrote the prompt: the person (the root's), or the parent (a subagent's task).
         An agent may run again (the person's next prompt): the conversation goes on.
         """
         self.turns = 0
@@ -127,7 +128,7 @@ class AgentLoop:
             ),
         )
         if prompt:
-            self._append(pb.Message(role=pb.ROLE_USER, text=prompt))
+            self._append(pb.Message(role=pb.ROLE_USER, text=prompt, author=author))
         try:
             text = await self._turns()
             outcome = pb.RunFinished(status=pb.RUN_STATUS_FINISHED, text=text)
@@ -155,7 +156,7 @@ class AgentLoop:
     def _take_prompts(self) -> None:
         prompts, self.prompts = self.prompts, []
         for text in prompts:
-            self._append(pb.Message(role=pb.ROLE_USER, text=text))
+            self._append(pb.Message(role=pb.ROLE_USER, text=text, author=pb.AUTHOR_PERSON))
 
     async def _turns(self) -> str:
         while True:
@@ -365,7 +366,7 @@ class AgentLoop:
 
     def _drain_inbox(self) -> None:
         if self.inbox is not None and (text := self.inbox.drain_text()):
-            self._append(pb.Message(role=pb.ROLE_USER, text=text))
+            self._append(pb.Message(role=pb.ROLE_USER, text=text, author=pb.AUTHOR_INBOX))
 
     async def _wait_for_children(self) -> None:
         assert self.inbox is not None

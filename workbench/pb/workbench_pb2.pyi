@@ -58,6 +58,14 @@ class GuardVerdict(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     GUARD_VERDICT_REVIEW: _ClassVar[GuardVerdict]
     GUARD_VERDICT_BLOCK: _ClassVar[GuardVerdict]
 
+class Author(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    AUTHOR_UNSPECIFIED: _ClassVar[Author]
+    AUTHOR_PERSON: _ClassVar[Author]
+    AUTHOR_PARENT: _ClassVar[Author]
+    AUTHOR_INBOX: _ClassVar[Author]
+    AUTHOR_WORKBENCH: _ClassVar[Author]
+
 class InboxKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     INBOX_KIND_UNSPECIFIED: _ClassVar[InboxKind]
@@ -103,6 +111,11 @@ GUARD_VERDICT_UNSPECIFIED: GuardVerdict
 GUARD_VERDICT_RECORD: GuardVerdict
 GUARD_VERDICT_REVIEW: GuardVerdict
 GUARD_VERDICT_BLOCK: GuardVerdict
+AUTHOR_UNSPECIFIED: Author
+AUTHOR_PERSON: Author
+AUTHOR_PARENT: Author
+AUTHOR_INBOX: Author
+AUTHOR_WORKBENCH: Author
 INBOX_KIND_UNSPECIFIED: InboxKind
 INBOX_KIND_COMPLETION: InboxKind
 INBOX_KIND_MESSAGE: InboxKind
@@ -185,20 +198,22 @@ class Usage(_message.Message):
     def __init__(self, input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cost: _Optional[float] = ..., cache_read_tokens: _Optional[int] = ..., calls: _Optional[int] = ...) -> None: ...
 
 class Message(_message.Message):
-    __slots__ = ("role", "text", "tool_calls", "tool_result", "usage", "model")
+    __slots__ = ("role", "text", "tool_calls", "tool_result", "usage", "model", "author")
     ROLE_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     TOOL_CALLS_FIELD_NUMBER: _ClassVar[int]
     TOOL_RESULT_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_FIELD_NUMBER: _ClassVar[int]
     role: Role
     text: str
     tool_calls: _containers.RepeatedCompositeFieldContainer[ToolCall]
     tool_result: ToolResult
     usage: Usage
     model: str
-    def __init__(self, role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., model: _Optional[str] = ...) -> None: ...
+    author: Author
+    def __init__(self, role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., model: _Optional[str] = ..., author: _Optional[_Union[Author, str]] = ...) -> None: ...
 
 class AgentInfo(_message.Message):
     __slots__ = ("id", "parent_id", "name", "mode", "status", "model", "prompt", "depth", "tools", "created", "timeout")
