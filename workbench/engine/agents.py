@@ -194,6 +194,8 @@ class AgentTree:
             on_status=lambda status: self.set_status(info.id, status),
             guard=self.guard,
         )
+        if parent is not None:
+            agent.loop.prompt_author = pb.AUTHOR_PARENT
         self.nodes[info.id] = agent
         if parent is not None:
             parent.children.append(agent)
@@ -395,7 +397,7 @@ class AgentTree:
 
             timer = asyncio.get_running_loop().call_later(agent.info.timeout, expire)
         try:
-            outcome = await loop.run(agent.run_prompt, author=pb.AUTHOR_PARENT)
+            outcome = await loop.run(agent.run_prompt)
             status = FINAL_STATUS.get(outcome.status, pb.AGENT_STATUS_FAILED)
             cause = outcome.reason
         except asyncio.CancelledError:

@@ -76,6 +76,7 @@ class AgentLoop:
         self.client, self.toolbox, self.ctx, self.recorder = client, toolbox, ctx, recorder
         self.guard = guard  # judges each call before its tool runs (guard.py); None: every call runs
         self.task = ""  # the prompt of the current run, the context the model judge is given
+        self.prompt_author: pb.Author = pb.AUTHOR_PERSON  # who writes its runs' prompts (a child's: its parent)
         self.settings = settings
         self.budget = budget or Budget(settings.max_tokens, settings.max_cost)
         self.messages: list[pb.Message] = list(messages or [])
@@ -108,10 +109,10 @@ class AgentLoop:
         if self.inbox is not None:
             self.inbox.wake()
 
-    async def run(self, prompt: str, author: pb.Author = pb.AUTHOR_PERSON) -> pb.RunFinished:
+    async def run(self, prompt: str) -> pb.RunFinished:
         """Run to an end; cancellation is recorded as CANCELLED and re-raised.
 
-        `author` wrote the prompt: the person (the root's), or the parent (a subagent's task).
+        `prompt_author` wrote the prompt: the person (the root's), or the parent (a subagent's task).
         An agent may run again (the person's next prompt): the conversation goes on.
         """
         self.turns = 0
@@ -128,7 +129,7 @@ class AgentLoop:
             ),
         )
         if prompt:
-            self._append(pb.Message(role=pb.ROLE_USER, text=prompt, author=author))
+            self._append(pb.Message(role=pb.ROLE_USER, text=prompt, author=self.prompt_author))
         try:
             text = await self._turns()
             outcome = pb.RunFinished(status=pb.RUN_STATUS_FINISHED, text=text)
