@@ -16,6 +16,7 @@ RUN_STATUS: dict[int, str] = {
     pb.RUN_STATUS_CANCELLED: "cancelled",
     pb.RUN_STATUS_WAIT_TIMEOUT: "wait timeout",
     pb.RUN_STATUS_INTERRUPTED: "interrupted",
+    pb.RUN_STATUS_STOPPED: "stopped",
 }
 AGENT_STATUS: dict[int, str] = {
     pb.AGENT_STATUS_UNSPECIFIED: "unknown",

@@ -29,6 +29,7 @@ class RunStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     RUN_STATUS_CANCELLED: _ClassVar[RunStatus]
     RUN_STATUS_WAIT_TIMEOUT: _ClassVar[RunStatus]
     RUN_STATUS_INTERRUPTED: _ClassVar[RunStatus]
+    RUN_STATUS_STOPPED: _ClassVar[RunStatus]
 
 class AgentStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -92,6 +93,7 @@ RUN_STATUS_BUDGET_EXHAUSTED: RunStatus
 RUN_STATUS_CANCELLED: RunStatus
 RUN_STATUS_WAIT_TIMEOUT: RunStatus
 RUN_STATUS_INTERRUPTED: RunStatus
+RUN_STATUS_STOPPED: RunStatus
 AGENT_STATUS_UNSPECIFIED: AgentStatus
 AGENT_STATUS_QUEUED: AgentStatus
 AGENT_STATUS_RUNNING: AgentStatus
@@ -216,7 +218,7 @@ class Message(_message.Message):
     def __init__(self, role: _Optional[_Union[Role, str]] = ..., text: _Optional[str] = ..., tool_calls: _Optional[_Iterable[_Union[ToolCall, _Mapping]]] = ..., tool_result: _Optional[_Union[ToolResult, _Mapping]] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., model: _Optional[str] = ..., author: _Optional[_Union[Author, str]] = ...) -> None: ...
 
 class AgentInfo(_message.Message):
-    __slots__ = ("id", "parent_id", "name", "mode", "status", "model", "prompt", "depth", "tools", "created", "timeout")
+    __slots__ = ("id", "parent_id", "name", "mode", "status", "model", "prompt", "depth", "tools", "created", "timeout", "usage")
     ID_FIELD_NUMBER: _ClassVar[int]
     PARENT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -228,6 +230,7 @@ class AgentInfo(_message.Message):
     TOOLS_FIELD_NUMBER: _ClassVar[int]
     CREATED_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
     id: str
     parent_id: str
     name: str
@@ -239,7 +242,8 @@ class AgentInfo(_message.Message):
     tools: _containers.RepeatedScalarFieldContainer[str]
     created: _timestamp_pb2.Timestamp
     timeout: float
-    def __init__(self, id: _Optional[str] = ..., parent_id: _Optional[str] = ..., name: _Optional[str] = ..., mode: _Optional[_Union[SpawnMode, str]] = ..., status: _Optional[_Union[AgentStatus, str]] = ..., model: _Optional[str] = ..., prompt: _Optional[str] = ..., depth: _Optional[int] = ..., tools: _Optional[_Iterable[str]] = ..., created: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., timeout: _Optional[float] = ...) -> None: ...
+    usage: Usage
+    def __init__(self, id: _Optional[str] = ..., parent_id: _Optional[str] = ..., name: _Optional[str] = ..., mode: _Optional[_Union[SpawnMode, str]] = ..., status: _Optional[_Union[AgentStatus, str]] = ..., model: _Optional[str] = ..., prompt: _Optional[str] = ..., depth: _Optional[int] = ..., tools: _Optional[_Iterable[str]] = ..., created: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., timeout: _Optional[float] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ...) -> None: ...
 
 class InboxItem(_message.Message):
     __slots__ = ("kind", "child_id", "child_name", "status", "result", "cause", "text", "recipient_id")
