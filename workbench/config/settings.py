@@ -22,6 +22,7 @@ APPROVAL_MODES = ("read-only", "ask", "auto")  # tightest first
 ANSWER_REMINDER = ("auto", "on", "off")
 SANDBOX_MODES = ("read-only", "workspace-write", "off")  # tightest first
 GUARD_FAILURES = ("block", "review")  # tightest first
+CHECKPOINT_FAILURES = ("refuse", "allow")  # tightest first
 SEARCH_BACKENDS = ("ddgs", "searxng", "brave", "tavily")
 SECRETS = frozenset({"api_key", "brave_api_key", "tavily_api_key"})
 HIDDEN_BY_DEFAULT = (
@@ -326,6 +327,53 @@ class Settings:
     # files
     read_roots: list[Path] = field(
         default_factory=list, metadata=about(doc="extra readable roots outside the workspace", project=NARROW)
+    )
+    # checkpoints of the workspace (undo, rewind)
+    checkpoints: bool = field(
+        default=True,
+        metadata=about(
+            doc="keep a checkpoint of the workspace before each tool call that can change it (undo, rewind)",
+            project=USER_ONLY,
+            env="WORKBENCH_CHECKPOINTS",
+        ),
+    )
+    checkpoint_failure: str = field(
+        default="refuse",
+        metadata=about(
+            doc="when no checkpoint can be taken (a full disk): refuse the tool call with the reason, or allow it "
+            "with a notice",
+            project=tighter(*CHECKPOINT_FAILURES),
+            choices=CHECKPOINT_FAILURES,
+        ),
+    )
+    checkpoint_file_limit: int = field(
+        default=50_000_000,
+        metadata=about(
+            doc="bytes of one file a checkpoint keeps; larger ones are skipped with a notice; 0: no limit",
+            project=USER_ONLY,
+        ),
+    )
+    checkpoint_ignored_file_limit: int = field(
+        default=1_000_000,
+        metadata=about(
+            doc="bytes of one git-ignored file a checkpoint still keeps (an .env); 0: no limit", project=USER_ONLY
+        ),
+    )
+    checkpoint_ignored_total: int = field(
+        default=50_000_000,
+        metadata=about(
+            doc="bytes of git-ignored files kept in all; an ignored tree over it (node_modules) is skipped with a "
+            "notice; 0: no limit",
+            project=USER_ONLY,
+        ),
+    )
+    checkpoint_store_cap: int = field(
+        default=20_000_000_000,
+        metadata=about(
+            doc="bytes the checkpoint store of a workspace may hold; over it checkpoints fail (see "
+            "checkpoint_failure) until `workbench sessions --prune` frees it; 0: no limit",
+            project=USER_ONLY,
+        ),
     )
     # web
     search_backend: str = field(

@@ -1,0 +1,36 @@
+"""A workspace's state as the tests compare it: every path's kind, exact mode and bytes."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+def tree_state(root: Path, skip: tuple[str, ...] = (".git",)) -> dict[str, tuple[str, int, bytes]]:
+    """path -> (kind, permission bits, content or link target), for everything below `root`."""
+    out: dict[str, tuple[str, int, bytes]] = {}
+    for folder, dirs, files in os.walk(root):
+        rel = os.path.relpath(folder, root)
+        dirs[:] = [d for d in dirs if d not in skip]
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            key = name if rel == "." else f"{rel}/{name}"
+            st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                out[key] = ("link", 0, os.fsencode(os.readlink(path)))
+            elif stat.S_ISDIR(st.st_mode):
+                out[key] = ("dir", stat.S_IMODE(st.st_mode), b"")
+            else:
+                out[key] = ("file", stat.S_IMODE(st.st_mode), Path(path).read_bytes())
+    return out
+
+
+def git_state(repo: Path) -> dict[str, bytes]:
+    """Every file of a user's .git but its objects, byte for byte (index, refs, config, hooks, stash)."""
+    out: dict[str, bytes] = {}
+    for folder, _dirs, files in os.walk(repo / ".git"):
+        for name in files:
+            path = Path(folder) / name
+            out[str(path.relative_to(repo))] = path.read_bytes()
+    return out

@@ -1,0 +1,183 @@
+"""One session's checkpoints: taken before each tool call that can change the workspace, at
+each of the person's prompts and when a run ends; each is a commit in the workspace's store
+before the call runs (the caller records it as a `checkpoint` event).
+
+The first look at the tree (hashing every file) starts in the background as the session
+opens; a checkpoint asked for meanwhile waits for it. After that a checkpoint reads the
+watch's queue and, when nothing changed, costs that one read and no commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pygit2
+
+from workbench.checkpoints.repo import REF_PREFIX, Store, size_of
+from workbench.checkpoints.restore import Change, Restorer, diff, modes
+from workbench.checkpoints.snapshot import Limits, Scan, Snapshot
+from workbench.config.settings import Settings
+from workbench.pb import workbench_pb2 as pb
+
+log = logging.getLogger("workbench")
+
+REASON_WORDS = {
+    pb.CHECKPOINT_REASON_TOOL_CALL: "tool call",
+    pb.CHECKPOINT_REASON_TURN: "prompt",
+    pb.CHECKPOINT_REASON_REWIND: "before a rewind",
+    pb.CHECKPOINT_REASON_RUN_END: "run ended",
+}
+
+
+class CheckpointFailed(Exception):
+    """No checkpoint could be taken: one line a person can act on."""
+
+
+def limits_of(settings: Settings) -> Limits:
+    return Limits(
+        file=settings.checkpoint_file_limit,
+        ignored_file=settings.checkpoint_ignored_file_limit,
+        ignored_total=settings.checkpoint_ignored_total,
+    )
+
+
+class Checkpointer:
+    """The checkpoints of one session of one workspace."""
+
+    def __init__(self, settings: Settings, session_id: str, *, watch: bool = True):
+        self.settings, self.session_id = settings, session_id
+        self.workspace = settings.workspace
+        self.enabled = settings.checkpoints
+        self.refuse_on_failure = settings.checkpoint_failure == "refuse"
+        self.turn = 0
+        self.last = ""  # the newest commit of this session
+        self._watch = watch
+        self._store: Store | None = None
+        self._snapshot: Snapshot | None = None
+        self._first: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self._store_bytes = 0
+        self._scan: Scan | None = None  # what the first look found, for the first checkpoint
+        self._last_tree: pygit2.Oid | None = None
+        self._told: set[str] = set()  # skip notices already given
+
+    # --- taking checkpoints ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Begin the first look at the tree in the background (call on the session's event loop)."""
+        if self.enabled and self._first is None:
+            self._first = asyncio.create_task(asyncio.to_thread(self._open), name="first checkpoint scan")
+
+    def _open(self) -> None:
+        store = Store(self.settings.data_dir, self.workspace)
+        snapshot = Snapshot(self.workspace, store.repo, limits_of(self.settings), watch=self._watch)
+        self._store_bytes = size_of(store.path)
+        ref = store.repo.references.get(REF_PREFIX + self.session_id)
+        if ref is not None:  # a resumed session: its chain goes on
+            commit = store.repo[ref.target].peel(pygit2.Commit)
+            self.last, self._last_tree = str(commit.id), commit.tree_id
+        self._scan = snapshot.update()
+        self._store, self._snapshot = store, snapshot
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._open()
+        assert self._store is not None
+        return self._store
+
+    def mark(self, path: Path) -> None:
+        """A file the file tools wrote (absolute or relative to the workspace)."""
+        if self._snapshot is not None:
+            try:
+                self._snapshot.mark(str(path.relative_to(self.workspace)) if path.is_absolute() else str(path))
+            except ValueError:
+                pass
+
+    async def take(
+        self, reason: pb.CheckpointReason, *, call_id: str = "", tool: str = "", agent: str = ""
+    ) -> pb.Checkpoint | None:
+        """A checkpoint of the tree now, committed before this returns; None when switched off.
+        A failure is returned as a checkpoint with `error` set (never raised)."""
+        if not self.enabled:
+            return None
+        async with self._lock:
+            cp = pb.Checkpoint(reason=reason, turn=self.turn, call_id=call_id, tool=tool)
+            try:
+                await self._ready()
+                snapshot = self._snapshot
+                assert snapshot is not None
+                scan, self._scan = self._scan or Scan(), None
+                if not snapshot.pending() and self.last and not scan.changed:
+                    cp.commit, cp.unchanged = self.last, True  # nothing changed: no new commit
+                    return cp
+                more = await asyncio.to_thread(snapshot.update)
+                scan.changed |= more.changed
+                scan.skipped += more.skipped
+                top = await asyncio.to_thread(snapshot.write)
+                for line in scan.skipped:
+                    if line not in self._told:
+                        self._told.add(line)
+                        cp.skipped.append(line)
+                if top == self._last_tree and self.last:
+                    cp.commit, cp.unchanged = self.last, True
+                    return cp
+                self._check_cap()
+                message = f"{REASON_WORDS.get(reason, 'checkpoint')}: turn {self.turn} {agent} {tool} {call_id}"
+                cp.commit = self.store.commit(self.session_id, top, message.strip())
+                cp.files_changed = sum(1 for p in scan.changed if p in snapshot.items)
+                self.last, self._last_tree = cp.commit, top
+                self._store_bytes += sum(snapshot.items[p].sig[1] for p in scan.changed if p in snapshot.items) // 3
+            except (OSError, pygit2.GitError, CheckpointFailed) as err:
+                cp.error = f"no checkpoint of the workspace could be taken: {err}"
+                log.warning("%s", cp.error)
+            return cp
+
+    async def _ready(self) -> None:
+        if self._first is None:
+            self.start()
+        assert self._first is not None
+        await asyncio.shield(self._first)
+
+    def _check_cap(self) -> None:
+        cap = self.settings.checkpoint_store_cap
+        if cap and self._store_bytes > cap:
+            raise CheckpointFailed(
+                f"the checkpoint store {self.store.path} holds {self._store_bytes / 1e9:.1f} GB, over its cap "
+                f"(checkpoint_store_cap, {cap / 1e9:.1f} GB); `workbench sessions --prune` frees it"
+            )
+
+    # --- restoring ------------------------------------------------------------------------
+
+    def changes(self, now: str, target: str) -> list[Change]:
+        return diff(self.store.repo, now, target)
+
+    def restore(self, now: str, target: str, changes: list[Change]) -> None:
+        """Put the files of `changes` back as `target` holds them (`now`: the tree as it is)."""
+        repo = self.store.repo
+        restorer = Restorer(self.workspace, repo)
+        try:
+            restorer.apply(changes, modes(repo, target), modes(repo, now))
+        finally:
+            restorer.close()
+
+    def line_counts(self, old: str, new: str) -> dict[str, tuple[int, int]]:
+        """Lines added and removed per file between two checkpoints (binary files: 0, 0)."""
+        repo = self.store.repo
+        a = repo[old].peel(pygit2.Tree)["w"].id
+        b = repo[new].peel(pygit2.Tree)["w"].id
+        counts: dict[str, tuple[int, int]] = {}
+        for patch in repo[a].peel(pygit2.Tree).diff_to_tree(repo[b].peel(pygit2.Tree)):
+            if patch is None:
+                continue
+            _ctx, added, removed = patch.line_stats
+            counts[patch.delta.new_file.path or patch.delta.old_file.path] = (added, removed)
+        return counts
+
+    def close(self) -> None:
+        if self._first is not None and not self._first.done():
+            self._first.cancel()
+        if self._snapshot is not None:
+            self._snapshot.close()

@@ -1,0 +1,203 @@
+"""Putting the workspace back as a checkpoint holds it.
+
+The difference between two checkpoint trees is found by walking both and skipping every
+subtree whose id is the same (time in proportion to what differs). A restore writes on the
+host into a tree the agent controlled, so it follows no link on any path component: each
+folder is opened relative to the one above it with O_NOFOLLOW (`confined.open_folder`), a
+file is written to a temporary name and renamed over the old one inside that folder, and a
+folder is removed with `shutil.rmtree(dir_fd=...)`, which does not follow links either.
+Exact modes come from the checkpoint's meta blob.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from workbench.checkpoints.snapshot import META_BLOB, WORKSPACE_TREE, plain_mode
+from workbench.tools.files.confined import open_folder
+
+TREE = pygit2.GIT_FILEMODE_TREE
+LINK = pygit2.GIT_FILEMODE_LINK
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
+
+
+@dataclass(frozen=True)
+class Entry:
+    mode: int  # git's file mode
+    oid: pygit2.Oid
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path that differs: what it is now and what the target holds (None: nothing)."""
+
+    path: str
+    now: Entry | None
+    target: Entry | None
+
+
+def _tree(repo: pygit2.Repository, top: str) -> pygit2.Tree:
+    obj = repo[top]
+    commit_tree = obj.peel(pygit2.Tree)
+    return repo[commit_tree[WORKSPACE_TREE].id].peel(pygit2.Tree)
+
+
+def modes(repo: pygit2.Repository, top: str) -> dict[str, int]:
+    """Exact permission bits (path -> bits; a folder's path ends with '/', the root is '/')."""
+    data = repo[repo[top].peel(pygit2.Tree)[META_BLOB].id].peel(pygit2.Blob).data
+    found: dict[str, int] = json.loads(data).get("modes", {})
+    return found
+
+
+def diff(repo: pygit2.Repository, now: str, target: str) -> list[Change]:
+    """What differs between the checkpoints `now` and `target` (commit ids), folders first."""
+    out: list[Change] = []
+    _diff(repo, _tree(repo, now), _tree(repo, target), "", out)
+    return out
+
+
+def _entries(tree: pygit2.Tree | None) -> dict[str, Entry]:
+    return {} if tree is None else {e.name: Entry(int(e.filemode), e.id) for e in tree if e.name is not None}
+
+
+def _diff(
+    repo: pygit2.Repository, a: pygit2.Tree | None, b: pygit2.Tree | None, prefix: str, out: list[Change]
+) -> None:
+    ea, eb = _entries(a), _entries(b)
+    for name in sorted(ea.keys() | eb.keys()):
+        x, y = ea.get(name), eb.get(name)
+        if x == y:
+            continue
+        path = f"{prefix}/{name}" if prefix else name
+        if x is not None and y is not None and x.mode == TREE and y.mode == TREE:
+            _diff(repo, repo[x.oid].peel(pygit2.Tree), repo[y.oid].peel(pygit2.Tree), path, out)
+            continue
+        out.append(Change(path, x, y))
+        if y is not None and y.mode == TREE:
+            _diff(repo, None, repo[y.oid].peel(pygit2.Tree), path, out)
+
+
+def files_of(changes: list[Change]) -> list[str]:
+    """The paths a person reads: files and links, and folders made or removed whole."""
+    return [c.path + ("/" if (c.target or c.now) and (c.target or c.now).mode == TREE else "") for c in changes]  # type: ignore[union-attr]
+
+
+class Restorer:
+    """Applies changes under `root`, one folder descriptor per folder, no link followed."""
+
+    def __init__(self, root: Path, repo: pygit2.Repository):
+        self.root, self.repo = root, repo
+        self._folders: dict[str, int] = {}
+
+    def _folder(self, rel: str) -> int:
+        fd = self._folders.get(rel)
+        if fd is None:
+            fd = open_folder(self.root, self.root / rel if rel else self.root, create=True)
+            self._folders[rel] = fd
+        return fd
+
+    def _forget(self, rel: str) -> None:
+        for key in [k for k in self._folders if k == rel or k.startswith(rel + "/")]:
+            os.close(self._folders.pop(key))
+
+    def close(self) -> None:
+        for fd in self._folders.values():
+            os.close(fd)
+        self._folders.clear()
+
+    def apply(self, changes: list[Change], target_modes: dict[str, int], now_modes: dict[str, int]) -> None:
+        """Remove what the target does not hold (deepest first), then write what it holds."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        for change in sorted(changes, key=lambda c: -c.path.count("/")):
+            if change.now is not None and (
+                change.target is None or (change.now.mode == TREE) != (change.target.mode == TREE)
+            ):
+                self._remove(change.path)
+        for change in changes:
+            if change.target is not None:
+                self._write(change.path, change.target, target_modes)
+        changed = {c.path for c in changes}
+        for key in sorted(target_modes.keys() | now_modes.keys(), key=lambda k: -k.count("/")):
+            path = key.rstrip("/") if key != "/" else ""
+            if target_modes.get(key) != now_modes.get(key) and path not in changed:
+                self._chmod(path, key.endswith("/"), target_modes.get(key))
+        for change in sorted(changes, key=lambda c: -c.path.count("/")):
+            if change.target is not None and change.target.mode == TREE and change.path + "/" in target_modes:
+                self._chmod(change.path, True, target_modes[change.path + "/"])
+
+    def _split(self, path: str) -> tuple[int, str]:
+        parent, _, name = path.rpartition("/")
+        return self._folder(parent), name
+
+    def _remove(self, path: str) -> None:
+        fd, name = self._split(path)
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return
+        if stat.S_ISDIR(st.st_mode):
+            self._forget(path)
+            shutil.rmtree(name, dir_fd=fd)
+        else:
+            os.unlink(name, dir_fd=fd)
+
+    def _write(self, path: str, entry: Entry, target_modes: dict[str, int]) -> None:
+        fd, name = self._split(path)
+        if entry.mode == TREE:
+            try:
+                os.mkdir(name, 0o755, dir_fd=fd)
+            except FileExistsError:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if not stat.S_ISDIR(st.st_mode):
+                    os.unlink(name, dir_fd=fd)
+                    os.mkdir(name, 0o755, dir_fd=fd)
+            return
+        data = self.repo[entry.oid].peel(pygit2.Blob).data
+        tmp = f".{name[:64]}.{secrets.token_hex(4)}.wb-restore"
+        if entry.mode == LINK:
+            os.symlink(os.fsdecode(data), tmp, dir_fd=fd)
+        else:
+            mode = target_modes.get(
+                path, plain_mode(0o100755 if entry.mode == pygit2.GIT_FILEMODE_BLOB_EXECUTABLE else 0o100644)
+            )
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=fd)
+            try:
+                with os.fdopen(out, "wb") as fh:
+                    fh.write(data)
+                    os.fchmod(fh.fileno(), mode)
+            except BaseException:
+                os.unlink(tmp, dir_fd=fd)
+                raise
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                self._forget(path)
+                shutil.rmtree(name, dir_fd=fd)
+        except FileNotFoundError:
+            pass
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+
+    def _chmod(self, path: str, is_dir: bool, mode: int | None) -> None:
+        if is_dir:
+            target = self._folder(path) if path else self._folder("")
+            os.fchmod(target, mode if mode is not None else 0o755)
+            return
+        fd, name = self._split(path)
+        try:
+            file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=fd)
+        except OSError:
+            return  # a link (modes of links are not kept) or gone
+        try:
+            st = os.fstat(file_fd)
+            if stat.S_ISREG(st.st_mode):
+                os.fchmod(file_fd, mode if mode is not None else plain_mode(st.st_mode))
+        finally:
+            os.close(file_fd)

@@ -1,0 +1,478 @@
+"""The workspace as the store sees it, kept in memory between checkpoints so that a checkpoint
+costs time in proportion to what changed.
+
+A full scan (the session's first checkpoint, or the fallback when no watch runs) walks every
+folder through descriptors opened with O_NOFOLLOW and hashes each file into the store (a file
+whose status is unchanged since it was hashed keeps its blob). After that only the paths the
+watch or the file tools named are looked at again. The ignore rules are those found at the
+first scan: a `.gitignore` the agent writes later changes nothing here.
+
+What a git tree cannot hold goes into a small `meta` blob beside it: each file's and folder's
+exact mode where it is not git's 644/755 (a 0600 secret stays 0600). Empty folders are empty
+trees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from workbench.checkpoints.watch import Watch, WatchUnavailable
+from workbench.tools.files.walk import Ignore, ignore_for
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
+RACY_NS = 2_000_000_000  # a file changed this close to its hashing is hashed again at the next scan
+WORKSPACE_TREE, META_BLOB = "w", "m"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a checkpoint keeps (bytes; 0: no limit)."""
+
+    file: int = 0  # a file over this is skipped, with a notice
+    ignored_file: int = 1_000_000  # an ignored file over this is skipped
+    ignored_total: int = 50_000_000  # ignored files kept in all; an ignored tree over it is skipped
+
+
+@dataclass(slots=True)
+class Item:
+    mode: int  # st_mode: type and permission bits
+    oid: pygit2.Oid
+    sig: tuple[int, int, int]  # mtime_ns, size, inode
+    ignored: bool
+    racy: bool
+
+
+@dataclass
+class Scan:
+    """What one checkpoint's look at the tree found."""
+
+    changed: set[str] = field(default_factory=set)
+    skipped: list[str] = field(default_factory=list)  # one line each
+
+
+def git_mode(mode: int) -> int:
+    if stat.S_ISLNK(mode):
+        return pygit2.GIT_FILEMODE_LINK
+    return pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if mode & 0o100 else pygit2.GIT_FILEMODE_BLOB
+
+
+def plain_mode(mode: int) -> int:
+    """The permission bits git's mode stands for: what a restore gives when meta says nothing."""
+    if stat.S_ISDIR(mode):
+        return 0o755
+    return 0o755 if mode & 0o100 else 0o644
+
+
+def _parent(rel: str) -> str:
+    return rel.rpartition("/")[0]
+
+
+def _join(rel: str, name: str) -> str:
+    return f"{rel}/{name}" if rel else name
+
+
+class Snapshot:
+    """The tree of `root` in memory, written to `repo` incrementally."""
+
+    def __init__(self, root: Path, repo: pygit2.Repository, limits: Limits, *, watch: bool = True):
+        self.root, self.repo, self.limits = root, repo, limits
+        self.items: dict[str, Item] = {}
+        self.dirs: dict[str, int] = {}  # folder -> permission bits ("" is the root)
+        self.children: dict[str, set[str]] = {}
+        self.trees: dict[str, pygit2.Oid] = {}  # folders whose tree is written and unchanged since
+        self.rules: dict[str, Ignore] = {}  # the ignore rules of each folder at the first scan
+        self.ignored_dirs: set[str] = set()  # ignored folders kept (small enough)
+        self.skipped_trees: set[str] = set()  # ignored folders too large to keep
+        self.ignored_bytes = 0
+        self.odd_modes: dict[str, int] = {}  # path -> permission bits that git's mode does not say
+        self.meta: pygit2.Oid | None = None
+        self.scanned = False
+        self.full_scan_due = True
+        self.dirty: set[str] = set()
+        self.watch: Watch | None = None
+        self.watch_error = ""
+        if watch:
+            try:
+                self.watch = Watch()
+            except WatchUnavailable as err:
+                self.watch_error = str(err)
+
+    # --- what changed ---------------------------------------------------------------------
+
+    def mark(self, rel: str) -> None:
+        """A path the file tools wrote (relative to the root)."""
+        self.dirty.add(rel)
+
+    def pending(self) -> bool:
+        """Anything to look at since the last checkpoint (cheap: one read of the watch's queue)."""
+        if self.watch is not None:
+            named, folders, overflow = self.watch.changes()
+            self.dirty |= named
+            for folder in folders:
+                self._dir_mode(folder)
+            if overflow:
+                self.full_scan_due = True
+        return self.full_scan_due or bool(self.dirty)
+
+    def update(self) -> Scan:
+        """Look again at what may have changed; the changed paths and the notices."""
+        scan = Scan()
+        if self.full_scan_due:
+            self.full_scan_due = self.watch is None  # with no watch, every checkpoint scans
+            self.dirty.clear()
+            self._rescan("", scan, first=not self.scanned)
+            self.scanned = True
+            return scan
+        dirty, self.dirty = sorted(self.dirty, key=lambda p: (p.count("/"), p)), set()
+        done: list[str] = []
+        for rel in dirty:
+            if any(rel.startswith(d + "/") for d in done):
+                continue  # a folder above it was scanned again
+            if self._rescan(rel, scan, first=False):
+                done.append(rel)
+        return scan
+
+    # --- scanning -------------------------------------------------------------------------
+
+    def _open_parent(self, rel: str) -> int | None:
+        """The folder holding `rel`, each folder opened without following a link; None when
+        there is no such folder (any more) or a link stands on the way."""
+        fd = os.open(self.root, _DIR_FLAGS)
+        try:
+            for name in [p for p in _parent(rel).split("/") if p]:
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = child
+        except OSError:
+            os.close(fd)
+            return None
+        return fd
+
+    def _excluded(self, rel: str) -> bool:
+        """Never kept: the user's .git (any repository's), and what is inside a skipped tree."""
+        parts = rel.split("/")
+        if ".git" in parts:
+            return True
+        return any("/".join(parts[:i]) in self.skipped_trees for i in range(1, len(parts) + 1))
+
+    def _ignored(self, rel: str, is_dir: bool) -> bool:
+        parent = _parent(rel)
+        if parent in self.ignored_dirs:
+            return True
+        folder = parent
+        while folder not in self.rules and folder:
+            folder = _parent(folder)
+        rules = self.rules.get(folder)
+        return rules is not None and rules.ignored(rel, is_dir)
+
+    def _rescan(self, rel: str, scan: Scan, *, first: bool) -> bool:
+        """Look at `rel` again (recursively for a folder); True when it was a folder."""
+        if rel and self._excluded(rel):
+            return False
+        if not rel:
+            try:
+                fd = os.open(self.root, _DIR_FLAGS)
+            except OSError:
+                self._drop("", scan)
+                return True
+            st = os.fstat(fd)
+            if first:
+                self.rules[""] = ignore_for(self.root, "").child(self.root, "")
+            self._scan_dir("", fd, st, scan, ignored=False, first=first)
+            return True
+        parent_fd = self._open_parent(rel)
+        if parent_fd is None:
+            self._drop(rel, scan)
+            return False
+        name = rel.rpartition("/")[2]
+        try:
+            try:
+                st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+            except OSError:
+                self._drop(rel, scan)
+                return False
+            if stat.S_ISDIR(st.st_mode):
+                if rel in self.items:
+                    self._drop(rel, scan)
+                try:
+                    fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+                except OSError:
+                    self._drop(rel, scan)
+                    return True
+                ignored = self._ignored(rel, True)
+                self._scan_dir(rel, fd, st, scan, ignored=ignored, first=False)
+                return True
+            if rel in self.dirs:
+                self._drop(rel, scan)
+            self._file(rel, name, parent_fd, st, scan, self._ignored(rel, False), trust_sig=False)
+            return False
+        finally:
+            os.close(parent_fd)
+
+    def _scan_dir(self, rel: str, fd: int, st: os.stat_result, scan: Scan, *, ignored: bool, first: bool) -> None:
+        """Scan the open folder `fd` (closed here) and everything below it."""
+        if ignored and rel not in self.ignored_dirs and not self._fits_ignored(fd):
+            os.close(fd)
+            self._drop(rel, scan)
+            self.skipped_trees.add(rel)
+            scan.skipped.append(f"{rel}/ (ignored, over {self.limits.ignored_total // 1_000_000} MB in all)")
+            return
+        stack = [(rel, fd, st, ignored)]
+        while stack:
+            folder, dfd, dst, ign = stack.pop()
+            try:
+                self._enter_dir(folder, dfd, dst, scan, ign, first, stack)
+            finally:
+                os.close(dfd)
+
+    def _enter_dir(
+        self,
+        folder: str,
+        dfd: int,
+        dst: os.stat_result,
+        scan: Scan,
+        ignored: bool,
+        first: bool,
+        stack: list[tuple[str, int, os.stat_result, bool]],
+    ) -> None:
+        if folder not in self.dirs:
+            scan.changed.add(folder)
+            self._link(folder)
+        self._set_dir_mode(folder, stat.S_IMODE(dst.st_mode))
+        if ignored:
+            self.ignored_dirs.add(folder)
+        else:
+            self.ignored_dirs.discard(folder)
+            if first and folder:
+                self.rules[folder] = self.rules[_parent(folder)].child(self.root / folder, folder)
+        if self.watch is not None:
+            try:
+                self.watch.add(folder, dfd)
+            except WatchUnavailable as err:
+                self.watch.close()
+                self.watch, self.watch_error = None, str(err)
+                self.full_scan_due = True
+        try:
+            with os.scandir(dfd) as it:
+                entries = {e.name: e for e in it}
+        except OSError:
+            entries = {}
+        for gone in self.children.get(folder, set()) - set(entries):
+            self._drop(_join(folder, gone), scan)
+        for name, entry in entries.items():
+            sub = _join(folder, name)
+            if name == ".git" or sub in self.skipped_trees:
+                continue
+            try:
+                est = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(est.st_mode):
+                if sub in self.items:
+                    self._drop(sub, scan)
+                sub_ignored = ignored or self._ignored(sub, True)
+                try:
+                    sfd = os.open(name, _DIR_FLAGS, dir_fd=dfd)
+                except OSError:
+                    continue
+                if sub_ignored and not ignored and not self._fits_ignored(sfd):
+                    os.close(sfd)
+                    self._drop(sub, scan)
+                    self.skipped_trees.add(sub)
+                    scan.skipped.append(f"{sub}/ (ignored, over {self.limits.ignored_total // 1_000_000} MB in all)")
+                    continue
+                stack.append((sub, sfd, est, sub_ignored))
+            else:
+                if sub in self.dirs:
+                    self._drop(sub, scan)
+                sub_ignored = ignored or self._ignored(sub, False)
+                self._file(sub, name, dfd, est, scan, sub_ignored, trust_sig=True)
+
+    def _fits_ignored(self, fd: int) -> bool:
+        """Whether an ignored folder's small files fit in what is left of the ignored budget
+        (counted without hashing, stopping as soon as they do not)."""
+        budget = self.limits.ignored_total - self.ignored_bytes if self.limits.ignored_total else None
+        if budget is None:
+            return True
+        total = 0
+        stack = [os.dup(fd)]
+        try:
+            while stack:
+                dfd = stack.pop()
+                try:
+                    with os.scandir(dfd) as it:
+                        for entry in it:
+                            est = entry.stat(follow_symlinks=False)
+                            if stat.S_ISDIR(est.st_mode):
+                                stack.append(os.open(entry.name, _DIR_FLAGS, dir_fd=dfd))
+                            elif not self.limits.ignored_file or est.st_size <= self.limits.ignored_file:
+                                total += est.st_size
+                                if total > budget:
+                                    return False
+                except OSError:
+                    pass
+                finally:
+                    os.close(dfd)
+        finally:
+            for left in stack:
+                os.close(left)
+        return True
+
+    def _file(
+        self, rel: str, name: str, dfd: int, st: os.stat_result, scan: Scan, ignored: bool, *, trust_sig: bool
+    ) -> None:
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            self._drop(rel, scan)  # a FIFO, a socket, a device: not kept
+            return
+        sig = (st.st_mtime_ns, st.st_size, st.st_ino)
+        old = self.items.get(rel)
+        if trust_sig and old is not None and old.sig == sig and old.mode == st.st_mode and not old.racy:
+            return
+        limit = self.limits.ignored_file if ignored else self.limits.file
+        over_total = (
+            ignored and self.limits.ignored_total and self.ignored_bytes + st.st_size > self.limits.ignored_total
+        )
+        if stat.S_ISREG(st.st_mode) and ((limit and st.st_size > limit) or over_total):
+            if old is not None:
+                self._drop(rel, scan)
+            what = "ignored, " if ignored else ""
+            scan.skipped.append(f"{rel} ({what}{st.st_size:,} bytes, over the limit)")
+            return
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                oid = self.repo.create_blob(os.fsencode(os.readlink(name, dir_fd=dfd)))
+            else:
+                oid = self._blob(name, dfd)
+        except OSError:
+            return  # it went away or is unreadable now: the next look sees what is there
+        racy = time.time_ns() - st.st_mtime_ns < RACY_NS
+        if old is not None and old.oid == oid and old.mode == st.st_mode:
+            old.sig, old.racy = sig, racy
+            return
+        if old is not None:
+            self._drop(rel, scan)
+        self.items[rel] = Item(st.st_mode, oid, sig, ignored, racy)
+        if ignored:
+            self.ignored_bytes += st.st_size
+        self._link(rel)
+        perm = stat.S_IMODE(st.st_mode)
+        if not stat.S_ISLNK(st.st_mode) and perm != plain_mode(st.st_mode):
+            self.odd_modes[rel] = perm
+            self.meta = None
+        scan.changed.add(rel)
+
+    def _blob(self, name: str, dfd: int) -> pygit2.Oid:
+        """The file's bytes as a blob, read through a descriptor (never a link); no filters."""
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
+        try:
+            return self.repo.create_blob_fromdisk(f"/proc/self/fd/{fd}")
+        finally:
+            os.close(fd)
+
+    # --- the tree in memory ---------------------------------------------------------------
+
+    def _link(self, rel: str) -> None:
+        """`rel` is in its folder (and each folder above it in its own)."""
+        self._invalidate(rel)
+        while rel:
+            parent, _, name = rel.rpartition("/")
+            kids = self.children.setdefault(parent, set())
+            if name in kids:
+                break
+            kids.add(name)
+            rel = parent
+
+    def _invalidate(self, rel: str) -> None:
+        """The trees of `rel` and of each folder above it are to be written again."""
+        while True:
+            self.trees.pop(rel, None)
+            if not rel:
+                return
+            rel = _parent(rel)
+
+    def _drop(self, rel: str, scan: Scan) -> None:
+        """`rel` (and all below it) is gone."""
+        item = self.items.pop(rel, None)
+        if item is not None:
+            if item.ignored:
+                self.ignored_bytes -= item.sig[1]
+            scan.changed.add(rel)
+        if self.odd_modes.pop(rel, None) is not None:
+            self.meta = None
+        if rel in self.dirs or not rel:
+            for name in list(self.children.get(rel, ())):
+                self._drop(_join(rel, name), scan)
+            self.children.pop(rel, None)
+            if rel:
+                self.dirs.pop(rel, None)
+            self.trees.pop(rel, None)
+            self.ignored_dirs.discard(rel)
+            if self.watch is not None:
+                self.watch.forget(rel)
+            scan.changed.add(rel)
+        if rel:
+            parent, _, name = rel.rpartition("/")
+            kids = self.children.get(parent)
+            if kids is not None and name in kids:
+                kids.discard(name)
+                self._invalidate(parent)
+
+    def _set_dir_mode(self, rel: str, perm: int) -> None:
+        self.dirs[rel] = perm
+        self.children.setdefault(rel, set())
+        key = rel + "/" if rel else "/"
+        if perm != 0o755:
+            if self.odd_modes.get(key) != perm:
+                self.odd_modes[key] = perm
+                self.meta = None
+        elif self.odd_modes.pop(key, None) is not None:
+            self.meta = None
+
+    def _dir_mode(self, rel: str) -> None:
+        """A folder's own mode may have changed (a chmod of it)."""
+        if rel not in self.dirs:
+            return
+        fd = self._open_parent(rel + "/x")
+        if fd is None:
+            return
+        try:
+            self._set_dir_mode(rel, stat.S_IMODE(os.fstat(fd).st_mode))
+        finally:
+            os.close(fd)
+
+    def write(self) -> pygit2.Oid:
+        """The top tree of the checkpoint: the workspace's tree and the meta blob beside it."""
+        if self.meta is None:
+            self.meta = self.repo.create_blob(json.dumps({"modes": self.odd_modes}, sort_keys=True).encode())
+        top = self.repo.TreeBuilder()
+        top.insert(WORKSPACE_TREE, self._tree(""), pygit2.GIT_FILEMODE_TREE)
+        top.insert(META_BLOB, self.meta, pygit2.GIT_FILEMODE_BLOB)
+        return top.write()
+
+    def _tree(self, rel: str) -> pygit2.Oid:
+        cached = self.trees.get(rel)
+        if cached is not None:
+            return cached
+        builder = self.repo.TreeBuilder()
+        for name in self.children.get(rel, ()):
+            sub = _join(rel, name)
+            item = self.items.get(sub)
+            if item is not None:
+                builder.insert(name, item.oid, git_mode(item.mode))
+            elif sub in self.dirs:
+                builder.insert(name, self._tree(sub), pygit2.GIT_FILEMODE_TREE)
+        oid = builder.write()
+        self.trees[rel] = oid
+        return oid
+
+    def close(self) -> None:
+        if self.watch is not None:
+            self.watch.close()
+            self.watch = None
