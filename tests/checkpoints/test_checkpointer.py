@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.checkpoints.treestate import git_state, tree_state
+from tests.checkpoints.treestate import git_state, make_user_repo, tree_state
 from workbench.checkpoints.checkpointer import Checkpointer
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
@@ -123,15 +122,7 @@ async def test_restore_follows_no_planted_link(ws: Path, tmp_path: Path):
 
 
 async def test_users_git_state_untouched(ws: Path, tmp_path: Path):
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], cwd=ws, check=True, env=env)
-    subprocess.run([*git, "add", "-A"], cwd=ws, check=True, env=env)
-    subprocess.run([*git, "commit", "-qm", "one"], cwd=ws, check=True, env=env)
-    (ws / "src" / "main.py").write_text("work in progress\n")
-    subprocess.run([*git, "stash", "-q"], cwd=ws, check=True, env=env)
-    (ws / "run.sh").write_text("staged\n")
-    subprocess.run([*git, "add", "run.sh"], cwd=ws, check=True, env=env)
+    make_user_repo(ws)
     before = git_state(ws)
     cps = Checkpointer(settings_for(ws, tmp_path / "data"), "s1")
     commits = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 
@@ -34,3 +35,16 @@ def git_state(repo: Path) -> dict[str, bytes]:
             path = Path(folder) / name
             out[str(path.relative_to(repo))] = path.read_bytes()
     return out
+
+
+def make_user_repo(ws: Path) -> None:
+    """A user's repository with a commit, a stash and a staged change (nothing of it is Workbench's)."""
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], cwd=ws, check=True, env=env)
+    subprocess.run([*git, "add", "-A"], cwd=ws, check=True, env=env)
+    subprocess.run([*git, "commit", "-qm", "one"], cwd=ws, check=True, env=env)
+    (ws / "src" / "main.py").write_text("work in progress\n")
+    subprocess.run([*git, "stash", "-q"], cwd=ws, check=True, env=env)
+    (ws / "run.sh").write_text("staged\n")
+    subprocess.run([*git, "add", "run.sh"], cwd=ws, check=True, env=env)
