@@ -1,9 +1,10 @@
-"""Shared fixtures: the scripted model server, a temporary workspace, settings, a run helper."""
+"""Shared fixtures: the scripted model server, a temporary workspace, settings, a test's own tools,
+a run helper."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,29 @@ def settings(tmp_path: Path, workspace: Path, scripted_model: ScriptedModel) -> 
         workspace=workspace,
         data_dir=tmp_path / "data",
     )
+
+
+RegisterTool = Callable[..., None]
+
+
+@pytest.fixture
+def register_tool() -> Iterator[RegisterTool]:
+    """`register_tool(fn, name=..., read_only=...)` adds a test's own tool for this test only.
+
+    The tool is taken out of the registry when the test ends, so no test's tool is ever offered
+    to another test, whatever order the modules were imported in.
+    """
+    from workbench.tools.registry import tool, unregister
+
+    added: list[str] = []
+
+    def register(fn: Callable[..., Any], name: str | None = None, read_only: bool = False) -> None:
+        tool(fn, name=name, read_only=read_only)
+        added.append(name or fn.__name__)
+
+    yield register
+    for name in added:
+        unregister(name)
 
 
 @dataclass

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import provider_ids, run_agent
+from tests.conftest import RegisterTool, provider_ids, run_agent
 from tests.scripted_server import ScriptedModel, call, reply
+from tests.waiting import SLEEPS, EventLog, sleep, until
 from workbench.config.settings import Settings
 from workbench.core.feedback import model_text
 from workbench.pb import workbench_pb2 as pb
@@ -130,28 +131,12 @@ async def test_assistant_text_and_parallel_calls_in_one_message(
     assert json.loads(sent[-3]["tool_calls"][1]["function"]["arguments"]) == {"path": "b.txt"}
 
 
-# --- tools defined by the tests, registered under names no real tool uses ---------------------
+# --- tools defined by the tests, registered for each test under names no real tool uses ------
 
 from workbench.core.feedback import Feedback  # noqa: E402
-from workbench.tools.registry import ToolContext, tool  # noqa: E402
-
-SLEEP_LOG: list[tuple[str, float, float]] = []
+from workbench.tools.registry import ToolContext  # noqa: E402
 
 
-@tool(name="test_sleep")
-async def _sleep(seconds: float, ctx: ToolContext) -> str:
-    """Sleep.
-
-    Args:
-        seconds: how long
-    """
-    start = time.monotonic()
-    await asyncio.sleep(seconds)
-    SLEEP_LOG.append((ctx.call_id, start, time.monotonic()))
-    return f"slept {seconds}"
-
-
-@tool(name="test_stream_then_fail")
 async def _stream_then_fail(ctx: ToolContext) -> str:
     """Print two lines, then fail."""
     ctx.emit("step 1 done\n")
@@ -162,7 +147,6 @@ async def _stream_then_fail(ctx: ToolContext) -> str:
         raise Feedback("upload failed; check the server and call again") from err
 
 
-@tool(name="test_finish")
 async def _finish(summary: str, ctx: ToolContext) -> pb.ToolResult:
     """End the run.
 
@@ -172,7 +156,6 @@ async def _finish(summary: str, ctx: ToolContext) -> pb.ToolResult:
     return pb.ToolResult(output=summary, terminate=True)
 
 
-@tool(name="test_peek_started")
 async def _peek_started(ctx: ToolContext) -> str:
     """Say whether this call's start is committed in the event log (read by another connection)."""
     import sqlite3
@@ -183,10 +166,20 @@ async def _peek_started(ctx: ToolContext) -> str:
     return "committed" if ctx.call_id in ids else "not committed"
 
 
-@tool(name="test_huge")
 async def _huge(ctx: ToolContext) -> str:
     """Print a lot."""
     return "".join(f"line {i}\n" for i in range(20_000))
+
+
+@pytest.fixture(autouse=True)
+def _tools(register_tool: RegisterTool) -> None:
+    register_tool(sleep, name="test_sleep")
+    register_tool(_stream_then_fail, name="test_stream_then_fail")
+    register_tool(_finish, name="test_finish")
+    register_tool(_peek_started, name="test_peek_started")
+    register_tool(_huge, name="test_huge")
+    register_tool(_base_exception, name="test_base_exception")
+    register_tool(_stubborn, name="test_stubborn")
 
 
 async def test_a_tools_start_is_committed_before_the_tool_runs(
@@ -218,11 +211,11 @@ async def test_terminate(settings: Settings, scripted_model: ScriptedModel) -> N
 
 
 async def test_parallel_tool_calls_overlap(settings: Settings, scripted_model: ScriptedModel) -> None:
-    SLEEP_LOG.clear()
+    SLEEPS.clear()
     scripted_model.add(reply("", call("test_sleep", seconds=0.5), call("test_sleep", seconds=0.5)), reply("ok"))
     started = time.monotonic()
     await run_agent(settings, "go", tools=["test_sleep"])
-    (_, s1, e1), (_, s2, e2) = SLEEP_LOG
+    (_, s1, e1), (_, s2, e2) = SLEEPS
     assert s2 < e1 and s1 < e2  # the two calls ran at the same time
     assert time.monotonic() - started < 5
 
@@ -236,13 +229,12 @@ async def test_cancel_mid_tool_keeps_a_result_for_every_call(settings: Settings,
     )
     store = Store(settings.db_path)
     session = store.create_session(settings.workspace, settings.model, "go")
-    events: list[pb.Event] = []
-    store.subscribe(events.append, session)
+    log = EventLog()
+    events = log.events
+    store.subscribe(log, session)
     tree = AgentTree(settings, store, session)
     task = asyncio.create_task(tree.run_root("go", ["test_sleep"]))
-    while not any(e.WhichOneof("kind") == "tool_call_started" for e in events):
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.1)
+    await log.until_kind("tool_call_finished")  # the fast call is done; the slow one sleeps
     cancelled_at = time.monotonic()
     task.cancel()
     try:
@@ -280,7 +272,6 @@ class _ToolBug(BaseException):
     """Not an Exception: a tool that raises it must still get a result."""
 
 
-@tool(name="test_base_exception")
 async def _base_exception(kind: str, ctx: ToolContext) -> str:
     """Raise a BaseException that is not an Exception.
 
@@ -325,7 +316,6 @@ async def test_a_tool_raising_a_base_exception_is_an_error_result(
 STUBBORN_SECONDS = 3.0
 
 
-@tool(name="test_stubborn")
 async def _stubborn(ctx: ToolContext) -> str:
     """Run for a few seconds whatever happens: it swallows every cancel."""
     deadline = time.monotonic() + STUBBORN_SECONDS
@@ -346,16 +336,16 @@ async def test_cancel_with_a_tool_that_ignores_it_ends_in_time_and_twice_is_fine
     scripted_model.add(reply("", call("test_stubborn", call_id="slow"), call("test_sleep", seconds=0, call_id="fast")))
     store = Store(settings.db_path)
     session = store.create_session(settings.workspace, settings.model, "go")
-    events: list[pb.Event] = []
-    store.subscribe(events.append, session)
+    log = EventLog()
+    events = log.events
+    store.subscribe(log, session)
     tree = AgentTree(settings, store, session)
     task = asyncio.create_task(tree.run_root("go", ["test_stubborn", "test_sleep"]))
-    while not any(e.WhichOneof("kind") == "tool_call_finished" for e in events):
-        await asyncio.sleep(0.01)
+    await log.until_kind("tool_call_finished")
     started = time.monotonic()
     task.cancel()
-    await asyncio.sleep(0.1)
-    task.cancel()  # the person presses the key again while the tools clean up
+    await asyncio.sleep(0.1)  # the person's second key press, while the tools clean up (a timing, not a wait)
+    task.cancel()
     try:
         await task
     except asyncio.CancelledError:
@@ -374,10 +364,9 @@ async def test_cancel_with_a_tool_that_ignores_it_ends_in_time_and_twice_is_fine
     assert [e.agent_finished.status for e in events if e.WhichOneof("kind") == "agent_finished"] == [
         pb.AGENT_STATUS_CANCELLED
     ]
-    async with asyncio.timeout(STUBBORN_SECONDS + 2):  # the stubborn tool ends at last: its result is not recorded
-        while _tool_tasks():
-            await asyncio.sleep(0.05)
-    await asyncio.sleep(0.1)
+    # the stubborn tool ends at last: its result is not recorded
+    await until(lambda: not _tool_tasks(), STUBBORN_SECONDS + 2, "the stubborn tool to end")
+    await asyncio.sleep(0.1)  # what it would record is committed by then: the check is that nothing came
     finished = [e.tool_call_finished.result for e in events if e.WhichOneof("kind") == "tool_call_finished"]
     assert sorted(ids[r.call_id] for r in finished) == ["fast", "slow"]
     store.close()

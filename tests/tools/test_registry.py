@@ -8,16 +8,26 @@ from typing import Literal
 
 import pytest
 
-from tests.conftest import run_agent
+from tests import waiting
+from tests.conftest import RegisterTool, run_agent
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, model_text
 from workbench.engine.store import kind_of
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.registry import REGISTRY, BadArguments, Toolbox, ToolContext, limit_output, parse_arguments, tool
+from workbench.tools.registry import (
+    BUILTIN_MODULES,
+    REGISTRY,
+    BadArguments,
+    Toolbox,
+    ToolContext,
+    limit_output,
+    parse_arguments,
+    tool,
+    unregister,
+)
 
 
-@tool(name="test_schema")
 async def _schema_tool(
     name: str,
     ctx: ToolContext,
@@ -37,6 +47,11 @@ async def _schema_tool(
         mode: how
     """
     return f"{name} {count} {mode} {tags} {ratio}"
+
+
+@pytest.fixture(autouse=True)
+def _tools(register_tool: RegisterTool) -> None:
+    register_tool(_schema_tool, name="test_schema")
 
 
 def ctx(tmp_path: Path) -> ToolContext:
@@ -116,14 +131,15 @@ def test_limit_output_keeps_head_and_tail(tmp_path: Path) -> None:
 
 
 async def test_non_feedback_exception_is_a_defect_event_and_logged(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, register_tool: RegisterTool
 ) -> None:
     published: list[tuple[str, object]] = []
 
-    @tool(name="test_buggy")
     async def buggy(ctx: ToolContext) -> str:
         """Crash."""
         return str({}["missing"])
+
+    register_tool(buggy, name="test_buggy")
 
     c = ctx(tmp_path)
     c.publish = lambda message: published.append((kind_of(message), message))
@@ -200,11 +216,12 @@ async def test_many_argument_problems_are_counted_not_all_listed(tmp_path: Path)
     assert len(result.error) < 2000
 
 
-async def test_an_error_text_obeys_the_output_limit(tmp_path: Path) -> None:
-    @tool(name="test_loud_failure")
+async def test_an_error_text_obeys_the_output_limit(tmp_path: Path, register_tool: RegisterTool) -> None:
     async def loud(ctx: ToolContext) -> str:
         """Fail at length."""
         raise Feedback("start " + "y" * 3_000_000 + " end")
+
+    register_tool(loud, name="test_loud_failure")
 
     c = ctx(tmp_path)
     result = await Toolbox(["test_loud_failure"]).invoke(pb.ToolCall(id="c", name="test_loud_failure"), c)
@@ -225,3 +242,28 @@ def test_parse_arguments_raises_only_bad_arguments() -> None:
     ]:
         with pytest.raises(BadArguments, match=says):
             parse_arguments(text)
+
+
+def test_toolbox_none_offers_the_builtin_tools_only(register_tool: RegisterTool) -> None:
+    """What an agent is offered by default never depends on which test modules were imported."""
+    register_tool(waiting.sleep, name="sleep")
+    assert list(Toolbox(["sleep"]).tools) == ["sleep"]  # a test's tool, by name
+    offered = Toolbox(None).tools
+    assert "sleep" not in offered and "test_schema" not in offered
+    assert {t.fn.__module__ for t in offered.values()} == {f"workbench.tools.{m}" for m in BUILTIN_MODULES}
+    assert set(offered) == {
+        *("read_file", "write_file", "edit_file", "ls", "glob", "grep"),
+        *("web_search", "web_fetch", "skill", "bash", "tmux", "subagent"),
+    }
+
+
+def test_an_unregistered_tool_is_gone() -> None:
+    async def gone(ctx: ToolContext) -> str:
+        """Be gone."""
+        return ""
+
+    tool(gone, name="test_gone")
+    assert "test_gone" in Toolbox(["test_gone"]).tools
+    unregister("test_gone")
+    with pytest.raises(ValueError, match="unknown tool"):
+        Toolbox(["test_gone"])

@@ -108,10 +108,17 @@ def tool(fn: ToolFn | None = None, *, name: str | None = None, read_only: bool =
     return register(fn) if fn is not None else register
 
 
+def unregister(name: str) -> None:
+    """Take back a tool `tool` registered (a test's own tools are registered for that test only)."""
+    REGISTRY.pop(name, None)
+
+
 def builtin_tools() -> dict[str, Tool]:
-    for module in BUILTIN_MODULES:
-        importlib.import_module(f"workbench.tools.{module}")
-    return REGISTRY
+    """The tools Workbench ships: those its built-in modules register, never one registered elsewhere."""
+    modules = [f"workbench.tools.{module}" for module in BUILTIN_MODULES]
+    for module in modules:
+        importlib.import_module(module)
+    return {name: t for name, t in REGISTRY.items() if t.fn.__module__ in modules}
 
 
 # --- schema from the signature ------------------------------------------------------------
@@ -301,7 +308,9 @@ class Toolbox:
     """The tools one agent may call."""
 
     def __init__(self, names: Iterable[str] | None = None):
-        available = builtin_tools()
+        """`names` of registered tools, or None for the built-in ones."""
+        builtin = builtin_tools()
+        available = builtin if names is None else REGISTRY
         wanted = list(available) if names is None else list(names)
         unknown = [n for n in wanted if n not in available]
         if unknown:
