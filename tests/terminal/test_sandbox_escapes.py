@@ -12,6 +12,7 @@ import contextlib
 import os
 import pty
 import signal
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from tests.terminal.test_sandbox import (  # noqa: F401 - the sandbox fixtures
     outside,
     person,
 )
+from workbench.core.feedback import model_text
 
 
 async def _attach_and_detach(s: Session) -> None:
@@ -64,3 +66,114 @@ async def test_a_planted_tmux_hook_never_runs_when_the_person_attaches(
 
 def _quoted(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+# --- escape 2: git runs on the host what the agent planted in .git ---------------------------------
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """git as the person runs it, outside the sandbox."""
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=30)
+
+
+def _repo(folder: Path) -> Path:
+    folder.mkdir(exist_ok=True)
+    _git(folder, "init", "-q", "-b", "main")
+    _git(folder, "config", "user.name", "Person")
+    _git(folder, "config", "user.email", "person@example.com")
+    (folder / "README").write_text("hello\n")
+    _git(folder, "add", "README")
+    _git(folder, "commit", "-qm", "first")
+    return folder
+
+
+def _plant(marks: Path) -> list[str]:
+    """Each way the review planted a hook or core.fsmonitor, one bash call each."""
+    hook = f"printf '#!/bin/sh\\ntouch {marks}/$1\\n'"
+    return [
+        f"git config core.fsmonitor 'touch {marks}/fsmonitor; false'",
+        f"H=.gi; H=${{H}}t/hooks; {hook.replace('$1', 'pre-commit')} > $H/pre-commit && chmod +x $H/pre-commit",
+        "cd .git",
+        f"{hook.replace('$1', 'post-checkout')} > hooks/post-checkout; chmod +x hooks/post-checkout; cd ..",
+        f"git config core.hooksPath myhooks; mkdir -p myhooks; {hook.replace('$1', 'hookspath')} > myhooks/pre-commit;"
+        " chmod +x myhooks/pre-commit",
+        f"python3 -c \"open('.gi'+'t/hooks/pre-commit','w').write('#!/bin/sh\\\\ntouch {marks}/python')\"",
+        f"mv .git .git2 && cp -r .git2 .git && git config core.fsmonitor 'touch {marks}/moved; false'",
+        f"rm -rf .git/hooks; mkdir -p .git/hooks; {hook.replace('$1', 'replaced')} > .git/hooks/pre-commit",
+        f"printf '[core]\\n\\tfsmonitor = touch {marks}/base64; false\\n' | base64 | (base64 -d >> .git/config)",
+        f"printf '* filter=x\\n' > .git/info/attributes; git config filter.x.clean 'touch {marks}/filter; cat'",
+        f"printf 'gitdir: {marks}\\n' > .git.new && mv .git.new .git",
+    ]
+
+
+async def test_nothing_planted_in_git_runs_when_the_person_uses_git(
+    open_session: Callable[..., Session],  # noqa: F811
+    workspace: Path,
+    outside: Path,  # noqa: F811
+) -> None:
+    """Escape 2: hooks and core.fsmonitor planted from the sandox, by every route the review used;
+    then the person's own `git status` and `git commit` on the host."""
+    _repo(workspace)
+    marks = outside / "marks"
+    marks.mkdir()
+    s = open_session()
+    refused = []
+    for command in _plant(marks):
+        result = await s.call("bash", command=command)
+        if result.is_error:
+            refused.append(result.error)
+    (workspace / "README").write_text("changed\n")
+    assert _git(workspace, "status").returncode == 0
+    commit = _git(workspace, "commit", "-qam", "by the person")
+    assert commit.returncode == 0, commit.stderr
+    _git(workspace, "checkout", "-qb", "other")
+    assert sorted(p.name for p in marks.iterdir()) == []
+    assert "fsmonitor" not in (workspace / ".git" / "config").read_text()
+    assert (workspace / ".git").is_dir() and not (workspace / ".git2").exists()
+    assert any("git" in e and "sandbox:" in e for e in refused), refused  # the hint names why
+
+
+async def test_ordinary_git_work_still_works_in_the_sandbox(
+    open_session: Callable[..., Session],  # noqa: F811
+    workspace: Path,
+) -> None:
+    _repo(workspace)
+    s = open_session()
+    steps = {
+        "echo a > f && git add f && git status --short": "A  f\n",
+        "git commit -qm one && git log --oneline | wc -l": "2\n",
+        "git checkout -qb feature && git branch --show-current": "feature\n",
+        "echo b >> f && git commit -qam two && git checkout -q main && cat f": "a\n",
+        "git branch --list | tr -d ' *'": "feature\nmain\n",
+        "git merge -q feature && cat f && git stash list | wc -l": "a\nb\n0\n",
+        "git tag v1 && git tag": "v1\n",
+    }
+    for command, expected in steps.items():
+        assert await s.ok("bash", command=command) == expected, command
+    result = await s.call("bash", command="git config user.name Agent")
+    assert result.is_error and "git config" in result.error and "sandbox:" in result.error, model_text(result)
+    assert _git(workspace, "log", "--format=%s").stdout == "two\none\nfirst\n"  # the person sees the work
+
+
+async def test_a_worktree_s_git_file_and_its_folders_are_protected(
+    open_session: Callable[..., Session],  # noqa: F811
+    workspace: Path,
+    outside: Path,  # noqa: F811
+) -> None:
+    """A worktree's `.git` is a file naming a folder of the main repository: both are protected
+    (here the main repository is writable to the sandbox through sandbox_writable)."""
+    main = _repo(outside / "main")
+    workspace.rmdir()
+    _git(main, "worktree", "add", "-q", str(workspace), "-b", "wt")
+    marks = outside / "marks"
+    marks.mkdir()
+    s = open_session(sandbox_writable=[main])
+    for command in _plant(marks):
+        await s.call("bash", command=f"cd {workspace}; {command}")
+    work = f"cd {workspace} && echo x > g && git add g && git commit -qm wt && git log -1 --format=%s"
+    assert await s.ok("bash", command=work) == "wt\n"
+    (workspace / "README").write_text("changed\n")
+    assert _git(workspace, "commit", "-qam", "by the person").returncode == 0
+    assert _git(main, "status").returncode == 0
+    assert sorted(p.name for p in marks.iterdir()) == []
+    assert (workspace / ".git").read_text().startswith(f"gitdir: {main}")

@@ -300,6 +300,13 @@ class Settings:
             shown_default=", ".join(HIDDEN_BY_DEFAULT),
         ),
     )
+    sandbox_run_visible: list[str] = field(
+        default_factory=list,
+        metadata=about(
+            doc="paths under /run (hidden inside the sandbox) shown read-only, e.g. a socket a tool needs",
+            project=USER_ONLY,
+        ),
+    )
     bwrap_path: str = field(default="bwrap", metadata=about(doc="the bubblewrap binary", project=USER_ONLY))
     shell_env_passthrough: list[str] = field(
         default_factory=list,

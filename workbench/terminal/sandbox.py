@@ -40,18 +40,9 @@ from pathlib import Path
 from typing import Protocol
 
 from workbench.core.feedback import Feedback
+from workbench.terminal.protected import PROJECT_CONFIG, RUN_DIRS, in_run, protected_paths
 
 MODES = ("workspace-write", "read-only", "off")  # loosest last
-# Control sockets on the read-only root that would act outside the sandbox for a command (the
-# network namespace does not cover sockets in the filesystem): hidden when they exist.
-HOST_SOCKETS = (
-    "/run/docker.sock",
-    "/var/run/docker.sock",
-    "/run/containerd/containerd.sock",
-    "/run/podman/podman.sock",
-    "/run/dbus/system_bus_socket",
-    "/run/systemd/private",
-)
 INSTALL_HINT = "install it (apt-get install bubblewrap) or choose --sandbox off"
 # The session's folder holds what the host reads as configuration or runs (tmux.conf, the rc file,
 # the commands, the tmux binary): read-only to the sandbox. Only this subfolder is writable (the
@@ -67,6 +58,7 @@ class SandboxSettings(Protocol):
     sandbox_network: bool
     sandbox_writable: list[Path]
     sandbox_hidden: list[str]
+    sandbox_run_visible: list[str]
     bwrap_path: str
     data_dir: Path
 
@@ -85,6 +77,7 @@ class Policy:
     writable: tuple[Path, ...]  # besides the workspace, /tmp and the session's folder
     hidden: tuple[Path, ...]
     bwrap: str
+    run_visible: tuple[str, ...] = ()  # shown inside the hidden /run (setting sandbox_run_visible)
 
     def describe(self) -> str:
         return f"{self.mode}, network {'on' if self.network else 'off'}"
@@ -113,7 +106,7 @@ def policy_for(settings: SandboxSettings, workspace: Path) -> Policy | None:
         return None
     if settings.sandbox not in MODES:
         raise ValueError(f"sandbox must be one of {', '.join(MODES)}, got {settings.sandbox!r}")
-    hidden: list[Path | str] = [settings.data_dir, _user_config_dir(), *settings.sandbox_hidden, *HOST_SOCKETS]
+    hidden: list[Path | str] = [settings.data_dir, _user_config_dir(), *settings.sandbox_hidden]
     runtime = os.environ.get("XDG_RUNTIME_DIR")  # the person's agent and bus sockets
     if runtime:
         hidden.append(Path(runtime))
@@ -124,6 +117,7 @@ def policy_for(settings: SandboxSettings, workspace: Path) -> Policy | None:
         writable=tuple(_real(p) for p in settings.sandbox_writable),
         hidden=tuple(dict.fromkeys(_real(p) for p in hidden)),
         bwrap=settings.bwrap_path,
+        run_visible=tuple(settings.sandbox_run_visible),
     )
 
 
@@ -144,7 +138,8 @@ def can_write(policy: Policy, session_dir: Path, path: Path) -> bool:
 
 
 def mount_args(policy: Policy, session_dir: Path) -> list[str]:
-    """bwrap's filesystem arguments: parents before children, so a deeper mount wins."""
+    """bwrap's filesystem arguments: parents before children, so a deeper mount wins. What the host
+    reads or listens on later is worked out anew at every start (`protected.py`)."""
     ws = "--bind" if policy.mode == "workspace-write" else "--ro-bind"
     # (path, order at equal depth, arguments); the private /tmp comes before what is bound
     # under it (a workspace in /tmp is bound at its real path on top)
@@ -157,15 +152,34 @@ def mount_args(policy: Policy, session_dir: Path) -> list[str]:
     mounts.append((writes, 0, ["--bind", str(writes), str(writes)]))
     if policy.mode == "workspace-write":
         mounts += [(p, 0, ["--bind", str(p), str(p)]) for p in policy.writable if p.exists()]
-    for path in policy.hidden:
+    runs = [Path(run) for run in RUN_DIRS if os.path.isdir(run) and not os.path.islink(run)]
+    mounts += [(run, 0, ["--tmpfs", str(run)]) for run in runs]
+
+    def shown(path: Path) -> bool:
+        hidden = (Path("/tmp"), session, *policy.hidden)
+        return not in_run(path) and _under(path, hidden) is None
+
+    guard = protected_paths(
+        policy.workspace, policy.network, list(policy.run_visible), lambda p: can_write(policy, session, p), shown
+    )
+    for place in guard.run_visible:
+        if place.is_symlink():
+            mounts.append((place, 1, ["--symlink", os.readlink(place), str(place)]))
+        else:
+            mounts.append((place, 1, ["--ro-bind", str(place), str(place)]))
+    mounts += [(p, 2, ["--bind", str(p), str(p)]) for p in guard.pinned]
+    mounts += [(p, 2, ["--ro-bind", str(p), str(p)]) for p in guard.read_only]
+    for path in (*[p for p in policy.hidden if not in_run(p)], *guard.socket_dirs, *guard.sockets):
         if path.is_dir():
-            mounts.append((path, 1, ["--tmpfs", str(path), "--remount-ro", str(path)]))
-        elif path.exists():
-            mounts.append((path, 1, ["--ro-bind", str(_empty_file(session)), str(path)]))
+            mounts.append((path, 3, ["--tmpfs", str(path), "--remount-ro", str(path)]))
+        elif os.path.lexists(path):
+            mounts.append((path, 3, ["--ro-bind", str(_empty_file(session)), str(path)]))
     mounts.sort(key=lambda m: (len(m[0].parts), m[1]))
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for _, _, more in mounts:
         args += more
+    for run in runs:  # after what was bound back into it
+        args += ["--remount-ro", str(run)]
     return args
 
 
@@ -270,6 +284,7 @@ def first_line(text: str) -> str:
 # --- hints for what the sandbox refused -----------------------------------------------------------
 
 _WRITE_REFUSED = re.compile(r"read-only file system|\bEROFS\b|permission denied|\bEACCES\b", re.I)
+_BUSY = re.compile(r"device or resource busy|\bEBUSY\b|could not (?:lock|write|commit) config file", re.I)
 _NOT_FOUND = re.compile(r"no such file or directory|\bENOENT\b", re.I)
 _NO_NETWORK = re.compile(
     r"network is unreachable|\bENETUNREACH\b|could not resolve|temporary failure in name resolution|"
@@ -302,6 +317,33 @@ def _paths(line: str, cwd: str) -> list[Path]:
     return [Path(os.path.realpath(base / os.path.expanduser(p))) for p in found if p.strip()]
 
 
+GIT_HINT = (
+    "sandbox: the repository's git control files (.git itself, .git/config, hooks, info, modules) are "
+    "read-only to commands, so that nothing planted there runs when the person uses git. git add, commit, "
+    "checkout, branch, merge, stash and tag work; git config, remote add, submodule, upstream tracking and "
+    "lfs install fail by design: ask the person to run them outside the sandbox"
+)
+PROJECT_HINT = (
+    "sandbox: .workbench/ (the project's Workbench config) is read-only to commands; ask the person to "
+    "change it outside the sandbox"
+)
+
+
+_GIT_NAMED = re.compile(r"(?:^|[\s'\"`/])\.git(?:[/\s'\"`:]|$)")
+
+
+def _protected_hint(policy: Policy, line: str, paths: list[Path]) -> str | None:
+    """The note for a write refused on git's control files or the project's Workbench config."""
+    if _GIT_NAMED.search(line):
+        return GIT_HINT
+    for path in paths:
+        if ".git" in path.parts or any(part.startswith(".git") and part.endswith(".lock") for part in path.parts):
+            return GIT_HINT
+        if _under(path, [policy.workspace / PROJECT_CONFIG]):
+            return PROJECT_HINT
+    return None
+
+
 def refusal_hint(policy: Policy, session_dir: Path, output: str, cwd: str = "") -> str | None:
     """A short note when a failed command's output shows the sandbox refusing it; else None.
 
@@ -313,6 +355,9 @@ def refusal_hint(policy: Policy, session_dir: Path, output: str, cwd: str = "") 
     network = False
     for line in text.splitlines():
         paths = _paths(line, cwd)
+        if _WRITE_REFUSED.search(line) or _BUSY.search(line):
+            if protected := _protected_hint(policy, line, paths):
+                return protected
         if _WRITE_REFUSED.search(line) or _NOT_FOUND.search(line):
             for path in paths:
                 hidden = _under(path, policy.hidden)
