@@ -12,9 +12,14 @@ import contextlib
 import os
 import pty
 import signal
+import socket
 import subprocess
+import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from tests.terminal.test_sandbox import (  # noqa: F401 - the sandbox fixtures
     Session,
@@ -177,3 +182,107 @@ async def test_a_worktree_s_git_file_and_its_folders_are_protected(
     assert _git(main, "status").returncode == 0
     assert sorted(p.name for p in marks.iterdir()) == []
     assert (workspace / ".git").read_text().startswith(f"gitdir: {main}")
+
+
+async def test_the_project_s_workbench_config_is_read_only_whether_or_not_it_exists(
+    open_session: Callable[..., Session],  # noqa: F811
+    workspace: Path,
+) -> None:
+    s = open_session()
+    plant = "mkdir -p .workbench/skills; echo 'sandbox = \"off\"' > .workbench/config.toml"
+    result = await s.call("bash", command=plant)
+    assert result.is_error and ".workbench/" in result.error and "sandbox:" in result.error, model_text(result)
+    assert not (workspace / ".workbench" / "config.toml").exists()
+    await s.host.close()
+    assert not (workspace / ".workbench").exists()  # made empty for the session, gone after it
+    (workspace / ".workbench").mkdir()
+    s = open_session()
+    assert (await s.call("bash", command=plant)).is_error
+    assert list((workspace / ".workbench").iterdir()) == []
+
+
+# --- escape 3: the host's Unix sockets -------------------------------------------------------------
+
+
+class Listener:
+    """A Unix socket the host listens on, recording what it receives."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.got = b""
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.bind(str(path))
+        self.sock.listen()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                self.got += conn.recv(100)
+
+    def close(self) -> None:
+        self.sock.close()
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+def _run_folder() -> Path:
+    """A folder under /run this user can make a socket in (root: /run itself)."""
+    for folder in (Path("/run"), Path(f"/run/user/{os.getuid()}"), Path("/run/lock")):
+        if os.access(folder, os.W_OK):
+            return folder
+    pytest.skip("no folder under /run is writable here")
+
+
+def _send(path: Path) -> str:
+    return (
+        "python3 -c 'import socket; s = socket.socket(socket.AF_UNIX); "
+        f's.connect("{path}"); s.sendall(b"RUNSOCK-FROM-SANDBOX")\''
+    )
+
+
+async def test_host_sockets_in_run_and_in_home_cannot_be_reached(
+    open_session: Callable[..., Session],  # noqa: F811
+    person: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Escape 3: a listener in /run, one in $HOME, and the ssh agent's socket named by SSH_AUTH_SOCK."""
+    name = f"wbtest-{uuid.uuid4().hex[:8]}.sock"
+    listeners = [Listener(_run_folder() / name), Listener(person / name), Listener(person / f"agent-{name}")]
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(listeners[2].path))
+    try:
+        s = open_session()
+        for listener in listeners:
+            result = await s.call("bash", command=_send(listener.path))
+            assert result.is_error, model_text(result)
+        assert [listener.got for listener in listeners] == [b"", b"", b""]
+        result = await s.call(
+            "bash", command=f"ls {_run_folder()}; socat - UNIX-CONNECT:{listeners[0].path} </dev/null"
+        )
+        assert name not in result.output
+    finally:
+        for listener in listeners:
+            listener.close()
+
+
+async def test_a_path_under_run_can_be_shown_by_the_person_s_setting(
+    open_session: Callable[..., Session],  # noqa: F811
+) -> None:
+    listener = Listener(_run_folder() / f"wbtest-{uuid.uuid4().hex[:8]}.sock")
+    try:
+        s = open_session(sandbox_run_visible=[str(listener.path)])
+        await s.ok("bash", command=_send(listener.path))  # the person let it through
+        for _ in range(100):
+            if listener.got:
+                break
+            await asyncio.sleep(0.02)
+        assert listener.got == b"RUNSOCK-FROM-SANDBOX"
+        s = open_session()
+        result = await s.call("bash", command=f"cat {listener.path}")
+        assert result.is_error and "sandbox_run_visible" in result.error, model_text(result)
+    finally:
+        listener.close()

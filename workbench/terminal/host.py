@@ -266,6 +266,7 @@ class TerminalHost:
             self._trimmer.cancel()
         terminals = [w.pid for state in self.agents.values() for w in self._windows_of(state)]
         await self._forget_server()
+        self.sandbox.tidy()
         if self.record.dir:  # it was started: end what its shells started, wherever it went
             await asyncio.to_thread(end_session, self.record)
             for pid in terminals:

@@ -141,7 +141,7 @@ def run_visible(network: bool, extra: list[str]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
-def _is_socket(path: Path) -> bool:
+def is_socket(path: Path) -> bool:
     try:
         return stat.S_ISSOCK(os.stat(path).st_mode)
     except (OSError, ValueError):
@@ -192,7 +192,7 @@ def host_sockets(environ: dict[str, str], shown: Callable[[Path], bool]) -> tupl
     sockets = []
     for path in (*_listening_paths(), *_variable_paths(environ)):
         real = Path(os.path.realpath(path))
-        if shown(real) and _is_socket(real):
+        if shown(real) and is_socket(real):
             sockets.append(real)
     folders = [d.resolve() for d in gpg_socket_dirs() if d.is_dir() and shown(d.resolve())]
     return list(dict.fromkeys(sockets)), folders

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Protocol
 
 from workbench.core.feedback import Feedback
-from workbench.terminal.protected import PROJECT_CONFIG, RUN_DIRS, in_run, protected_paths
+from workbench.terminal.protected import PROJECT_CONFIG, RUN_DIRS, in_run, is_socket, protected_paths
 
 MODES = ("workspace-write", "read-only", "off")  # loosest last
 INSTALL_HINT = "install it (apt-get install bubblewrap) or choose --sandbox off"
@@ -285,6 +285,7 @@ def first_line(text: str) -> str:
 
 _WRITE_REFUSED = re.compile(r"read-only file system|\bEROFS\b|permission denied|\bEACCES\b", re.I)
 _BUSY = re.compile(r"device or resource busy|\bEBUSY\b|could not (?:lock|write|commit) config file", re.I)
+_REFUSED = re.compile(r"connection refused|\bECONNREFUSED\b", re.I)
 _NOT_FOUND = re.compile(r"no such file or directory|\bENOENT\b", re.I)
 _NO_NETWORK = re.compile(
     r"network is unreachable|\bENETUNREACH\b|could not resolve|temporary failure in name resolution|"
@@ -332,6 +333,26 @@ PROJECT_HINT = (
 _GIT_NAMED = re.compile(r"(?:^|[\s'\"`/])\.git(?:[/\s'\"`:]|$)")
 
 
+RUN_HINT = (
+    "sandbox: /run is hidden from commands (the host's sockets live there); the person can show a path "
+    "with sandbox_run_visible in the user config"
+)
+SOCKET_HINT = (
+    "sandbox: the host's Unix sockets (ssh and gpg agents, editors, daemons) are masked for commands; the "
+    "person can show one under /run with sandbox_run_visible, or run with --sandbox off"
+)
+
+
+def _socket_hint(paths: list[Path], refused: bool) -> str | None:
+    """The note for a path under the hidden /run, or a host socket that refused a connection."""
+    for path in paths:
+        if in_run(path):
+            return RUN_HINT
+        if refused and is_socket(path):
+            return SOCKET_HINT
+    return None
+
+
 def _protected_hint(policy: Policy, line: str, paths: list[Path]) -> str | None:
     """The note for a write refused on git's control files or the project's Workbench config."""
     if _GIT_NAMED.search(line):
@@ -377,6 +398,9 @@ def refusal_hint(policy: Policy, session_dir: Path, output: str, cwd: str = "") 
                         "and /tmp. The person can add a folder with sandbox_writable in the user config, "
                         "or run with --sandbox off"
                     )
+        if _NOT_FOUND.search(line) or _REFUSED.search(line):
+            if socket_note := _socket_hint(paths, refused=bool(_REFUSED.search(line))):
+                return socket_note
         if _NO_TMUX.search(line) and str(_real(session_dir)) in line:
             return (
                 "sandbox: tmux commands inside the sandbox cannot reach the session's tmux server (so "

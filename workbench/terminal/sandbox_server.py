@@ -34,6 +34,7 @@ from google.protobuf.message import Message
 
 from workbench.pb import workbench_pb2 as pb
 from workbench.terminal.leftovers import join_cgroup
+from workbench.terminal.protected import PROJECT_CONFIG
 from workbench.terminal.sandbox import (
     SANDBOX_WRITES,
     Policy,
@@ -101,6 +102,7 @@ class TmuxSandbox:
         self._level = 1  # index of the sandbox's pids in NSpid
         self._pids: dict[int, int] = {}  # inner pid -> host pid
         self._told = False
+        self._made: list[Path] = []  # empty folders made for the sandbox in the workspace (.workbench/)
 
     @property
     def active(self) -> bool:
@@ -155,6 +157,9 @@ class TmuxSandbox:
             os.lseek(fd, 0, os.SEEK_SET)
             fds = (fd,)
         server = [str(_unreadable_copy(argv[0], session_dir)), "-S", str(sock), "-f", conf, "-D"]
+        project = policy.workspace / PROJECT_CONFIG
+        if not os.path.lexists(project) and project not in self._made:
+            self._made.append(project)  # the mounts make it, empty: gone again with the session
         errors: IO[bytes] = tempfile.TemporaryFile()
         try:
             self.proc = await asyncio.create_subprocess_exec(
@@ -260,6 +265,13 @@ class TmuxSandbox:
         if self.policy is None or session_dir is None:
             return None
         return refusal_hint(self.policy, session_dir, output, cwd)
+
+    def tidy(self) -> None:
+        """At the session's end: remove the empty folders made for the sandbox (left if used)."""
+        for folder in self._made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        self._made.clear()
 
     async def stop(self) -> None:
         """End the sandbox (every process in it) and remove the socket's symlink."""
