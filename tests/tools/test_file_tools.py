@@ -550,7 +550,10 @@ async def test_scenario_edit_trap(settings: Settings, scripted_model: ScriptedMo
     run = await run_agent(settings, "make CheckLogin reject empty passwords", FILE_TOOLS)
     assert run.outcome.status == pb.RUN_STATUS_FINISHED
     first_edit = last_tool_text(scripted_model.requests[1])
-    assert "old_text not found in auth.go. The closest region is lines 5-7" in first_edit
+    assert (
+        "old_text not found in auth.go (you have not read it in this session: its whole current text is " in first_edit
+    )
+    assert "The closest region is lines 5-7" in first_edit
     assert "re-read the file" in first_edit
     assert last_tool_text(scripted_model.requests[3]).startswith("edited auth.go: replaced 1 occurrence")
     assert (workspace / "auth.go").read_text() == AUTH_GO_FIXED
