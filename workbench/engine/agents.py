@@ -18,6 +18,7 @@ from pathlib import Path
 
 from workbench.config.settings import Settings, bound
 from workbench.core.feedback import Feedback
+from workbench.core.safe_text import printable
 from workbench.core.words import agent_ended, agent_status
 from workbench.engine.inbox import Inbox
 from workbench.engine.loop import AgentLoop, Budget
@@ -226,12 +227,18 @@ class AgentTree:
         info.model = self.settings.model
         info.created.GetCurrentTime()
         names = list(Toolbox(tools).tools)
-        if tools is None and not discover(self.settings)[0]:  # no skill installed: the tool could only fail
+        skills, problems = discover(self.settings)
+        if tools is None and not skills:  # no skill installed: the tool could only fail
             names.remove("skill")
         info.tools.extend(names)
+        new = not messages
         if not messages:
             messages = [pb.Message(role=pb.ROLE_SYSTEM, text=system_prompt(self.settings))]
-        return self._build(info, None, messages, self.spec(), announce=announce)
+        root = self._build(info, None, messages, self.spec(), announce=announce)
+        if new:  # the person hears of each broken skill once, as the session starts; the run goes on
+            for problem in problems:
+                root.recorder.emit(pb.Notice(level="warning", text=f"skill skipped: {printable(str(problem))}"))
+        return root
 
     def restore(self, agents: list[pb.AgentInfo]) -> None:
         """Continue a stored session: child ids go on from the highest one used."""
