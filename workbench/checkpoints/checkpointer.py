@@ -10,6 +10,7 @@ watch's queue and, when nothing changed, costs that one read and no commit.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from workbench.pb import workbench_pb2 as pb
 
 log = logging.getLogger("workbench")
 
+FILE_TOOLS = frozenset(("write_file", "edit_file"))
 REASON_WORDS = {
     pb.CHECKPOINT_REASON_TOOL_CALL: "tool call",
     pb.CHECKPOINT_REASON_TURN: "prompt",
@@ -96,6 +98,21 @@ class Checkpointer:
             except ValueError:
                 pass
 
+    def after_call(self, tool: str, arguments: str) -> None:
+        """A tool call ran: the file tools name the path they wrote; anything else (bash, tmux,
+        a subagent, an MCP tool) may have changed anything."""
+        if self._snapshot is None:
+            return
+        if tool in FILE_TOOLS:
+            try:
+                path = json.loads(arguments).get("path")
+            except (ValueError, AttributeError):
+                path = None
+            if isinstance(path, str) and path:
+                self.mark(Path(path) if Path(path).is_absolute() else self.workspace / path)
+                return
+        self._snapshot.anything_may_have_changed()
+
     async def take(
         self, reason: pb.CheckpointReason, *, call_id: str = "", tool: str = "", agent: str = ""
     ) -> pb.Checkpoint | None:
@@ -110,6 +127,8 @@ class Checkpointer:
                 snapshot = self._snapshot
                 assert snapshot is not None
                 scan, self._scan = self._scan or Scan(), None
+                if reason != pb.CHECKPOINT_REASON_TOOL_CALL:
+                    snapshot.anything_may_have_changed()  # the person may have edited files since
                 if not snapshot.pending() and self.last and not scan.changed:
                     cp.commit, cp.unchanged = self.last, True  # nothing changed: no new commit
                     return cp

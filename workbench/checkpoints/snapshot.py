@@ -110,6 +110,12 @@ class Snapshot:
         """A path the file tools wrote (relative to the root)."""
         self.dirty.add(rel)
 
+    def anything_may_have_changed(self) -> None:
+        """Without a watch, what a command, the person or another process did is found only by a
+        full scan (a file whose status is unchanged keeps its blob: no file is read again)."""
+        if self.watch is None:
+            self.full_scan_due = True
+
     def pending(self) -> bool:
         """Anything to look at since the last checkpoint (cheap: one read of the watch's queue)."""
         if self.watch is not None:
@@ -125,7 +131,7 @@ class Snapshot:
         """Look again at what may have changed; the changed paths and the notices."""
         scan = Scan()
         if self.full_scan_due:
-            self.full_scan_due = self.watch is None  # with no watch, every checkpoint scans
+            self.full_scan_due = False
             self.dirty.clear()
             self._rescan("", scan, first=not self.scanned)
             self.scanned = True

@@ -15,6 +15,7 @@ import asyncio
 import time
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings, bound
 from workbench.core.feedback import Feedback
@@ -30,6 +31,9 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import Toolbox, ToolContext, record_defect
 from workbench.tools.seams import TerminalPort
 from workbench.tools.skills import discover
+
+if TYPE_CHECKING:
+    from workbench.checkpoints.checkpointer import Checkpointer
 
 ROOT_ID = "main"
 STOP_WAIT = 15.0  # seconds to wait for a cancelled agent (and its subtree) to end
@@ -108,8 +112,10 @@ class AgentTree:
         session_id: str,
         terminal: TerminalPort | None = None,
         guard: Guard | None = None,
+        checkpoints: Checkpointer | None = None,
     ):
         self.settings, self.store, self.session_id = settings, store, session_id
+        self.checkpoints = checkpoints  # shared by every agent: a child's calls are kept like the root's
         self.terminal = terminal
         self.guard = guard  # the session's guard, shared by every agent (None: every call runs)
         self.budget = Budget(settings.max_tokens, settings.max_cost)
@@ -194,6 +200,7 @@ class AgentTree:
             inbox=inbox,
             on_status=lambda status: self.set_status(info.id, status),
             guard=self.guard,
+            checkpoints=self.checkpoints,
         )
         if parent is not None:
             agent.loop.prompt_author = pb.AUTHOR_PARENT
