@@ -17,7 +17,7 @@ from pathlib import Path
 import pygit2
 
 from workbench.checkpoints.repo import REF_PREFIX, Store, size_of
-from workbench.checkpoints.restore import Change, Restorer, diff, modes
+from workbench.checkpoints.restore import Change, Restorer, diff, line_counts, modes
 from workbench.checkpoints.snapshot import Limits, Scan, Snapshot
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
@@ -182,18 +182,12 @@ class Checkpointer:
         finally:
             restorer.close()
 
+    def tree_of(self, commit: str) -> str:
+        """The top tree of a checkpoint: equal trees, equal workspaces (modes included)."""
+        return str(self.store.repo[commit].peel(pygit2.Commit).tree_id)
+
     def line_counts(self, old: str, new: str) -> dict[str, tuple[int, int]]:
-        """Lines added and removed per file between two checkpoints (binary files: 0, 0)."""
-        repo = self.store.repo
-        a = repo[old].peel(pygit2.Tree)["w"].id
-        b = repo[new].peel(pygit2.Tree)["w"].id
-        counts: dict[str, tuple[int, int]] = {}
-        for patch in repo[a].peel(pygit2.Tree).diff_to_tree(repo[b].peel(pygit2.Tree)):
-            if patch is None:
-                continue
-            _ctx, added, removed = patch.line_stats
-            counts[patch.delta.new_file.path or patch.delta.old_file.path] = (added, removed)
-        return counts
+        return line_counts(self.store.repo, old, new)
 
     def close(self) -> None:
         if self._first is not None and not self._first.done():
