@@ -182,6 +182,11 @@ class Checkpointer:
         finally:
             restorer.close()
 
+    def mode_changes(self, now: str, target: str) -> dict[str, int | None]:
+        """Paths whose exact mode differs (a folder's ends with '/'): the target's bits, or None for git's plain one."""
+        a, b = modes(self.store.repo, now), modes(self.store.repo, target)
+        return {path: b.get(path) for path in a.keys() | b.keys() if a.get(path) != b.get(path)}
+
     def tree_of(self, commit: str) -> str:
         """The top tree of a checkpoint: equal trees, equal workspaces (modes included)."""
         return str(self.store.repo[commit].peel(pygit2.Commit).tree_id)

@@ -137,6 +137,10 @@ async def plan(session: Session, to_turn: int | None, *, code: bool = True, conv
             kind = "created" if change.now is None else "deleted" if change.target is None else "changed"
             added, removed = counts.get(change.path, (0, 0))
             result.files.append(FileChange(path, kind, added, removed))
+        changed = {c.path for c in result.changes}
+        for path, mode in cps.mode_changes(result.now, result.target).items():
+            if path.rstrip("/") not in changed:
+                result.files.append(FileChange(path, f"mode {mode:o}" if mode is not None else "mode"))
         result.outside = _outside(cps, history, result)
     return result
 
