@@ -173,7 +173,7 @@ async def test_nothing_to_undo_and_unknown_turn_are_one_line(
         await session.wait()
         with pytest.raises(SessionError, match="nothing to undo"):
             await session.plan_rewind()
-        with pytest.raises(SessionError, match="no turn 5 in session .*: its turns are 1 to 1"):
+        with pytest.raises(SessionError, match=r"no turn 5 in session .*: its turns are 1 to 1"):
             await session.plan_rewind(5)
     finally:
         await session.close()
