@@ -61,6 +61,17 @@ def test_budget_exhausted_exits_3(scripted_model: ScriptedModel, workspace: Path
     assert main(args(scripted_model, workspace, tmp_path, "--max-turns", "1", "go")) == 3
 
 
+def test_a_looping_root_stops_with_one_line_and_exit_4(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys
+) -> None:
+    (workspace / "same.txt").write_text("same\n")
+    scripted_model.add(*[reply("", call("read_file", path="same.txt")) for _ in range(20)])
+    assert main(args(scripted_model, workspace, tmp_path, "read it")) == 4
+    err = capsys.readouterr().err.splitlines()
+    assert "workbench: stopped: agent main repeated read_file(same.txt) 4 times" in err
+    assert len(scripted_model.requests) == 4
+
+
 def test_bad_usage_is_one_line_exit_2(tmp_path: Path, capsys) -> None:
     assert main(["run"]) == 2
     assert main(["run", "go", "--max-turns", "many"]) == 2

@@ -54,3 +54,26 @@ def test_the_same_result_again_is_noted_with_its_turn_and_a_new_result_is_not() 
     again = pb.ToolResult(output="beta")
     repeats.record(call, again, turn=4)
     assert "turn 3 (1 turn ago)" in again.notes[0]
+
+
+def test_a_call_made_k_times_with_one_outcome_and_nothing_changed_is_looping() -> None:
+    repeats = Repeats(changing=["write_file"])
+    call = pb.ToolCall(id="c", name="read_file", arguments='{"path": "a"}')
+    for n in range(1, 4):
+        assert repeats.looping(call, 3) == 0
+        refused = repeats.refuse(call)  # the third is refused (same result twice): it still counts
+        repeats.record(call, refused or pb.ToolResult(output="alpha"), turn=n)
+    assert repeats.looping(call, 3) == 3 and repeats.looping(call, 0) == 0 and repeats.looping(call, 4) == 0
+    repeats.go_on(call)  # the person let it go on: it counts from zero
+    assert repeats.looping(call, 3) == 0
+    # failures: the same failure three times loops; another failure in between starts over
+    bad = pb.ToolCall(id="b", name="read_file", arguments='{"path": "b"}')
+    for error in ("no such file", "no such file", "permission denied", "permission denied"):
+        repeats.record(bad, pb.ToolResult(is_error=True, error=error), turn=5)
+    assert repeats.looping(bad, 3) == 0
+    repeats.record(bad, pb.ToolResult(is_error=True, error="permission denied"), turn=6)
+    assert repeats.looping(bad, 3) == 3
+    # a successful change with a new result: nothing else is looping any more
+    write = pb.ToolCall(id="w", name="write_file", arguments='{"path": "b", "content": ""}')
+    repeats.record(write, pb.ToolResult(output="wrote b"), turn=7)
+    assert repeats.looping(bad, 3) == 0

@@ -165,3 +165,34 @@ def test_the_call_is_data_never_markup() -> None:
     text = styled("$ echo '[bold red]x[/]' \\x1b\n+added\n-removed\n@@ -1 +1 @@")
     assert text.plain.splitlines()[0] == "$ echo '[bold red]x[/]' \\x1b"
     assert [span.style for span in text.spans] == ["bold", "green", "red", "cyan"]
+
+
+async def test_a_looping_agent_asks_the_person_who_writes_a_note_then_cancels_it(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """The real app on a real Session: the model that reads the same file forever stops after
+    repeat_stop + 1 calls; the modal says it loops; a note reaches it; c cancels it."""
+    (workspace / "same.txt").write_text("same\n")
+    scripted_model.add(*[reply("", call("read_file", {"path": "same.txt"})) for _ in range(30)])
+    settings.approval = "auto"
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None, what="the session")
+        await type_prompt(pilot, "read same.txt")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the looping modal")
+        assert "is looping" in str(app.screen.query_one("#approval-title", Static).render())
+        assert "Let it go on" in str(app.screen.query_one("#approve").render())
+        assert len(scripted_model.requests) == settings.repeat_stop + 1
+        await pilot.click("#reason")
+        await pilot.press(*"the file says same; answer")
+        await pilot.press("enter")
+        await until(pilot, lambda: len(scripted_model.requests) == settings.repeat_stop + 2, what="the noted call")
+        assert scripted_model.requests[-1]["messages"][-1]["content"] == "the file says same; answer"
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the looping modal again")
+        await pilot.press("c")
+        await until(pilot, lambda: app.session is not None and not app.session.busy, what="the cancelled run")
+        calls = len(scripted_model.requests)
+        await pilot.pause(0.3)
+        assert len(scripted_model.requests) == calls == settings.repeat_stop + 2
+        assert app.session.last is not None and app.session.last.status == pb.RUN_STATUS_CANCELLED
+        await app._close_session()

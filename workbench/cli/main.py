@@ -28,6 +28,7 @@ EXIT_CODES = {
     pb.RUN_STATUS_WAIT_TIMEOUT: 1,
     pb.RUN_STATUS_INTERRUPTED: 1,
     pb.RUN_STATUS_BUDGET_EXHAUSTED: 3,
+    pb.RUN_STATUS_STOPPED: 4,  # an agent kept repeating a call and no person could be asked
     pb.RUN_STATUS_CANCELLED: 130,
 }
 COMMANDS = ("run", "sessions", "export", "config", "doctor")
@@ -424,6 +425,8 @@ def _run_session(settings: Settings, args: argparse.Namespace, resume: str | Non
         how = {130: "Ctrl-C", 143: "SIGTERM"}.get(ended.code, "a cancel")
         cut = "; interrupted: " + ", ".join(progress.interrupted) if progress.interrupted else ""
         print(f"workbench: cancelled by {how} after {ended.at:.1f} s{cut}", file=sys.stderr)
+    elif outcome.status == pb.RUN_STATUS_STOPPED:
+        print(f"workbench: {outcome.reason}", file=sys.stderr)  # "stopped: agent main repeated ..."
     elif not answered:
         note = " (its last message, not an answer, is in the transcript)" if outcome.text else ""
         print(f"workbench: {run_status(outcome.status)}: {outcome.reason}{note}", file=sys.stderr)

@@ -208,6 +208,15 @@ class Settings:
         default=100,
         metadata=about(doc="model calls of one agent; 0: no limit", project=LOWER, env="WORKBENCH_MAX_TURNS"),
     )
+    repeat_stop: int = field(
+        default=3,
+        metadata=about(
+            doc="an agent that made one call this many times in a row with the same outcome and nothing changed "
+            "stops before the next one and asks the person (headless with no terminal: the run or the subagent "
+            "ends, stopped); 0: never",
+            project=LOWER,
+        ),
+    )
     max_tokens: int = field(default=0, metadata=about(doc="token budget of the session; 0: no limit", project=LOWER))
     max_cost: float = field(
         default=0.0, metadata=about(doc="cost budget of the session in USD; 0: no limit", project=LOWER)

@@ -15,11 +15,9 @@ import asyncio
 import time
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings, bound
 from workbench.core.feedback import Feedback
-from workbench.core.safe_text import printable
 from workbench.core.words import agent_ended, agent_status
 from workbench.engine.inbox import Inbox
 from workbench.engine.loop import AgentLoop, Budget
@@ -32,9 +30,6 @@ from workbench.tools.registry import Toolbox, ToolContext, record_defect
 from workbench.tools.seams import TerminalPort
 from workbench.tools.skills import discover
 
-if TYPE_CHECKING:
-    from workbench.checkpoints.checkpointer import Checkpointer
-
 ROOT_ID = "main"
 STOP_WAIT = 15.0  # seconds to wait for a cancelled agent (and its subtree) to end
 
@@ -45,6 +40,7 @@ FINAL_STATUS = {
     pb.RUN_STATUS_BUDGET_EXHAUSTED: pb.AGENT_STATUS_FAILED,
     pb.RUN_STATUS_CANCELLED: pb.AGENT_STATUS_CANCELLED,
     pb.RUN_STATUS_WAIT_TIMEOUT: pb.AGENT_STATUS_TIMED_OUT,
+    pb.RUN_STATUS_STOPPED: pb.AGENT_STATUS_FAILED,  # it kept repeating a call; the cause says which
 }
 MODES = {"sync": pb.SPAWN_MODE_SYNC, "async": pb.SPAWN_MODE_ASYNC, "fork": pb.SPAWN_MODE_FORK}
 
@@ -112,10 +108,8 @@ class AgentTree:
         session_id: str,
         terminal: TerminalPort | None = None,
         guard: Guard | None = None,
-        checkpoints: Checkpointer | None = None,
     ):
         self.settings, self.store, self.session_id = settings, store, session_id
-        self.checkpoints = checkpoints  # shared by every agent: a child's calls are kept like the root's
         self.terminal = terminal
         self.guard = guard  # the session's guard, shared by every agent (None: every call runs)
         self.budget = Budget(settings.max_tokens, settings.max_cost)
@@ -200,7 +194,6 @@ class AgentTree:
             inbox=inbox,
             on_status=lambda status: self.set_status(info.id, status),
             guard=self.guard,
-            checkpoints=self.checkpoints,
         )
         if parent is not None:
             agent.loop.prompt_author = pb.AUTHOR_PARENT
@@ -234,18 +227,12 @@ class AgentTree:
         info.model = self.settings.model
         info.created.GetCurrentTime()
         names = list(Toolbox(tools).tools)
-        skills, problems = discover(self.settings)
-        if tools is None and not skills:  # no skill installed: the tool could only fail
+        if tools is None and not discover(self.settings)[0]:  # no skill installed: the tool could only fail
             names.remove("skill")
         info.tools.extend(names)
-        new = not messages
         if not messages:
             messages = [pb.Message(role=pb.ROLE_SYSTEM, text=system_prompt(self.settings))]
-        root = self._build(info, None, messages, self.spec(), announce=announce)
-        if new:  # the person hears of each broken skill once, as the session starts; the run goes on
-            for problem in problems:
-                root.recorder.emit(pb.Notice(level="warning", text=f"skill skipped: {printable(str(problem))}"))
-        return root
+        return self._build(info, None, messages, self.spec(), announce=announce)
 
     def restore(self, agents: list[pb.AgentInfo]) -> None:
         """Continue a stored session: child ids go on from the highest one used."""

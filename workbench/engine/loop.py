@@ -13,10 +13,10 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, interrupted, machinery_bug, to_result
+from workbench.engine import looping
 from workbench.engine.calls_in_text import find_calls
 from workbench.engine.compaction import Compactor, NothingToCompact
 from workbench.engine.inbox import Inbox
@@ -28,9 +28,6 @@ from workbench.model.retry import ContextOverflow, ModelCallFailed, RetryPolicy,
 from workbench.model.stream import new_call_id
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import Toolbox, ToolContext
-
-if TYPE_CHECKING:
-    from workbench.checkpoints.checkpointer import Checkpointer
 
 log = logging.getLogger("workbench")
 
@@ -76,10 +73,8 @@ class AgentLoop:
         inbox: Inbox | None = None,
         on_status: Callable[[pb.AgentStatus], None] = lambda status: None,
         guard: Guard | None = None,
-        checkpoints: Checkpointer | None = None,
     ):
         self.client, self.toolbox, self.ctx, self.recorder = client, toolbox, ctx, recorder
-        self.checkpoints = checkpoints  # the workspace is kept before each call that can change it
         self.guard = guard  # judges each call before its tool runs (guard.py); None: every call runs
         self.task = ""  # the prompt of the current run, the context the model judge is given
         self.prompt_author: pb.Author = pb.AUTHOR_PERSON  # who writes its runs' prompts (a child's: its parent)
@@ -93,6 +88,7 @@ class AgentLoop:
         self.cancel_as: tuple[pb.RunStatus, str] | None = None  # how a cancel ends the run (a timeout)
         self.prompts: list[str] = []  # the person's prompts sent while a run goes: the next turn's
         self.outcome: pb.RunFinished | None = None
+        self.stopped = ""  # why the run stops after this turn's calls: it kept repeating one (looping.py)
         self.repeats = Repeats([n for n, t in toolbox.tools.items() if not t.read_only])
         self._text_calls: dict[str, str] = {}  # call id -> why a call recovered from text cannot run
         self._started: dict[str, float] = {}  # call id -> when its tool started (an interrupted call's duration)
@@ -123,6 +119,7 @@ class AgentLoop:
         """
         self.turns = 0
         self.outcome = None
+        self.stopped = ""
         self.repeats.reset()
         self.task = prompt or self.task
         self.recorder.emit(
@@ -193,6 +190,8 @@ class AgentLoop:
                 self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
             if any(r.terminate for r in results):
                 raise RunEnded(pb.RUN_STATUS_TERMINATED, "a tool asked to end the run", reply.text)
+            if self.stopped:  # it kept repeating a call and no person could be asked: it stops here
+                raise RunEnded(pb.RUN_STATUS_STOPPED, self.stopped)
 
     # --- model ----------------------------------------------------------------------------
 
@@ -336,22 +335,21 @@ class AgentLoop:
         # whatever the tool raises is its result already (feedback.to_result); what escapes is the
         # run's cancel (recorded as interrupted by _stop_tools) or a bug of the machinery
         unrunnable = self._text_calls.pop(call.id, "") if call.from_text else ""
-        if unrunnable:  # a block written as text that cannot run
+        stop = await self._looping(call)
+        if stop.result is not None:  # it kept repeating this call: the person stopped it (looping.py)
+            result = stop.result
+        elif unrunnable:  # a block written as text that cannot run
             result = to_result(call, Feedback(unrunnable))
         elif (refused := self.repeats.refuse(call)) is not None:
             result = refused
             self.recorder.emit(pb.Notice(level="warning", text=f"{call.name}: {refused.error}"))
         elif (denied := await self._admit(call)) is not None:
             result = denied  # the guard blocked it, or the person denied it: nothing of it ran
-        elif (unkept := await self._checkpoint(call)) is not None:
-            result = unkept  # no checkpoint could be taken, and the person did not allow calls without one
         else:
-            # the call's start (and its checkpoint) is durable before anything of it runs (records of
-            # a run are grouped per event-loop pass; the guard's decision usually wrote it already)
+            # the call's start is durable before anything of it runs (records of a run are grouped
+            # per event-loop pass; the guard's decision usually wrote it already, then this is free)
             self.recorder.store.flush()
             result = await self.toolbox.invoke(call, self.ctx)
-            if self.checkpoints is not None:
-                self.checkpoints.after_call(call.name, call.arguments)
         self._started.pop(call.id, None)
         if call.id in self._abandoned:
             return result  # the run already recorded this call as interrupted
@@ -359,30 +357,26 @@ class AgentLoop:
         self.recorder.emit(pb.ToolCallFinished(result=result))
         return result
 
-    async def _checkpoint(self, call: pb.ToolCall) -> pb.ToolResult | None:
-        """Keep the workspace as it is before a call that can change it (a `checkpoint` event);
-        None when the call may run, else the error result of a call that did not run."""
-        tool = self.toolbox.tools.get(call.name)
-        if self.checkpoints is None or tool is None or tool.read_only:
-            return None
-        cp = await self.checkpoints.take(
-            pb.CHECKPOINT_REASON_TOOL_CALL, call_id=call.id, tool=call.name, agent=self.recorder.agent_id
-        )
-        if cp is None:
-            return None
-        self.recorder.emit(cp)
-        if not cp.error:
-            return None
-        if not self.checkpoints.refuse_on_failure:
-            self.recorder.emit(pb.Notice(level="warning", text=f"{cp.error}; the call runs without one"))
-            return None
-        return to_result(
+    async def _looping(self, call: pb.ToolCall) -> looping.Stop:
+        """A call the agent keeps repeating stops for the person (looping.py); else `Stop()`: go on."""
+        times = self.repeats.looping(call, self.settings.repeat_stop)
+        if not times:
+            return looping.Stop()
+        stop = await looping.ask(
             call,
-            Feedback(
-                f"{cp.error}. The call did not run: Workbench keeps the workspace before each change, and the "
-                "person has not allowed changes without it (setting checkpoint_failure)"
-            ),
+            times,
+            agent_id=self.recorder.agent_id,
+            guard=self.guard,
+            emit=self.recorder.emit,
+            on_status=self.on_status,
         )
+        if stop.result is None:
+            self.repeats.go_on(call)
+        if stop.note:
+            self.prompts.append(stop.note)  # the person's words, at the next turn
+        if stop.reason:
+            self.stopped = self.stopped or stop.reason
+        return stop
 
     async def _admit(self, call: pb.ToolCall) -> pb.ToolResult | None:
         """The guard's decision on `call` (a review waits for the person): None when it may run,

@@ -13,6 +13,10 @@ do not matter), so a pretty-printed first call and compact later ones are the sa
 - A call that already returned the same result twice, with no successful changing call of
   another kind since, is not run a third time: its result points at the one the model has
   (a 1.5B model ran the same pytest six times, "3 passed" each time, and never answered).
+- A call made `repeat_stop` times in a row with the same outcome each time (the same result,
+  the same failure, or refused as above) and nothing changed in between is looping: the loop
+  stops the agent before it runs again and asks the person (`looping`; docs/DECISIONS.md says
+  why 3).
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ class Repeats:
         self._seen: dict[Key, tuple[int, str]] = {}  # a succeeded call -> (first turn, digest of its result)
         self._same: dict[Key, tuple[int, int, int]] = {}  # -> (identical results, last turn, changes then)
         self._changes = 0  # successful changing calls so far
+        self._streak: dict[Key, tuple[int, str]] = {}  # -> (calls in a row with one outcome, its digest)
 
     def refuse(self, call: pb.ToolCall) -> pb.ToolResult | None:
         """The result of a call that is not run again (it keeps failing, or it keeps returning the
@@ -92,9 +97,31 @@ class Repeats:
         result.metadata.update({"repeat_refused": True, "failures": failed})
         return result
 
+    def looping(self, call: pb.ToolCall, limit: int) -> int:
+        """How many times in a row this call was made with one outcome and nothing changed, once
+        that reaches `limit` (0: never): the next run of it stops for the person. Else 0."""
+        times = self._streak.get(call_key(call), (0, ""))[0]
+        return times if limit and times >= limit else 0
+
+    def go_on(self, call: pb.ToolCall) -> None:
+        """The person let a looping call go on: it counts from zero again."""
+        self._streak.pop(call_key(call), None)
+
+    def _count_outcome(self, key: Key, result: pb.ToolResult) -> bool:
+        """Count the call's outcome toward its streak; True when it is new (not the last one again)."""
+        times, last = self._streak.get(key, (0, ""))
+        if "repeat_refused" in result.metadata:  # refused: the same call again, its outcome unchanged
+            self._streak[key] = (times + 1, last)
+            return False
+        shown = f"{result.is_error}\0{result.error}\0{result.output}"
+        digest = hashlib.sha256(shown.encode("utf-8", "replace")).hexdigest()
+        self._streak[key] = (times + 1 if digest == last else 1, digest)
+        return digest != last
+
     def record(self, call: pb.ToolCall, result: pb.ToolResult, turn: int) -> None:
         """Remember how the call went; add a reminder or an "already have it" note to its result."""
         key = call_key(call)
+        new_outcome = self._count_outcome(key, result)
         if "repeat_refused" in result.metadata:
             return
         if result.is_error:
@@ -115,6 +142,8 @@ class Repeats:
             same = 1
         if call.name in self.changing:
             self._failures.clear()  # something may have changed: earlier failures may not repeat
+            if new_outcome:  # and other calls may now go another way: none of them is looping
+                self._streak = {key: self._streak[key]}
             if same == 1:  # a repeat of the same changing call with the same result changed nothing new
                 self._changes += 1
         self._same[key] = (same, turn, self._changes)

@@ -37,6 +37,7 @@ READING = frozenset({"read_file", "ls", "glob", "grep", "web_search", "skill", "
 TMUX_READING = frozenset({"capture", "wait", "list"})
 SHELL_TOOLS = frozenset({"bash", "tmux"})
 FILE_WRITERS = frozenset({"write_file", "edit_file"})
+SAFETY_JUDGES = frozenset({"mode", "rule", "model"})  # an approval for the session remembers only theirs
 MODE_CYCLE = ("ask", "auto", "read-only")  # the order Ctrl+T steps through
 Emit = Callable[[Message], object]  # a Recorder's emit: emit(decision) records it as the agent's event
 
@@ -236,6 +237,23 @@ class Guard:
         why = f": {answer.reason}" if answer.reason else " (no reason given)"
         return refused(call, f"The person denied this call{why}. It did not run; adapt your approach to that.")
 
+    async def ask_person(
+        self,
+        decision: pb.GuardDecision,
+        *,
+        agent_id: str,
+        emit: Emit,
+        on_status: Callable[[pb.AgentStatus], None] = lambda status: None,
+    ) -> pb.ReviewDecided | None:
+        """A review that no rule asked for (the repeat detector's): record it and wait for the
+        person, the same queue and status as the guard's reviews. None when no person can answer."""
+        if not self.answerable:
+            return None
+        emit(decision)
+        answer = await self._wait_for_person(decision, agent_id, on_status)
+        emit(answer)
+        return answer
+
     async def _wait_for_person(
         self, decision: pb.GuardDecision, agent_id: str, on_status: Callable[[pb.AgentStatus], None]
     ) -> pb.ReviewDecided:
@@ -265,14 +283,14 @@ class Guard:
         if pending is None or pending.answer.done():
             waiting = ", ".join(self._pending) or "none"
             raise NotWaiting(f"no call {call_id!r} waits for review (waiting: {waiting})")
-        remember = remember and approve
+        remember = remember and approve and pending.decision.judge in SAFETY_JUDGES
         if remember:
             self.remember(pending.decision.call)
         pending.answer.set_result(pb.ReviewDecided(call_id=call_id, approved=approve, reason=reason, remember=remember))
         if not remember:
             return
         for other in list(self._pending.values()):
-            covered = other.decision.judge != "model" and self.check(other.decision.call).verdict == RECORD
+            covered = other.decision.judge in ("mode", "rule") and self.check(other.decision.call).verdict == RECORD
             if covered and not other.answer.done():
                 other.answer.set_result(
                     pb.ReviewDecided(

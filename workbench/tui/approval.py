@@ -6,6 +6,10 @@ never as markup. The person approves once (y), approves this tool or this exact 
 the session (a), or denies (n, or Enter in the reason field) with an optional reason the model
 reads. `Approvals` shows one modal at a time, in the order the reviews came, and closes a modal
 whose call was settled elsewhere (a remembered approval covered it, the run was cancelled).
+
+An agent that keeps repeating one call (the repeat detector's review, judge "repeats") gets
+the same modal in other words: let it go on (y), send it a note (n, or Enter in the note
+field: it reads the note as the person's words), or cancel the agent (c).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.tui.text import diff_line_style
 
 Answer = tuple[bool, str, bool]  # approve, reason, remember
+CANCEL_AGENT = "cancel"  # the looping modal's third answer: cancel the agent
+LOOPING = "repeats"  # GuardDecision.judge of a looping agent's review (engine/looping.py)
 Decide = Callable[[str, bool, str, bool], None]  # Session.decide(call_id, approve, reason, remember)
 SHELL_TOOLS = ("bash", "tmux")
 
@@ -41,7 +47,7 @@ def styled(shown: str) -> Text:
     return text
 
 
-class ApprovalScreen(ModalScreen[Answer]):
+class ApprovalScreen(ModalScreen[Answer | str]):
     """One call under review; dismissed with (approve, reason, remember)."""
 
     DEFAULT_CSS = """
@@ -58,6 +64,7 @@ class ApprovalScreen(ModalScreen[Answer]):
         Binding("y", "approve", "approve once"),
         Binding("a", "approve_always", "approve for the session"),
         Binding("n", "deny", "deny"),
+        Binding("c", "cancel_agent", "cancel the agent", show=False),
     ]
 
     def __init__(self, decision: pb.GuardDecision, workspace: Path, agent: str = "") -> None:
@@ -70,7 +77,14 @@ class ApprovalScreen(ModalScreen[Answer]):
     def call_id(self) -> str:
         return self.decision.call_id
 
+    @property
+    def looping(self) -> bool:
+        return self.decision.judge == LOOPING
+
     def compose(self) -> ComposeResult:
+        if self.looping:
+            yield from self._compose_looping()
+            return
         call = self.decision.call
         who = f" (agent {printable(self.agent)})" if self.agent and self.agent != "main" else ""
         always = "this exact command" if call.name in SHELL_TOOLS else f"every {printable(call.name)} call"
@@ -86,11 +100,28 @@ class ApprovalScreen(ModalScreen[Answer]):
                 yield Button(f"Approve {always} for the session [a]", id="approve-always", variant="primary")
                 yield Button("Deny [n]", id="deny", variant="error")
 
+    def _compose_looping(self) -> ComposeResult:
+        call = self.decision.call
+        with Vertical(id="approval") as box:
+            box.border_title = "agent looping"
+            yield Static(Text(f"Agent {printable(self.agent or 'main')} is looping", style="bold"), id="approval-title")
+            yield Static(Text(printable(self.decision.reason)), id="approval-reason-text")
+            with VerticalScroll(id="approval-call"):
+                yield Static(styled(describe_call(call, self.workspace)), id="approval-shown")
+            yield Input(placeholder="a note for the agent (it reads it as your words); Enter sends it", id="reason")
+            with Horizontal(id="approval-buttons"):
+                yield Button("Let it go on [y]", id="approve", variant="success")
+                yield Button("Send the note [n]", id="deny", variant="primary")
+                yield Button("Cancel the agent [c]", id="cancel-agent", variant="error")
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        {"approve": self.action_approve, "approve-always": self.action_approve_always, "deny": self.action_deny}[
-            str(event.button.id)
-        ]()
+        {
+            "approve": self.action_approve,
+            "approve-always": self.action_approve_always,
+            "deny": self.action_deny,
+            "cancel-agent": self.action_cancel_agent,
+        }[str(event.button.id)]()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -105,16 +136,26 @@ class ApprovalScreen(ModalScreen[Answer]):
     def action_deny(self) -> None:
         self.dismiss((False, self.query_one("#reason", Input).value.strip(), False))
 
+    def action_cancel_agent(self) -> None:
+        if self.looping:
+            self.dismiss(CANCEL_AGENT)
+
 
 class Approvals:
     """The app's reviews: one modal at a time, answered through the session's `decide`."""
 
     def __init__(
-        self, app: App[Any], decide: Decide, pending: Callable[[], list[pb.GuardDecision]], workspace: Path
+        self,
+        app: App[Any],
+        decide: Decide,
+        pending: Callable[[], list[pb.GuardDecision]],
+        workspace: Path,
+        cancel: Callable[[str], None] = lambda agent_id: None,
     ) -> None:
         """`decide` and `pending`: the session's `decide` and `pending_reviews` (a replayed review
-        that no longer waits is not shown)."""
+        that no longer waits is not shown); `cancel(agent_id)` cancels an agent (a looping one)."""
         self.app, self.decide, self.pending, self.workspace = app, decide, pending, workspace
+        self.cancel = cancel
         self.waiting: list[tuple[pb.GuardDecision, str]] = []  # (decision, agent id), in arrival order
         self.shown: ApprovalScreen | None = None
 
@@ -147,10 +188,12 @@ class Approvals:
         decision, agent = self.waiting.pop(0)
         self.shown = ApprovalScreen(decision, self.workspace, agent)
 
-        def answered(answer: Answer | None, call_id: str = decision.call_id) -> None:
+        def answered(answer: Answer | str | None, call_id: str = decision.call_id, agent_id: str = agent) -> None:
             if self.shown is not None and self.shown.call_id == call_id:
                 self.shown = None
-            if answer is not None:
+            if answer == CANCEL_AGENT:
+                self.cancel(agent_id or "main")  # its review ends with it
+            elif isinstance(answer, tuple):
                 try:
                     self.decide(call_id, *answer)
                 except NotWaiting:

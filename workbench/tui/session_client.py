@@ -124,7 +124,13 @@ class SessionClient(App[int]):
         status.view, status.message = self.view, ""
         from workbench.tui.approval import Approvals  # after the first frame: it imports the engine
 
-        self.approvals = Approvals(self, session.decide, session.pending_reviews, settings.workspace)
+        self.approvals = Approvals(
+            self,
+            session.decide,
+            session.pending_reviews,
+            settings.workspace,
+            cancel=lambda agent_id: self._cancel_agent(agent_id),
+        )
         status.slots["approval"] = session.approval
         self._unsubscribe = session.subscribe(self._on_event, after=0)
         self.run_worker(self._context_window(settings.model), group="window")
@@ -259,6 +265,11 @@ class SessionClient(App[int]):
         except Exception as err:  # SessionError: one line a person can act on (anything else is logged too)
             log.info("send refused", exc_info=True)
             self.notify(printable(str(err)), severity="error", timeout=8, markup=False)
+
+    def _cancel_agent(self, agent_id: str) -> None:
+        """Cancel one agent from a modal (the run, for the root), in a worker."""
+        self.notify(f"cancelling {printable(agent_id)}…", timeout=3, markup=False)
+        self.run_worker(self._cancel(agent_id), group="cancel")
 
     async def _cancel(self, agent_id: str | None) -> None:
         if self.session is None:
