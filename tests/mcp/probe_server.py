@@ -17,9 +17,10 @@ import sys
 from pathlib import Path
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ImageContent, TextContent
 
-server = MCPServer("probe", instructions="Test server for Workbench.")
+server = MCPServer("probe", instructions="Test server for Workbench.", log_level="WARNING")
 PIXEL = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 56).decode()
 
 
@@ -106,15 +107,21 @@ def shrinkable() -> str:
 @server.tool()
 def write_file(path: str, text: str = "x") -> str:
     """Write text to a path (to try the sandbox)."""
-    Path(path).write_text(text)
+    try:
+        Path(path).write_text(text)
+    except OSError as err:
+        raise ToolError(f"cannot write {path}: {err.strerror}") from err
     return f"wrote {path}"
 
 
 @server.tool()
 def connect(host: str, port: int) -> str:
     """Open a TCP connection (to try the sandbox's network)."""
-    with socket.create_connection((host, port), timeout=3):
-        return "connected"
+    try:
+        with socket.create_connection((host, port), timeout=3):
+            return "connected"
+    except OSError as err:
+        raise ToolError(f"cannot connect to {host}:{port}: {err.strerror or err}") from err
 
 
 @server.tool()

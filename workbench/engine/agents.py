@@ -24,9 +24,10 @@ from workbench.engine.loop import AgentLoop, Budget
 from workbench.engine.prompt import system_prompt
 from workbench.engine.store import Recorder, Store
 from workbench.guard.guardrail import Guard
+from workbench.mcp.manager import McpManager
 from workbench.model.gateway import ModelClient, ModelSpec, missing_keys
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.registry import Toolbox, ToolContext, record_defect
+from workbench.tools.registry import Toolbox, ToolContext, covered, record_defect
 from workbench.tools.seams import TerminalPort
 from workbench.tools.skills import discover
 
@@ -108,9 +109,11 @@ class AgentTree:
         session_id: str,
         terminal: TerminalPort | None = None,
         guard: Guard | None = None,
+        mcp: McpManager | None = None,
     ):
         self.settings, self.store, self.session_id = settings, store, session_id
         self.terminal = terminal
+        self.mcp = mcp  # the session's MCP servers, whose tools agents select by `server__*`
         self.guard = guard  # the session's guard, shared by every agent (None: every call runs)
         self.budget = Budget(settings.max_tokens, settings.max_cost)
         self.session_dir: Path = settings.sessions_dir / session_id
@@ -182,7 +185,7 @@ class AgentTree:
             hints=self.settings.recovery_hints,
         )
         agent = Agent(info, parent, recorder, inbox)
-        toolbox = Toolbox(list(info.tools))
+        toolbox = Toolbox(list(info.tools), self.mcp)
         agent.loop = AgentLoop(
             client=ModelClient(spec),
             toolbox=toolbox,
@@ -229,6 +232,8 @@ class AgentTree:
         names = list(Toolbox(tools).tools)
         if tools is None and not discover(self.settings)[0]:  # no skill installed: the tool could only fail
             names.remove("skill")
+        if tools is None and self.mcp is not None:  # every MCP server's tools, as they come and go
+            names += self.mcp.patterns()
         info.tools.extend(names)
         if not messages:
             messages = [pb.Message(role=pb.ROLE_SYSTEM, text=system_prompt(self.settings))]
@@ -301,7 +306,7 @@ class AgentTree:
             )
         allowed = list(parent.info.tools)
         if tools:  # None or []: all of the parent's (a small model sends [] for "the default")
-            unknown = [t for t in tools if t not in allowed]
+            unknown = [t for t in tools if not covered(t, allowed)]
             if unknown:
                 raise Feedback(
                     f"unknown tool(s) in tools: {', '.join(unknown)}; a subagent may use these tools of "

@@ -15,6 +15,7 @@ The guard decides; it runs nothing and writes no event. The loop records each de
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import logging
 from collections import Counter
 from collections.abc import Callable
@@ -23,10 +24,12 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from workbench.config.mcp_servers import McpServer
 from workbench.config.settings import APPROVAL_MODES, Settings, effective_approval
 from workbench.guard.model_judge import ModelJudge
 from workbench.guard.rules import Rule, bash_rule, file_rule, parse_rules, primary_text
 from workbench.guard.shell_parse import Places, opaque, simple_commands
+from workbench.mcp.manager import McpManager
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import BadArguments, parse_arguments
 
@@ -102,6 +105,7 @@ class Guard:
         self.model = judge if judge is not None else ModelJudge.from_settings(settings)
         self.approved_tools: set[str] = set()
         self.approved_commands: set[tuple[str, str]] = set()
+        self.mcp: McpManager | None = None  # the session's MCP servers: whose tool a call names
 
     # --- the person's choices ----------------------------------------------------------------
 
@@ -160,6 +164,9 @@ class Guard:
         return decision
 
     def _by_mode(self, tool: str, args: dict[str, Any]) -> pb.GuardDecision:
+        origin = self.mcp.origin(tool) if self.mcp is not None else None
+        if origin is not None:
+            return self._mcp_by_mode(tool, *origin)
         if not acting(tool, args):
             return _decision(RECORD, "mode", f"{self.mode} mode: {tool} only reads")
         if self.mode == "read-only":
@@ -170,6 +177,31 @@ class Guard:
             return _decision(REVIEW, "mode", f"auto mode with the sandbox off: {tool} needs the person's approval")
         where = "in the sandbox" if tool in SHELL_TOOLS else "in the workspace"
         return _decision(RECORD, "mode", f"auto mode: {tool} runs {where}")
+
+    def _mcp_by_mode(self, tool: str, server: McpServer, original: str) -> pb.GuardDecision:
+        """An MCP tool: like any tool that acts, unless the person's config marks it read-only (the
+        server's own readOnlyHint is shown, never trusted); in auto mode a server without its sandbox
+        is reviewed, as bash is with the sandbox off."""
+        where = f"MCP server {server.name}"
+        if any(fnmatch.fnmatchcase(original, g) for g in server.read_only):
+            return _decision(
+                RECORD, "mode", f"{self.mode} mode: {tool} is marked read-only ([mcp.servers.{server.name}])"
+            )
+        if self.mode == "read-only":
+            return _decision(
+                BLOCK,
+                "mode",
+                f"read-only mode: {tool} is a tool of {where}, not marked read-only (read_only in "
+                f"[mcp.servers.{server.name}])",
+            )
+        if self.mode == "ask":
+            return _decision(REVIEW, "mode", f"ask mode: {tool} ({where}) needs the person's approval")
+        if server.transport == "stdio" and not server.sandboxed:
+            return _decision(
+                REVIEW, "mode", f'auto mode: {where} runs without its sandbox (sandbox = "off"): {tool} needs review'
+            )
+        where_it_runs = "in its sandbox" if server.sandboxed else f"at {server.url}"
+        return _decision(RECORD, "mode", f"auto mode: {tool} runs {where_it_runs} ({where})")
 
     def _allowed(self, tool: str, text: str) -> Rule | None:
         rules = [r for r in self.allow if r.matches_tool(tool)]
@@ -312,7 +344,10 @@ class Guard:
         if decision.judge == "rule":
             return f"{head} Remove that rule from guard_review in your config to let it run."
         example = suggest_rule(call.name, text)
-        if self.mode == "auto":
+        origin = self.mcp.origin(call.name) if self.mcp is not None else None
+        if self.mode == "auto" and origin is not None:
+            how = f'give MCP server {origin[0].name} its sandbox (remove sandbox = "off" from its table)'
+        elif self.mode == "auto":
             how = 'turn the sandbox on (sandbox = "workspace-write")'
         else:
             how = "run with --approval auto"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 from workbench.config.settings import ConfigError
 from workbench.guard.shell_parse import SHELLS, Command, Pipeline, Places, parse
+from workbench.tools.registry import is_dynamic
 
 FETCHERS = frozenset({"curl", "wget"})
 AS_ANOTHER_USER = frozenset({"sudo", "doas", "su", "pkexec", "run0"})
@@ -192,7 +194,10 @@ PRIMARY_ARGUMENT = {
 
 
 def primary_text(tool: str, args: dict[str, Any], raw: str) -> str:
-    """The text a rule's pattern is matched against: the command, path, URL, ... of the call."""
+    """The text a rule's pattern is matched against: the command, path, URL, ... of the call; for a
+    tool of an MCP server (`server__tool`), its arguments as compact JSON."""
+    if is_dynamic(tool):
+        return json.dumps(args, separators=(",", ":"), ensure_ascii=False)
     if tool == "tmux":
         return " ".join(str(args[k]) for k in ("command", "text", "keys") if args.get(k))
     key = PRIMARY_ARGUMENT.get(tool)

@@ -26,6 +26,7 @@ from workbench.engine.agents import ROOT_ID, AgentTree
 from workbench.engine.compaction import NothingToCompact
 from workbench.engine.store import Recorder, Store, StoreError
 from workbench.guard.guardrail import Guard
+from workbench.mcp.manager import McpManager
 from workbench.model.retry import ModelCallFailed
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.lock import LockHeld, SessionLock, is_locked
@@ -107,7 +108,10 @@ class Session:
         # the sandbox's policy before anything starts the server (a run starts it ahead of the first
         # bash call): else the built-in defaults would hold, the process's folder for the workspace
         self.terminal.sandbox.configure(settings, settings.workspace)
-        self.tree = AgentTree(settings, store, session_id, terminal=self.terminal, guard=self.guard)
+        # the MCP servers start as the session opens, beside it: the first request never waits for them
+        self.mcp = McpManager(settings, settings.sessions_dir / session_id, session_id)
+        self.guard.mcp = self.mcp
+        self.tree = AgentTree(settings, store, session_id, terminal=self.terminal, guard=self.guard, mcp=self.mcp)
         self.failure: BaseException | None = None  # the event log could not be written: the run ended
         self.last: pb.RunFinished | None = None
         self._run_task: asyncio.Task[pb.RunFinished] | None = None
@@ -156,6 +160,7 @@ class Session:
         session = cls(settings, store, session_id, lock, guard)
         if resume is not None:
             session._rebuild()
+        session.mcp.start()
         return session
 
     @staticmethod
@@ -197,7 +202,10 @@ class Session:
             if self._warming is not None:
                 self._warming.cancel()
                 await asyncio.gather(self._warming, return_exceptions=True)
-            await self.tree.close()
+            try:
+                await self.tree.close()
+            finally:
+                await self.mcp.close()
         finally:
             try:
                 self._closed = self.info

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import fnmatch
 import importlib
 import inspect
 import json
@@ -30,7 +31,7 @@ from workbench.config.settings import Settings
 from workbench.core.feedback import CONTROL_FLOW, Feedback, cause_text, to_result
 from workbench.pb import workbench_pb2 as pb
 from workbench.terminal.output_cap import CappedOutput, saved_output_path
-from workbench.tools.seams import SubagentHost, TerminalPort
+from workbench.tools.seams import SubagentHost, TerminalPort, ToolSource
 
 log = logging.getLogger("workbench")
 
@@ -89,6 +90,7 @@ class Tool:
     schema: dict[str, Any]
     definition: pb.ToolDefinition
     read_only: bool
+    check_arguments: bool = True  # against `schema` before the call (an MCP server checks its own)
 
 
 REGISTRY: dict[str, Tool] = {}
@@ -304,18 +306,47 @@ def record_defect(ctx: ToolContext, where: str, err: BaseException) -> None:
     log.error("defect in %s (call %s, agent %s):\n%s", where, ctx.call_id, ctx.agent_id, tb)
 
 
-class Toolbox:
-    """The tools one agent may call."""
+DYNAMIC_MARK = "__"  # names of tools that come and go (an MCP server's: `github__create_issue`)
 
-    def __init__(self, names: Iterable[str] | None = None):
-        """`names` of registered tools, or None for the built-in ones."""
+
+def is_dynamic(selector: str) -> bool:
+    """Whether a tool name or glob selects tools of a ToolSource (`github__*`), not a built-in."""
+    return DYNAMIC_MARK in selector
+
+
+def covered(selector: str, allowed: Iterable[str]) -> bool:
+    """Whether a child's tool name or glob is within its parent's list (names and globs)."""
+    return any(selector == a or (is_dynamic(a) and fnmatch.fnmatchcase(selector, a)) for a in allowed)
+
+
+class Toolbox:
+    """The tools one agent may call: built-ins by name, and the tools of `dynamic` (the session's
+    MCP servers) that its selectors name (`github__*`), as they are at each turn."""
+
+    def __init__(self, names: Iterable[str] | None = None, dynamic: ToolSource | None = None):
+        """`names` of registered tools (and globs of `dynamic`'s tools: `github__*`), or None for the
+        built-in ones."""
         builtin = builtin_tools()
         available = builtin if names is None else REGISTRY
         wanted = list(available) if names is None else list(names)
-        unknown = [n for n in wanted if n not in available]
+        unknown = [n for n in wanted if n not in available and not is_dynamic(n)]
         if unknown:
             raise ValueError(f"unknown tool(s) {', '.join(unknown)}; available: {', '.join(sorted(available))}")
-        self.tools = {n: available[n] for n in wanted}
+        self.builtin = {n: available[n] for n in wanted if n in available}
+        self.selectors = [n for n in wanted if n not in available]
+        self.dynamic = dynamic
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """The tools offered now: the built-ins, then the dynamic tools the selectors match."""
+        if self.dynamic is None or not self.selectors:
+            return self.builtin
+        found = {
+            name: t
+            for name, t in self.dynamic.tools().items()
+            if any(fnmatch.fnmatchcase(name, s) for s in self.selectors)
+        }
+        return {**self.builtin, **found}
 
     def definitions(self) -> list[pb.ToolDefinition]:
         return [t.definition for t in self.tools.values()]
@@ -332,19 +363,22 @@ class Toolbox:
         return result
 
     async def _invoke(self, call: pb.ToolCall, ctx: ToolContext) -> pb.ToolResult:
-        found = self.tools.get(call.name)
+        tools = self.tools
+        found = tools.get(call.name)
+        if found is None and self.dynamic is not None and (gone := self.dynamic.missing(call.name)):
+            return _error(call, gone)
         if found is None:
-            instead = instead_of_unknown(call.name, self.tools)
+            instead = instead_of_unknown(call.name, tools)
             return _error(
                 call,
-                f"unknown tool {shorten(call.name, 80)}; available tools: {', '.join(self.tools) or '(none)'}"
+                f"unknown tool {shorten(call.name, 80)}; available tools: {', '.join(tools) or '(none)'}"
                 + (f". {instead}" if instead else ""),
             )
         try:
             args = parse_arguments(call.arguments)
         except BadArguments as err:
             return _error(call, f"{err}; send one JSON object matching the schema {self.schema_text(call.name)}")
-        args, problems = validate(args, found.schema)
+        args, problems = validate(args, found.schema) if found.check_arguments else (args, [])
         if problems:
             more = len(problems) - PROBLEMS_SHOWN
             listed = "; ".join(problems[:PROBLEMS_SHOWN]) + (f"; and {more:,} more problems" if more > 0 else "")

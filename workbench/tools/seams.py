@@ -2,16 +2,20 @@
 
 A tool reaches the agent tree only as a `SubagentHost` (`ctx.agents`) and the terminal host
 as a `TerminalPort` (`ctx.terminal`; the bash and tmux tools narrow it to their
-`TerminalHost`); the agent tree needs of the terminal host only `TerminalPort`. No tool
+`TerminalHost`), and the session's MCP servers' tools reach the registry as a `ToolSource`;
+the agent tree needs of the terminal host only `TerminalPort`. No tool
 imports the loop or the tree, and the tree imports no tool's host.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from workbench.pb import workbench_pb2 as pb
+
+if TYPE_CHECKING:
+    from workbench.tools.registry import Tool
 
 
 class TerminalPort(Protocol):
@@ -58,3 +62,13 @@ class SubagentHost(Protocol):
     async def cancel(self, agent_id: str) -> pb.AgentFinished: ...
 
     def message(self, agent_id: str, text: str) -> pb.AgentInfo: ...
+
+
+class ToolSource(Protocol):
+    """Tools that come and go with the session (its MCP servers'): what the registry offers beside
+    the built-ins, read again at each turn."""
+
+    def tools(self) -> Mapping[str, Tool]: ...
+
+    def missing(self, name: str) -> str:
+        """Why a tool of this source that was offered before is not now ('' if it never was)."""

@@ -42,7 +42,8 @@ async def subagent(
         mode: create: sync (wait for the answer), async (result in your Inbox) or fork (async, with
             a copy of this conversation)
         name: create: a short name shown in lists and the Inbox
-        tools: create: the subset of your tools the child may use (default, or empty: all of yours)
+        tools: create: the subset of your tools the child may use (default, or empty: all of yours);
+            an MCP server's tools by a glob such as "github__*"
         model: create: another model for the child; leave empty (your own model) unless the task names one
         timeout: create: seconds the child may run before it is stopped (0: no limit)
         id: cancel, message: the subagent's id

@@ -1,0 +1,64 @@
+"""The guard on MCP calls: by mode, by the person's read-only marks (never the server's hint), by rules on JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.mcp.conftest import probe, with_servers
+from workbench.config.mcp_servers import parse_server
+from workbench.config.settings import Settings
+from workbench.guard.guardrail import Guard
+from workbench.mcp.manager import McpManager
+from workbench.pb import workbench_pb2 as pb
+
+RECORD, REVIEW, BLOCK = pb.GUARD_VERDICT_RECORD, pb.GUARD_VERDICT_REVIEW, pb.GUARD_VERDICT_BLOCK
+LISTED = [
+    {"name": "get_issue", "description": "", "inputSchema": {"type": "object"}, "readOnlyHint": True},
+    {"name": "create_issue", "description": "", "inputSchema": {"type": "object"}, "readOnlyHint": True},
+]
+
+
+def guard(settings: Settings, mode: str, **server: object) -> Guard:
+    """A guard that knows the servers' tools (as listed by a start, here set directly: no process)."""
+    servers = [probe("gh", **server), parse_server("web", {"url": "https://mcp.example/mcp"})]
+    settings = with_servers(settings, *servers)
+    manager = McpManager(settings, settings.sessions_dir / "s1", "s1")
+    for connection in manager.connections.values():
+        connection.tools = list(LISTED)
+    judged = Guard(settings, mode=mode)
+    judged.mcp = manager
+    return judged
+
+
+def check(g: Guard, name: str, **args: object) -> pb.GuardDecision:
+    return g.check(pb.ToolCall(id="c", name=name, arguments=json.dumps(args)))
+
+
+@pytest.mark.parametrize(
+    ("mode", "server", "tool", "verdict"),
+    [
+        ("read-only", {}, "gh__create_issue", BLOCK),  # its readOnlyHint is not trusted
+        ("read-only", {"read_only": ["get_*"]}, "gh__get_issue", RECORD),
+        ("read-only", {"read_only": ["get_*"]}, "gh__create_issue", BLOCK),
+        ("ask", {}, "gh__get_issue", REVIEW),
+        ("ask", {"read_only": True}, "gh__create_issue", RECORD),
+        ("auto", {}, "gh__create_issue", RECORD),  # sandboxed
+        ("auto", {"sandbox": "off"}, "gh__create_issue", REVIEW),
+        ("auto", {}, "web__create_issue", RECORD),  # over HTTP: runs elsewhere
+    ],
+)
+def test_mcp_calls_by_mode(settings: Settings, mode: str, server: dict[str, object], tool: str, verdict: int) -> None:
+    decision = check(guard(settings, mode, **server), tool, title="x")
+    assert decision.verdict == verdict, decision.reason
+
+
+def test_rules_match_the_arguments_as_compact_json(settings: Settings) -> None:
+    settings.guard_allow = ['gh__create_issue:{"repo":"mine/*"*']
+    settings.guard_block = ['gh__create_issue:*"label":"secret"*']
+    g = guard(settings, "ask")
+    assert check(g, "gh__create_issue", repo="mine/app", title="t").verdict == RECORD
+    assert check(g, "gh__create_issue", repo="theirs/app", title="t").verdict == REVIEW
+    blocked = check(g, "gh__create_issue", repo="mine/app", label="secret")
+    assert blocked.verdict == BLOCK and "guard_block" in blocked.reason

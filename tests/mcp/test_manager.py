@@ -1,0 +1,130 @@
+"""The session's MCP servers against the real probe server: tools offered, results, failures as Feedback."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.mcp.conftest import probe, with_servers
+from workbench.config.mcp_servers import parse_server
+from workbench.config.settings import Settings
+from workbench.mcp.manager import McpManager
+from workbench.pb import workbench_pb2 as pb
+from workbench.tools.registry import Toolbox, ToolContext
+
+
+def context(settings: Settings, outputs: list[str]) -> ToolContext:
+    return ToolContext(
+        workspace=settings.workspace,
+        settings=settings,
+        session_dir=settings.sessions_dir / "s1",
+        on_output=lambda call_id, text: outputs.append(text),
+    )
+
+
+async def call(box: Toolbox, ctx: ToolContext, name: str, arguments: str = "{}") -> pb.ToolResult:
+    return await box.invoke(pb.ToolCall(id="c1", name=name, arguments=arguments), ctx)
+
+
+async def started(settings: Settings) -> McpManager:
+    manager = McpManager(settings, settings.sessions_dir / "s1", "s1")
+    manager.start()
+    for connection in manager.connections.values():
+        await asyncio.wait_for(connection.ready(), 60)
+    return manager
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_tools_results_and_failures(transport: str, settings: Settings, request: pytest.FixtureRequest) -> None:
+    server = (
+        probe(sandbox="off")
+        if transport == "stdio"
+        else parse_server("probe", {"url": request.getfixturevalue("http_probe"), "timeout": 2})
+    )
+    if transport == "stdio":
+        server = probe(sandbox="off", timeout=2)
+    settings = with_servers(settings, server)
+    manager = await started(settings)
+    try:
+        assert manager.connections["probe"].state == "ready", manager.connections["probe"].reason
+        box = Toolbox([*Toolbox().builtin, *manager.patterns()], manager)
+        assert {"probe__echo", "probe__refuse", "probe__hang"} <= set(box.tools)
+        definition = next(d for d in box.definitions() if d.name == "probe__add")
+        assert "a" in definition.parameters["properties"] and "MCP server probe" in definition.description
+        outputs: list[str] = []
+        ctx = context(settings, outputs)
+
+        ok = await call(box, ctx, "probe__echo", '{"text": "hello"}')
+        assert not ok.is_error and ok.output == "hello"
+        summed = await call(box, ctx, "probe__add", '{"a": 2, "b": 3}')
+        assert '"sum": 5' in summed.output
+        picture = await call(box, ctx, "probe__picture")
+        assert "[image image/png, 64 bytes" in picture.output and "a pixel" in picture.output
+
+        refused = await call(box, ctx, "probe__refuse", '{"reason": "quota"}')
+        assert refused.is_error and "MCP server probe" in refused.error and "refused: quota" in refused.error
+        exploded = await call(box, ctx, "probe__explode")
+        assert exploded.is_error and "explode" in exploded.error
+        invalid = await call(box, ctx, "probe__echo", '{"text": 5}')
+        assert invalid.is_error and "MCP server probe" in invalid.error and "text" in invalid.error
+
+        progressed = await call(box, ctx, "probe__progress", '{"steps": 3}')
+        assert progressed.output == "done 3 steps"
+        assert "[progress 3/3: step 3 of 3]\n" in outputs
+
+        hung = await asyncio.wait_for(call(box, ctx, "probe__hang"), 20)
+        assert hung.is_error and "did not answer within 2 s" in hung.error and "MCP server probe" in hung.error
+        assert not (await call(box, ctx, "probe__echo", '{"text": "still up"}')).is_error
+    finally:
+        await manager.close()
+
+
+async def test_a_server_that_exits_mid_call_is_restarted_once(settings: Settings) -> None:
+    manager = await started(with_servers(settings, probe(sandbox="off")))
+    try:
+        box = Toolbox(manager.patterns(), manager)
+        ctx = context(settings, [])
+        died = await call(box, ctx, "probe__die")
+        assert died.is_error and "exited during the call of die" in died.error and "call it once more" in died.error
+        again = await asyncio.wait_for(call(box, ctx, "probe__echo", '{"text": "back"}'), 60)
+        assert again.output == "back", again.error
+        died = await call(box, ctx, "probe__die")
+        assert "not restarted again" in died.error
+        gone = await asyncio.wait_for(call(box, ctx, "probe__echo", '{"text": "x"}'), 60)
+        assert gone.is_error and "MCP server probe is not running" in gone.error
+    finally:
+        await manager.close()
+
+
+async def test_a_tool_that_vanished_after_list_changed(settings: Settings) -> None:
+    manager = await started(with_servers(settings, probe(sandbox="off")))
+    try:
+        box = Toolbox(manager.patterns(), manager)
+        ctx = context(settings, [])
+        assert "probe__shrinkable" in box.tools and "probe__extra" not in box.tools
+        assert not (await call(box, ctx, "probe__grow")).is_error
+        for _ in range(200):
+            if "probe__extra" in box.tools:
+                break
+            await asyncio.sleep(0.05)
+        assert "probe__extra" in box.tools and "probe__shrinkable" not in box.tools
+        assert (await call(box, ctx, "probe__extra")).output == "extra here"
+        gone = await call(box, ctx, "probe__shrinkable")
+        assert gone.is_error and "MCP server probe no longer offers shrinkable (its tool list changed)" in gone.error
+        assert "probe__extra" in gone.error
+    finally:
+        await manager.close()
+
+
+async def test_a_server_that_never_starts_is_feedback(settings: Settings, tmp_path: Path) -> None:
+    broken = parse_server("broken", {"command": str(tmp_path / "missing-program"), "sandbox": "off", "timeout": 5})
+    manager = await started(with_servers(settings, broken))
+    try:
+        connection = manager.connections["broken"]
+        assert connection.state == "failed" and connection.reason
+        box = Toolbox(manager.patterns(), manager)
+        assert box.tools == {}
+    finally:
+        await manager.close()

@@ -1,0 +1,94 @@
+"""How a server is reached: a stdio program in its own bubblewrap sandbox, or a Streamable HTTP URL.
+
+A sandboxed stdio server gets the session's filesystem policy (`terminal.sandbox.policy_for`:
+`/` read-only, the workspace writable in workspace-write mode, the data folder, the Workbench
+config, the person's secrets folders and host sockets hidden), a pid namespace, no capabilities,
+`--die-with-parent`; its network only with its own `network = true`; extra writable folders
+from its `writable`; a scratch folder of its own. Its environment holds only the basics
+(PATH, HOME, ...) and the variables its `env` lists, never the person's keys, plus the session's
+marker, by which the leftovers reaper finds it after a kill -9. It runs in a session of its own
+with pipes for stdin and stdout: no terminal it could inject keys into.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx2
+from mcp import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from workbench.config.mcp_servers import McpServer, expand, writable_paths
+from workbench.config.settings import Settings
+from workbench.core.feedback import Feedback
+from workbench.terminal.sandbox import bwrap_argv, find_bwrap, missing_text, policy_for
+from workbench.terminal.shell_env import MARKER
+
+
+class NotStartable(Feedback):
+    """A server that cannot be started as configured (a variable unset, bubblewrap missing)."""
+
+
+@dataclass
+class _ServerSandbox:
+    """The sandbox settings of one server: the session's, with the server's network and folders."""
+
+    sandbox: str
+    sandbox_network: bool
+    sandbox_writable: list[Path]
+    sandbox_hidden: list[str]
+    bwrap_path: str
+    data_dir: Path
+
+
+def server_sandbox(settings: Settings, server: McpServer) -> _ServerSandbox:
+    """The session's policy for a server: its mode (workspace-write when the session's sandbox is
+    off: the server's own `sandbox = "off"` is what turns it off), its own network and folders."""
+    return _ServerSandbox(
+        sandbox=settings.sandbox if settings.sandbox != "off" else "workspace-write",
+        sandbox_network=server.network,
+        sandbox_writable=[*settings.sandbox_writable, *writable_paths(server)],
+        sandbox_hidden=list(settings.sandbox_hidden),
+        bwrap_path=settings.bwrap_path,
+        data_dir=settings.data_dir,
+    )
+
+
+def server_env(server: McpServer, marker: str, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables the server's `env` lists (values may name the person's variables), and the marker."""
+    values = {name: expand(value, env, where=f"mcp.servers.{server.name}.env.{name}") for name, value in server.env}
+    return {**values, MARKER: marker}
+
+
+def stdio_parameters(
+    settings: Settings, server: McpServer, scratch: Path, marker: str, env: dict[str, str] | None = None
+) -> StdioServerParameters:
+    """The command that starts `server`: inside bwrap unless its `sandbox = "off"`."""
+    variables = server_env(server, marker, env)
+    cwd = (settings.workspace / Path(server.cwd).expanduser()).resolve() if server.cwd else settings.workspace
+    if not server.sandboxed:
+        return StdioServerParameters(command=server.command, args=list(server.args), env=variables, cwd=cwd)
+    policy = policy_for(server_sandbox(settings, server), settings.workspace)
+    assert policy is not None
+    exe = find_bwrap(policy.bwrap)
+    if exe is None:
+        raise NotStartable(f'MCP server {server.name}: {missing_text(policy.bwrap)} (or sandbox = "off" for it)')
+    if shutil.which(server.command) is None and not Path(server.command).is_file():
+        raise NotStartable(f"MCP server {server.name}: the command {server.command!r} was not found on PATH")
+    scratch.mkdir(parents=True, exist_ok=True)
+    argv = bwrap_argv(exe, policy, scratch, None)
+    argv[-1:-1] = ["--chdir", str(cwd)]
+    return StdioServerParameters(
+        command=argv[0], args=[*argv[1:], server.command, *server.args], env={**variables, "TMPDIR": "/tmp"}, cwd=cwd
+    )
+
+
+def http_transport(server: McpServer, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    """The Streamable HTTP transport of `server`, its headers' variables read now (a bearer token)."""
+    headers = {
+        name: expand(value, env, where=f"mcp.servers.{server.name}.headers.{name}") for name, value in server.headers
+    }
+    client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
+    return client, streamable_http_client(server.url, http_client=client)

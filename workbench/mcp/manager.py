@@ -1,0 +1,151 @@
+"""The session's MCP servers: started in the background as the session opens, shared by every agent.
+
+`tools()` is what the registry offers (`seams.ToolSource`): each enabled server's tools as
+`SERVER__tool` registry tools, from the live list once the server is up and, before that, from
+the cache of its last start (a server with no cache yet adds its tools from the next turn on),
+so the first model request never waits for a server. `close()` stops every server and kills
+whatever carries the session's MCP marker; a record in the data folder lets the leftovers
+reaper do the same after a kill -9 of Workbench.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from workbench.config.mcp_servers import McpServer
+from workbench.config.settings import Settings
+from workbench.mcp.connection import ServerConnection
+from workbench.mcp.names import exposed_names, server_prefix
+from workbench.pb import workbench_pb2 as pb
+from workbench.terminal.leftovers import kill_marked, owner_record, records_dir, write_record
+from workbench.tools.registry import Tool, ToolContext
+
+DESCRIPTION_LIMIT = 1024  # characters of a server's tool description offered to the model
+
+
+def marker_of(session_id: str) -> str:
+    """The value of WORKBENCH_SESSION every MCP server process of the session carries."""
+    return f"mcp-{session_id}"
+
+
+class McpManager:
+    """Every enabled MCP server of one session (`settings.mcp_servers`)."""
+
+    def __init__(self, settings: Settings, session_dir: Path, session_id: str):
+        self.settings, self.session_id = settings, session_id
+        self.marker = marker_of(session_id)
+        # the sandboxes' own folders; the reaper removes it after a kill -9 (its name starts with workbench-MARKER)
+        self.scratch = Path(tempfile.gettempdir()) / f"workbench-{self.marker}"
+        self.connections: dict[str, ServerConnection] = {
+            name: ServerConnection(server, settings, session_dir / "mcp" / name, self.marker, self.scratch)
+            for name, server in settings.mcp_servers.items()
+            if server.enabled
+        }
+        for connection in self.connections.values():
+            connection.on_change = self._changed
+        self.notes: list[str] = []  # renamed tools, for `workbench mcp list` and the log
+        self._tools: dict[str, Tool] | None = None
+        self._origin: dict[str, tuple[str, str]] = {}  # exposed name -> (server, tool)
+        self._offered_before: dict[str, tuple[str, str]] = {}  # every name offered in this session
+        self._record: Path | None = None
+
+    # --- the session's life ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start every enabled server in the background (returns at once)."""
+        if not self.connections:
+            return
+        if self._record is None:
+            self.scratch.mkdir(mode=0o700, exist_ok=True)
+            record = owner_record(self.session_id, self.marker)
+            record.dir = str(self.scratch)
+            self._record = write_record(records_dir(self.settings.data_dir), record)
+        for connection in self.connections.values():
+            connection.start()
+
+    async def close(self) -> None:
+        """Stop every server; nothing of them is left (their marker is scanned for)."""
+        await asyncio.gather(*(c.stop() for c in self.connections.values()), return_exceptions=True)
+        if self._record is not None:
+            await asyncio.to_thread(kill_marked, self.marker)
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                self._record.unlink()
+            self._record = None
+
+    def _changed(self) -> None:
+        self._tools = None
+
+    # --- what the registry offers ---------------------------------------------------------------
+
+    def patterns(self) -> list[str]:
+        """The tool selectors of an agent that may use every server (`github__*`, ...)."""
+        return [f"{server_prefix(name)}*" for name in self.connections]
+
+    def tools(self) -> dict[str, Tool]:
+        """Every offered MCP tool by its exposed name (live lists, else the cached ones)."""
+        if self._tools is None:
+            self._tools, self._origin, self.notes = {}, {}, []
+            for name, connection in self.connections.items():
+                listed = [t for t in connection.tools if _offered(connection.server, t["name"])]
+                names, notes = exposed_names(name, [t["name"] for t in listed], set(self._tools))
+                self.notes += notes
+                for spec in listed:
+                    exposed = names[spec["name"]]
+                    self._tools[exposed] = self._tool(exposed, connection, spec)
+                    self._origin[exposed] = (name, spec["name"])
+            self._offered_before.update(self._origin)
+        return self._tools
+
+    def missing(self, exposed: str) -> str:
+        """Why an MCP tool the model named is not offered: which server, what failed, what to try."""
+        found = self._offered_before.get(exposed)
+        if found is None or exposed in self.tools():  # never offered, or offered now (to other agents)
+            return ""
+        connection = self.connections[found[0]]
+        if connection.state == "failed":
+            return (
+                f"MCP server {found[0]} is not running ({connection.reason}); its tools cannot be used in this "
+                "session. Do the task another way, or tell the person"
+            )
+        now = ", ".join(n for n, origin in self._origin.items() if origin[0] == found[0]) or "(none)"
+        return f"MCP server {found[0]} no longer offers {found[1]} (its tool list changed); its tools now: {now}"
+
+    def origin(self, exposed: str) -> tuple[McpServer, str] | None:
+        """The server and the server's own tool name behind an exposed name (the guard reads it)."""
+        self.tools()
+        found = self._origin.get(exposed)
+        if found is None:
+            return None
+        return self.connections[found[0]].server, found[1]
+
+    def _tool(self, exposed: str, connection: ServerConnection, spec: dict[str, Any]) -> Tool:
+        server, tool = connection.server, spec["name"]
+        schema = spec["inputSchema"] if isinstance(spec.get("inputSchema"), dict) else {"type": "object"}
+        schema = {"type": "object", "properties": {}, **schema}
+        hint = " (the server says it only reads)" if spec.get("readOnlyHint") else ""
+        description = (spec.get("description") or tool)[:DESCRIPTION_LIMIT]
+        definition = pb.ToolDefinition(name=exposed, description=f"{description}\n[MCP server {server.name}{hint}]")
+        definition.parameters.update(json.loads(json.dumps(schema)))
+
+        async def call(ctx: ToolContext, **args: Any) -> str:
+            def progress(done: float, total: float | None, message: str | None) -> None:
+                of = f"/{total:g}" if total else ""
+                ctx.on_output(ctx.call_id, f"[progress {done:g}{of}{': ' + message if message else ''}]\n")
+
+            return await connection.call(tool, args, progress)
+
+        read_only = any(fnmatch.fnmatchcase(tool, g) for g in server.read_only)
+        return Tool(exposed, call, schema, definition, read_only, check_arguments=False)
+
+
+def _offered(server: McpServer, tool: str) -> bool:
+    """The server's `tools` allow list (globs on the server's own tool names); empty: all."""
+    return not server.tools or any(fnmatch.fnmatchcase(tool, g) for g in server.tools)
