@@ -13,7 +13,7 @@ with pipes for stdin and stdout: no terminal it could inject keys into.
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 import httpx2
@@ -31,28 +31,15 @@ class NotStartable(Feedback):
     """A server that cannot be started as configured (a variable unset, bubblewrap missing)."""
 
 
-@dataclass
-class _ServerSandbox:
-    """The sandbox settings of one server: the session's, with the server's network and folders."""
-
-    sandbox: str
-    sandbox_network: bool
-    sandbox_writable: list[Path]
-    sandbox_hidden: list[str]
-    bwrap_path: str
-    data_dir: Path
-
-
-def server_sandbox(settings: Settings, server: McpServer) -> _ServerSandbox:
-    """The session's policy for a server: its mode (workspace-write when the session's sandbox is
-    off: the server's own `sandbox = "off"` is what turns it off), its own network and folders."""
-    return _ServerSandbox(
+def server_sandbox(settings: Settings, server: McpServer) -> Settings:
+    """The session's sandbox settings for a server: its mode (workspace-write when the session's
+    sandbox is off: the server's own `sandbox = "off"` is what turns it off), its own network and
+    extra writable folders."""
+    return replace(
+        settings,
         sandbox=settings.sandbox if settings.sandbox != "off" else "workspace-write",
         sandbox_network=server.network,
         sandbox_writable=[*settings.sandbox_writable, *writable_paths(server)],
-        sandbox_hidden=list(settings.sandbox_hidden),
-        bwrap_path=settings.bwrap_path,
-        data_dir=settings.data_dir,
     )
 
 
