@@ -6,56 +6,53 @@ A small module of its own, so the CLI can filter its log file without importing 
 
 from __future__ import annotations
 
-import fnmatch
+import itertools
 import os
+from collections.abc import Iterable, Mapping
 
 from workbench.config.settings import Settings
 
-# Provider credentials a shell never gets (unless a setting passes one through by name).
-SECRET_NAMES = (
-    "WORKBENCH_API_KEY",
-    "OPENAI_API_KEY",
-    "OPENAI_ORG_ID",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "VERTEXAI_CREDENTIALS",
-    "MISTRAL_API_KEY",
-    "GROQ_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "OPENROUTER_API_KEY",
-    "COHERE_API_KEY",
-    "XAI_API_KEY",
-    "PERPLEXITYAI_API_KEY",
-    "FIREWORKS_AI_API_KEY",
-    "HF_TOKEN",
-    "HUGGINGFACE_API_KEY",
-    "HUGGING_FACE_HUB_TOKEN",
-    "REPLICATE_API_TOKEN",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_BEARER_TOKEN_BEDROCK",
-    "AZURE_API_KEY",
-    "AZURE_AD_TOKEN",
-    "BRAVE_API_KEY",
-    "TAVILY_API_KEY",
-    "LITELLM_MASTER_KEY",
-)
-SECRET_PATTERNS = ("*_API_KEY", "AZURE_*_KEY", "TOGETHER*_API_KEY", "WORKBENCH_*KEY*", "LITELLM_*KEY*")
+# Which environment variables hold secrets, by name: one rule for what the shells never get (unless
+# `shell_env_passthrough` names it) and for what is redacted from the event log and the log file.
+# A name is split at underscores: a part in SECRET_PARTS (GITHUB_TOKEN, MY_SECRET) or ending with
+# one of SECRET_WORDS (DATABASE_PASSWORD, CLIENTSECRET), a pair of parts in SECRET_PAIRS
+# (OPENAI_API_KEY), or a last part KEY (AZURE_SPEECH_KEY); a last part naming a place
+# (TIKTOKEN_CACHE_DIR) is not one. SESSION_MANAGER, XDG_SESSION_TYPE and TOKENIZERS_PARALLELISM
+# are ordinary: no part is a secret word.
+SECRET_WORDS = ("SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS")
+SECRET_PARTS = frozenset({*SECRET_WORDS, "TOKEN", "SECRETS", "APIKEY", "PASS", "PAT", "AUTHKEY"})
+# names of a place, not a secret: TIKTOKEN_CACHE_DIR, NPM_TOKEN_PATH
+PLACE_PARTS = frozenset({"DIR", "PATH", "URL", "HOST", "PORT"})
+SECRET_PAIRS = frozenset({("PRIVATE", "KEY"), ("API", "KEY"), ("ACCESS", "KEY"), ("AUTH", "KEY"), ("SECRET", "KEY")})
+# secrets whose names follow no pattern
+SECRET_NAMES = frozenset({"OPENAI_ORG_ID", "LITELLM_MASTER_KEY", "VERTEXAI_CREDENTIALS"})
 
 
 def is_secret(name: str) -> bool:
+    """Does the variable `name` hold a secret (see SECRET_WORDS)?"""
     upper = name.upper()
-    return upper in SECRET_NAMES or any(fnmatch.fnmatchcase(upper, p) for p in SECRET_PATTERNS)
+    if upper in SECRET_NAMES:
+        return True
+    parts = [p for p in upper.split("_") if p]
+    if not parts or parts[-1] in PLACE_PARTS:
+        return False
+    if parts[-1] == "KEY" and len(parts) > 1:
+        return True
+    if any(p in SECRET_PARTS or p.endswith(SECRET_WORDS) for p in parts):
+        return True
+    return any(pair in SECRET_PAIRS for pair in itertools.pairwise(parts))
+
+
+def stripped_names(environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> list[str]:
+    """The secret variables of `environ` that the shells do not get."""
+    keep = set(passthrough)
+    return sorted(name for name in environ if name not in keep and is_secret(name))
 
 
 def secrets_of(settings: Settings) -> list[str]:
     """Values that must never be written: the keys in the settings and the provider key variables."""
     found = [settings.api_key, settings.brave_api_key, settings.tavily_api_key]
     for name, value in os.environ.items():
-        # the shells' rule (provider keys never reach a shell), and any token or secret besides
-        if is_secret(name) or name.upper().endswith(("_TOKEN", "_SECRET", "_SECRET_KEY", "_ACCESS_KEY")):
+        if is_secret(name):  # the shells' rule: what they never get is never written either
             found.append(value)
     return sorted({s for s in found if len(s) >= 8 and s != "unused"}, key=len, reverse=True)

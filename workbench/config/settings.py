@@ -319,7 +319,7 @@ class Settings:
     bwrap_path: str = field(default="bwrap", metadata=about(doc="the bubblewrap binary", project=USER_ONLY))
     shell_env_passthrough: list[str] = field(
         default_factory=list,
-        metadata=about(doc="provider key variables the shells may still see, by name", project=USER_ONLY),
+        metadata=about(doc="variables that look like secrets (README) the shells may still see", project=USER_ONLY),
     )
     # subagents
     max_depth: int = field(default=2, metadata=about(doc="nesting depth of subagents; 0: no limit", project=LOWER))

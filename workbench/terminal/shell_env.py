@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from workbench.config.secrets import is_secret
+from workbench.config.secrets import is_secret, stripped_names
 
 TMUX_CONF = """\
 set -g history-limit 50000
@@ -119,3 +119,34 @@ def shell_environment(base: Mapping[str, str], marker: str, passthrough: Iterabl
     env.update(SHELL_ENV)
     env[MARKER] = marker
     return env
+
+
+# a command that failed for want of credentials: gh, git over HTTPS, npm, a 401
+_NO_CREDENTIALS = re.compile(
+    r"gh auth login|GH_TOKEN|GITHUB_TOKEN|could not read (?:username|password)|terminal prompts disabled|"
+    r"authentication (?:failed|required)|\bENEEDAUTH\b|not logged in|unauthorized|\b401\b|"
+    r"(?:token|api key|password|credentials?) (?:is |was )?(?:not set|missing|required)",
+    re.I,
+)
+SHOWN_NAMES = 5
+
+
+def missing_secret_hint(output: str, environ: Mapping[str, str], passthrough: Iterable[str] = ()) -> str | None:
+    """A note for a command that failed while a secret variable was kept from the shells: the
+    variables its output names, else (for an authentication failure) the ones that were kept."""
+    kept = stripped_names(environ, passthrough)
+    if not kept:
+        return None
+    named = [name for name in kept if re.search(rf"\b{re.escape(name)}\b", output)]
+    if not named and _NO_CREDENTIALS.search(output):
+        named = kept
+    if not named:
+        return None
+    shown = ", ".join(named[:SHOWN_NAMES]) + (
+        f" and {len(named) - SHOWN_NAMES} more" if len(named) > SHOWN_NAMES else ""
+    )
+    example = named[0]
+    return (
+        f"the shells do not get variables that look like secrets ({shown} here); the person can let one "
+        f'through with shell_env_passthrough = ["{example}"] in the user config'
+    )

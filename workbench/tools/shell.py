@@ -18,6 +18,7 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.terminal.host import TerminalHost, Window, start_dir
 from workbench.terminal.output_cap import CappedOutput, saved_output_path
 from workbench.terminal.sandbox import PlantedFile, open_untrusted
+from workbench.terminal.shell_env import missing_secret_hint
 from workbench.terminal.tmux_control import ServerGone, ServerStalled, TmuxError
 from workbench.tools.not_found import close_commands, missing_command
 from workbench.tools.registry import ToolContext, ToolFn, tool
@@ -133,7 +134,8 @@ async def bash(
         close = await asyncio.to_thread(close_commands, missing_command(text)) if status == 127 else []
         metadata = {"exit_code": status, "window": "bash", **cut}
         hint = host.sandbox.refusal_hint(text, host.dir, host.agent(ctx.agent_id).cwd)
-        notes = [hint, *notes] if hint else notes
+        secret = missing_secret_hint(text, os.environ, host.env_passthrough)
+        notes = [*(h for h in (hint, secret) if h), *notes]
         raise Feedback("; ".join([_status_text(status, close), *notes]), output=text, metadata=metadata)
     if not notes and not cut:
         return text  # the common case: no copy through a ToolResult
