@@ -19,6 +19,7 @@ from pathlib import Path
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ImageContent, TextContent
+from pydantic import BaseModel
 
 server = MCPServer("probe", instructions="Test server for Workbench.", log_level="WARNING")
 PIXEL = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 56).decode()
@@ -128,6 +129,17 @@ def connect(host: str, port: int) -> str:
 def environment(name: str) -> str:
     """The value of an environment variable, or '(unset)'."""
     return os.environ.get(name, "(unset)")
+
+
+class Answer(BaseModel):
+    answer: str
+
+
+@server.tool()
+async def ask_person(ctx: Context) -> str:
+    """Ask the client's person a question (elicitation), which Workbench refuses."""
+    result = await ctx.elicit("Which branch?", Answer)
+    return f"answered: {result}"
 
 
 def main() -> None:

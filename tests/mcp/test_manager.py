@@ -128,3 +128,52 @@ async def test_a_server_that_never_starts_is_feedback(settings: Settings, tmp_pa
         assert box.tools == {}
     finally:
         await manager.close()
+
+
+async def test_cancelling_a_call_sends_the_protocols_cancellation(settings: Settings, workspace: Path) -> None:
+    marker = workspace / "hang-cancelled"
+    server = probe(env={"PROBE_HANG_MARKER": str(marker)})  # sandboxed: the workspace is writable
+    manager = await started(with_servers(settings, server))
+    try:
+        box = Toolbox(manager.patterns(), manager)
+        task = asyncio.create_task(call(box, context(settings, []), "probe__hang"))
+        await asyncio.sleep(1.0)
+        assert not task.done()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        for _ in range(100):  # the server's tool was cancelled by notifications/cancelled
+            if marker.exists():
+                break
+            await asyncio.sleep(0.05)
+        assert marker.read_text() == "cancelled"
+    finally:
+        await manager.close()
+
+
+async def test_elicitation_is_refused_with_a_clear_error(settings: Settings) -> None:
+    manager = await started(with_servers(settings, probe(sandbox="off")))
+    try:
+        asked = await call(Toolbox(manager.patterns(), manager), context(settings, []), "probe__ask_person")
+        assert asked.is_error and "elicitation" in asked.error and "Workbench refuses" in asked.error
+    finally:
+        await manager.close()
+
+
+async def test_cached_tools_of_a_server_that_then_fails_to_start(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = probe(env={"TOKEN": "${PROBE_TOKEN}"}, sandbox="off")
+    monkeypatch.setenv("PROBE_TOKEN", "t")
+    await (await started(with_servers(settings, server))).close()  # a start: its tools are cached
+    monkeypatch.delenv("PROBE_TOKEN")
+    manager = McpManager(with_servers(settings, server), settings.sessions_dir / "s2", "s2")
+    box = Toolbox(manager.patterns(), manager)
+    assert "probe__echo" in box.tools  # offered at once, before any start
+    manager.start()
+    try:
+        failed = await asyncio.wait_for(call(box, context(settings, []), "probe__echo", '{"text": "x"}'), 60)
+        assert failed.is_error and "MCP server probe is not running" in failed.error
+        assert "PROBE_TOKEN, which is not set" in failed.error
+    finally:
+        await manager.close()

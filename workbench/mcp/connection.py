@@ -224,7 +224,7 @@ class ServerConnection:
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
-        from workbench.mcp.results import outcome
+        from workbench.mcp.results import outcome, refused_request
 
         name = self.server.name
         await self._wait_started()
@@ -260,7 +260,8 @@ class ServerConnection:
                     else "it is not restarted again"
                 )
                 raise Feedback(f"MCP server {name} exited during the call of {tool} ({self.reason}); {again}") from err
-            raise Feedback(f"MCP server {name}: tool {tool} failed: {err.message}") from err
+            refused = refused_request(name, tool, err.message)
+            raise refused or Feedback(f"MCP server {name}: tool {tool} failed: {err.message}") from err
         return outcome(name, tool, result)
 
     async def _wait_started(self) -> None:

@@ -67,12 +67,31 @@ def result_text(result: types.CallToolResult) -> str:
     return "\n".join(p for p in parts if p)
 
 
+_ASKS = (("elicitation", "a question to the person (elicitation)"), ("sampling", "a model call (sampling)"))
+_ASK_WORDS = {"elicitation": ("elicitation", "elicit"), "sampling": ("sampling", "createmessage", "create_message")}
+
+
+def refused_request(server: str, tool: str, text: str) -> Feedback | None:
+    """Feedback when a failure says the server asked Workbench for sampling or elicitation, which it
+    refuses (a server may not make the person's model calls, nor ask the person behind the agent's back)."""
+    lowered = text.lower()
+    for kind, words in _ASKS:
+        if any(w in lowered for w in _ASK_WORDS[kind]):
+            return Feedback(
+                f"MCP server {server}: tool {tool} needs {words}, which Workbench refuses to MCP servers; "
+                f"this tool cannot be used here (the server said: {text.strip()[:300]}). Do the task another way"
+            )
+    return None
+
+
 def outcome(server: str, tool: str, result: types.CallToolResult) -> str:
     """The output of a successful call; Feedback for an `isError` result, naming the server."""
     text = result_text(result)
     if not result.is_error:
         return text or "(the tool returned no content)"
     said = text.strip() or "no message"
+    if (refused := refused_request(server, tool, said)) is not None:
+        raise refused
     raise Feedback(
         f"MCP server {server}: tool {tool} reported an error: {said}. Read it, correct the arguments or "
         "the approach, and call it again only if that can change the outcome"
