@@ -363,3 +363,40 @@ async def test_compact_now_compacts_between_runs(settings: Settings, scripted_mo
             await until(pilot, lambda n=count: len(scripted_model.requests) == n and not app.view.busy)
         app.action_compact()
         await until(pilot, lambda: len(scripted_model.requests) == 4, what="the summary request")
+
+
+async def test_a_selected_subagent_is_steered_by_the_prompt(settings: Settings, scripted_model: ScriptedModel) -> None:
+    """Select a child and type: the prompt says whom it addresses, and the note reaches that child's
+    next request while its parent keeps waiting on it."""
+    router = Router(
+        CHILD=[reply("", call("bash", command="sleep 3; echo drawn")), reply("drawn as asked")],
+        parent=[
+            reply("", call("subagent", {"action": "create", "mode": "async", "name": "slow", "prompt": "CHILD: draw"})),
+            reply("waiting for it"),
+            reply("done"),
+        ],
+    )
+    scripted_model.add(*[router] * 6)
+    app = make_app(settings, prompt="parent task")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "a1" in app.view.agents and app.view.agents["a1"].tool_calls == 1)
+        prompt = app.query_one(PromptInput)
+        assert prompt.border_title == "to main"
+        agents = app.query_one(AgentsPane)
+        agents.focus()
+
+        def a1_selected() -> bool:
+            if agents.selected_agent != "a1":
+                agents.select_agent("a1")
+            return agents.selected_agent == "a1" and app.selected == "a1"
+
+        await until(pilot, a1_selected, what="a1 selected")
+        assert prompt.border_title == "to subagent slow (a1), at its next turn"
+        await type_prompt(pilot, "use blue")
+        await until(pilot, lambda: app.view.agents["a1"].status == pb.AGENT_STATUS_COMPLETED, what="a1 done")
+        child = [r for r in scripted_model.requests if "CHILD" in str(r["messages"][1]["content"])]
+        assert child[-1]["messages"][-1] == {"role": "user", "content": "use blue"}
+        parent = [r for r in scripted_model.requests if r["messages"][1]["content"] == "parent task"]
+        assert all("use blue" not in str(r["messages"]) for r in parent)  # the note went to the child only
+        await until(pilot, lambda: "has finished" in str(prompt.border_title), what="the prompt says a1 finished")
+        await app._close_session()

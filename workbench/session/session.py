@@ -24,6 +24,7 @@ from workbench.config.settings import ConfigError, Settings
 from workbench.core.words import FINAL_AGENT_STATUSES
 from workbench.engine.agents import ROOT_ID, AgentTree
 from workbench.engine.compaction import NothingToCompact
+from workbench.engine.steering import NotSteerable, steer
 from workbench.engine.store import Recorder, Store, StoreError
 from workbench.guard.guardrail import Guard
 from workbench.mcp.manager import McpManager
@@ -290,10 +291,21 @@ class Session:
 
     # --- what a client does ---------------------------------------------------------------
 
-    def send(self, prompt: str) -> None:
-        """Start a run with `prompt` when idle; while a run goes, queue it for the root's next turn."""
+    def send(self, prompt: str, agent_id: str | None = None) -> None:
+        """Start a run with `prompt` when idle; while a run goes, queue it for the root's next turn.
+
+        `agent_id` names another agent to steer: the prompt reaches that running, waiting or
+        queued agent at its next turn as the person's words, and nothing is cancelled
+        (engine/steering.py). A finished agent raises SessionError saying so.
+        """
         if not prompt.strip():
             raise SessionError("the prompt is empty: say what the agent should do")
+        if agent_id not in (None, ROOT_ID):
+            try:
+                steer(self.tree, agent_id, prompt)
+            except NotSteerable as err:
+                raise SessionError(str(err)) from err
+            return
         if not self._titled:
             self.store.set_session_title(self.id, prompt)
             self._titled = True

@@ -22,6 +22,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from workbench.config.settings import Settings
+from workbench.core.words import FINAL_AGENT_STATUSES
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.engine import EventsArrived, Session
@@ -231,6 +232,8 @@ class SessionClient(App[int]):
                 agents.show_view(self.view)
             else:
                 agents.sync([*changes.new_agents, *changes.agents])
+            if self.selected in changes.agents:  # it may have finished: the prompt says so
+                self.prompt_input.border_title = self._addressee()
             transcript = self.transcript
             if transcript.agent_id != self.selected or transcript.items is not self.view.transcript(self.selected):
                 transcript.show(self.selected, self.view.transcript(self.selected))
@@ -258,10 +261,21 @@ class SessionClient(App[int]):
         row = self.view.agents.get(self.selected)
         transcript = self.transcript
         transcript.border_title = printable(f"{row.info.name or row.info.id}" if row else self.selected)
+        self.prompt_input.border_title = self._addressee()
+
+    def _addressee(self) -> str:
+        """Whom the prompt goes to: the selected agent (steering a subagent), else the root."""
+        row = self.view.agents.get(self.selected)
+        if self.selected == ROOT or row is None:
+            return "to main"
+        who = printable(f"{row.info.name} ({row.info.id})" if row.info.name != row.info.id else row.info.id)
+        if row.info.status in FINAL_AGENT_STATUSES:
+            return f"{who} has finished: select main to write to the root"
+        return f"to subagent {who}, at its next turn"
 
     def _send(self, session: Session, text: str) -> None:
         try:
-            session.send(text)
+            session.send(text, None if self.selected == ROOT else self.selected)
         except Exception as err:  # SessionError: one line a person can act on (anything else is logged too)
             log.info("send refused", exc_info=True)
             self.notify(printable(str(err)), severity="error", timeout=8, markup=False)
