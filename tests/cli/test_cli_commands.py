@@ -108,11 +108,12 @@ def test_the_turn_limit_leaves_stdout_empty(scripted_model: ScriptedModel, works
 def test_escape_sequences_from_the_model_are_printed_as_data(
     scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys
 ) -> None:
-    evil = "\x1b]0;pwned\x07\x1b[2J"
+    evil = "\x1b]0;pwned\x07\x1b[2J\u202e"
     scripted_model.add(reply(f"look {evil}", call(f"read_{evil}", path=f"a{evil}")), reply("done"))
     assert main(scripted(scripted_model, workspace, tmp_path / "d", "go")) == 0
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\x07" not in err and "\\x1b]0;pwned\\x07" in err
+    assert "\u202e" not in err and "\\u202e" in err  # a bidi override in the tool's name, shown escaped
 
 
 def test_sessions_export_resume_continue_and_prune(

@@ -104,6 +104,7 @@ async def test_read_only_blocks_a_write_and_bash_before_anything_runs(
             call("write_file", path="notes.md", content="x"),
             call("bash", command="echo hi > hi.txt"),
             call("ls", path="."),
+            call("Bash", command="echo hi > hi.txt"),  # misspelled: no tool at all
         ),
         reply("done"),
     )
@@ -118,10 +119,11 @@ async def test_read_only_blocks_a_write_and_bash_before_anything_runs(
     assert not (workspace / "notes.md").exists() and not (workspace / "hi.txt").exists()
     # the session starts its tmux server as a run starts: nothing of the blocked call reached it
     assert shown is None or "hi.txt" not in shown, shown
-    assert [d.verdict for d in of(opened, "guard_decision")] == [BLOCK, BLOCK, RECORD]
+    assert [d.verdict for d in of(opened, "guard_decision")] == [BLOCK, BLOCK, RECORD, RECORD]
     results = tool_messages(scripted_model.requests[1])
     assert "read-only mode" in results[0] and "read-only mode" in results[1]
     assert "Blocked" not in results[2]
+    assert results[3].startswith("Error: unknown tool 'Bash'") and "Blocked" not in results[3], results[3]
 
 
 async def test_a_review_waits_for_the_person_then_runs_or_reads_the_denial(

@@ -104,6 +104,14 @@ def test_recursive_delete_of_root_home_or_workspace_needs_review(workspace: Path
     assert decision.reason.startswith("built-in rule: ")
 
 
+def test_tilde_plus_is_the_working_folder_in_the_reason(workspace: Path) -> None:
+    decision = guard(workspace).check(bash("command rm -r -f ~+"))
+    assert decision.verdict == pb.GUARD_VERDICT_REVIEW
+    assert f"the workspace {workspace}" in decision.reason and "/home/+" not in decision.reason, decision.reason
+    decision = guard(workspace).check(bash("cd /usr && rm -rf ~+"))
+    assert "the top-level folder /usr" in decision.reason, decision.reason
+
+
 def test_recursive_delete_of_the_workspace_by_its_path(workspace: Path) -> None:
     g = guard(workspace)
     for command in (f"rm -rf {workspace}", f"rm -rf '{workspace}/'", f"rm -rf {workspace.parent}"):

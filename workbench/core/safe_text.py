@@ -1,7 +1,10 @@
 """Text from a model or a tool, made safe to show a person: no escape sequence reaches a terminal.
 
 Control characters other than newline and tab are shown escaped (ESC as `\\x1b`), so an OSC
-title change or a cursor move in a model's reply is printed, never performed. The headless
+title change or a cursor move in a model's reply is printed, never performed. So are Unicode's
+format characters that reorder or hide text (bidi overrides and isolates such as U+202E,
+zero-width spaces, the BOM, tag characters): `read\\u202efile` cannot pass for another name.
+The joiners U+200C and U+200D stay (emoji sequences and several scripts need them). The headless
 printer and the TUI both use `printable`.
 """
 
@@ -9,13 +12,23 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 and C1 but newline and tab; Unicode's format characters (category Cf) but the joiners
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f"
+    r"\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b\u200e-\u200f\u202a-\u202e"
+    r"\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    r"\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
 
 
 def printable(text: str) -> str:
-    """`text` with every control character but newline and tab escaped (`\\x1b`, `\\x0d`, ...)."""
+    """`text` with every control and format character but newline, tab and the joiners escaped
+    (`\\x1b`, `\\x0d`, `\\u202e`, ...)."""
     return _CONTROL.sub(_escape, text)
 
 
 def _escape(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    code = ord(match.group())
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"

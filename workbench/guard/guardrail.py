@@ -31,7 +31,7 @@ from workbench.guard.rules import Rule, bash_rule, file_rule, parse_rules, prima
 from workbench.guard.shell_parse import Places, opaque, simple_commands
 from workbench.mcp.manager import McpManager
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.registry import BadArguments, parse_arguments
+from workbench.tools.registry import REGISTRY, BadArguments, builtin_tools, parse_arguments
 
 log = logging.getLogger("workbench")
 RECORD, REVIEW, BLOCK = pb.GUARD_VERDICT_RECORD, pb.GUARD_VERDICT_REVIEW, pb.GUARD_VERDICT_BLOCK
@@ -128,6 +128,8 @@ class Guard:
 
     def check(self, call: pb.ToolCall) -> pb.GuardDecision:
         """The decision of the mode and the rules (no model): cheap, synchronous."""
+        if not self.known(call.name):  # nothing runs: the toolbox answers "unknown tool", in every mode
+            return _decision(RECORD, "mode", "not a tool: the call is refused as an unknown tool")
         args = arguments(call)
         text = primary_text(call.name, args, call.arguments)
         by_mode = self._by_mode(call.name, args)
@@ -157,11 +159,18 @@ class Guard:
                 f"the guard's rules failed on this call ({type(err).__name__}: {err}); the guard fails closed: {word}"
             )
             decision = _decision(failure, "rule", reason)
-        if self.model is not None and decision.verdict != BLOCK and acting(call.name, arguments(call)):
+        judged = decision.verdict != BLOCK and self.known(call.name) and acting(call.name, arguments(call))
+        if self.model is not None and judged:
             decision = strictest(decision, await self.model.ask(call, task, count_usage))
         decision.call_id = call.id
         decision.call.CopyFrom(call)
         return decision
+
+    def known(self, tool: str) -> bool:
+        """Is `tool` a tool at all (a registered one, or an MCP server's)?"""
+        if tool in REGISTRY or tool in builtin_tools():
+            return True
+        return self.mcp is not None and self.mcp.origin(tool) is not None
 
     def _by_mode(self, tool: str, args: dict[str, Any]) -> pb.GuardDecision:
         origin = self.mcp.origin(tool) if self.mcp is not None else None

@@ -231,10 +231,12 @@ class Places:
         relative to `cwd`), the glob of its first globbed component (or ""), and whether it held
         no unknown variable."""
         home = self.homes[0]
-        if target.startswith("~"):
-            head, sep, rest = target[1:].partition("/")
-            target = (home if not head else f"/home/{head}") + sep + rest
         unknown = False
+        if target.startswith("~"):  # ~, ~+ (the working folder), ~- (the previous one), ~user
+            head, sep, rest = target[1:].partition("/")
+            tilde = {"": home, "+": self.cwd or self.workspaces[0], "-": "", "root": "/root"}
+            unknown = head == "-"
+            target = tilde.get(head, f"/home/{head}") + sep + rest
 
         def variable(match: re.Match[str]) -> str:
             nonlocal unknown
