@@ -7,12 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.scripted_server import ScriptedModel, call, error, reply
+from tests.waiting import until_blocking
 from workbench.cli.main import main
 
 
@@ -122,9 +122,7 @@ def test_sigint_cancels_with_130(scripted_model: ScriptedModel, workspace: Path,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    deadline = time.monotonic() + 60
-    while len(scripted_model.requests) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    until_blocking(lambda: len(scripted_model.requests) >= 2, 60, "the second model call")
     assert len(scripted_model.requests) == 2
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)
@@ -216,9 +214,7 @@ def test_sigterm_cancels_and_ends_the_tmux_server(
 ) -> None:
     scripted_model.add(reply("", call("bash", command="echo started")), reply("slow", delay=30))
     proc = _start(scripted_model, workspace, tmp_path, "--jsonl", "go")
-    deadline = time.monotonic() + 60
-    while len(scripted_model.requests) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    until_blocking(lambda: len(scripted_model.requests) >= 2, 60, "the second model call")
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == 143, err

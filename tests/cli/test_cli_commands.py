@@ -117,7 +117,7 @@ def test_escape_sequences_from_the_model_are_printed_as_data(
 
 
 def test_sessions_export_resume_continue_and_prune(
-    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = tmp_path / "d"
     scripted_model.add(reply("first answer"), reply("second answer"), reply("third answer"))
@@ -158,7 +158,8 @@ def test_sessions_export_resume_continue_and_prune(
     assert main(["sessions", "--prune", "--data-dir", str(data)]) == 2
     assert main(["sessions", "--prune", "--older-than", "30d", "--data-dir", str(data)]) == 0
     assert "deleted 0 session(s)" in capsys.readouterr().err
-    time.sleep(1.1)
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now + 2)  # the clock moves on 2 s, no one waits for it
     assert main(["sessions", "--prune", "--older-than", "1s", "--data-dir", str(data)]) == 0
     assert "deleted 1 session(s)" in capsys.readouterr().err
     assert main(["sessions", "--data-dir", str(data), "--json"]) == 0

@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Run, provider_ids, run_agent
+from tests.conftest import RegisterTool, Run, provider_ids, run_agent
 from tests.scripted_server import ScriptedModel, call, error, reply
+from tests.waiting import EventLog, sleep, until_true
 from workbench.config.settings import Settings
 from workbench.engine.agents import AgentTree
 from workbench.engine.store import Store
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.registry import Toolbox, ToolContext, tool
+from workbench.tools.registry import Toolbox, ToolContext
 
 Reply = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 FORK_MARK = "[You are a fork"
@@ -90,40 +91,23 @@ def inbox_items(run: Run, recipient: str = "main") -> list[pb.InboxItem]:
     return [e.inbox_item for e in run.events if e.WhichOneof("kind") == "inbox_item" and e.agent_id == recipient]
 
 
-@tool(name="agents_test_sleep")
-async def _sleep(seconds: float, ctx: ToolContext) -> str:
-    """Sleep.
-
-    Args:
-        seconds: how long
-    """
-    await asyncio.sleep(seconds)
-    return f"slept {seconds}"
+@pytest.fixture(autouse=True)
+def _tools(register_tool: RegisterTool) -> None:
+    register_tool(sleep)
+    register_tool(_stubborn, name="test_stubborn")
 
 
-class Session:
+class LiveTree:
     """A tree over a real SQLite store whose root runs as a task the test can cancel."""
 
     def __init__(self, settings: Settings, terminal: Any = None):
         self.store = Store(settings.db_path)
         self.session_id = self.store.create_session(settings.workspace, settings.model, "go")
-        self.events: list[pb.Event] = []
-        self.arrived = asyncio.Event()
-        self.store.subscribe(self._on_event, self.session_id)
+        self.log = EventLog()
+        self.events = self.log.events
+        self.until, self.of = self.log.until, self.log.of
+        self.store.subscribe(self.log, self.session_id)
         self.tree = AgentTree(settings, self.store, self.session_id, terminal)
-
-    def _on_event(self, event: pb.Event) -> None:
-        self.events.append(event)
-        self.arrived.set()
-
-    async def until(self, predicate: Callable[[list[pb.Event]], bool], timeout: float = 10) -> None:
-        async with asyncio.timeout(timeout):
-            while not predicate(self.events):
-                self.arrived.clear()
-                await self.arrived.wait()
-
-    def of(self, kind: str) -> list[pb.Event]:
-        return [e for e in self.events if e.WhichOneof("kind") == kind]
 
     async def close(self) -> None:
         await self.tree.close()
@@ -312,11 +296,11 @@ async def test_async_timeout(settings: Settings, scripted_model: ScriptedModel) 
         scripted_model,
         {
             "ROOT": [reply("", create("CHILD: slow", timeout=0.5)), *[after_inbox("it timed out")] * 2],
-            "CHILD": [reply("Sleeping.", call("agents_test_sleep", seconds=30, call_id="nap"))],
+            "CHILD": [reply("Sleeping.", call("sleep", seconds=30, call_id="nap"))],
         },
     )
     started = time.monotonic()
-    run = await run_agent(settings, "ROOT task", tools=["subagent", "agents_test_sleep"])
+    run = await run_agent(settings, "ROOT task", tools=["subagent", "sleep"])
     assert time.monotonic() - started < 10
     (item,) = inbox_items(run)
     assert item.status == pb.AGENT_STATUS_TIMED_OUT and "timed out after 0.5 s" in item.cause
@@ -347,11 +331,11 @@ async def test_parent_cancels_an_async_child(settings: Settings, scripted_model:
                 reply("", call("subagent", action="cancel", id="a1")),
                 reply("Cancelled it."),
             ],
-            "CHILD": [reply("", call("agents_test_sleep", seconds=30))],
+            "CHILD": [reply("", call("sleep", seconds=30))],
         },
     )
     started = time.monotonic()
-    run = await run_agent(settings, "ROOT task", tools=["subagent", "agents_test_sleep"])
+    run = await run_agent(settings, "ROOT task", tools=["subagent", "sleep"])
     assert time.monotonic() - started < 10
     assert run.outcome.status == pb.RUN_STATUS_FINISHED and run.outcome.text == "Cancelled it."
     cancel_result = results_of(run)[1]
@@ -371,10 +355,10 @@ async def test_message_reaches_the_childs_next_turn(settings: Settings, scripted
                 reply("waiting"),
                 reply("done"),
             ],
-            "CHILD": [reply("", call("agents_test_sleep", seconds=0.5)), reply("Using plan B.")],
+            "CHILD": [reply("", call("sleep", seconds=0.5)), reply("Using plan B.")],
         },
     )
-    run = await run_agent(settings, "ROOT task", tools=["subagent", "agents_test_sleep"])
+    run = await run_agent(settings, "ROOT task", tools=["subagent", "sleep"])
     assert "Inbox of CHILD: plan (a1)" in results_of(run)[1].output
     second = requests_of(scripted_model, "CHILD")[1]
     assert "- message from main (main): use plan B" in user_texts(second)[-1]
@@ -504,10 +488,10 @@ async def test_parent_wait_cap_ends_wait_timeout_and_stops_its_children(
         scripted_model,
         {
             "ROOT": [reply("", create("CHILD: forever")), reply("waiting")],
-            "CHILD": [reply("", call("agents_test_sleep", seconds=30))],
+            "CHILD": [reply("", call("sleep", seconds=30))],
         },
     )
-    run = await run_agent(settings, "ROOT task", tools=["subagent", "agents_test_sleep"])
+    run = await run_agent(settings, "ROOT task", tools=["subagent", "sleep"])
     assert run.outcome.status == pb.RUN_STATUS_WAIT_TIMEOUT
     done = finished(run)
     assert done["a1"].status == pb.AGENT_STATUS_CANCELLED and "its parent main ended" in done["a1"].cause
@@ -531,11 +515,11 @@ async def test_cancelling_one_child_cancels_its_subtree_and_the_parent_goes_on(
         {
             "ROOT": [reply("", create("CHILD: manage")), reply("waiting"), reply("the child was cancelled")],
             "CHILD": [reply("", create("GRANDCHILD: work")), reply("waiting")],
-            "GRANDCHILD": [reply("", call("agents_test_sleep", seconds=30))],
+            "GRANDCHILD": [reply("", call("sleep", seconds=30))],
         },
     )
-    session = Session(settings)
-    task = asyncio.create_task(session.tree.run_root("ROOT task", ["subagent", "agents_test_sleep"]))
+    session = LiveTree(settings)
+    task = asyncio.create_task(session.tree.run_root("ROOT task", ["subagent", "sleep"]))
 
     def grandchild_busy_child_waiting(events: list[pb.Event]) -> bool:
         statuses = {e.agent_id: e.agent_status.status for e in events if e.WhichOneof("kind") == "agent_status"}
@@ -570,7 +554,7 @@ async def test_run_cancel_with_5_children_running_leaves_no_task_or_tmux_window(
             "CHILD": [reply("", call("bash", command="sleep 60; echo never", timeout=120))],
         },
     )
-    session = Session(settings, terminal=host)
+    session = LiveTree(settings, terminal=host)
     task = asyncio.create_task(session.tree.run_root("ROOT task", ["subagent", "bash"]))
 
     def all_sleeping(events: list[pb.Event]) -> bool:
@@ -579,12 +563,15 @@ async def test_run_cancel_with_5_children_running_leaves_no_task_or_tmux_window(
 
     await session.until(all_sleeping, timeout=30)
     child_windows: set[str] = set()
-    async with asyncio.timeout(10):  # until the five commands run in their windows
-        while len(child_windows) < 5:
-            await asyncio.sleep(0.02)
-            info = await host.window_info()
-            shells = {s.shell.window.window_id for s in host.agents.values() if s.shell is not None}
-            child_windows = {w for w in shells if w in info and info[w][2] == "sleep"}
+
+    async def five_commands_run() -> bool:
+        nonlocal child_windows
+        info = await host.window_info()
+        shells = {s.shell.window.window_id for s in host.agents.values() if s.shell is not None}
+        child_windows = {w for w in shells if w in info and info[w][2] == "sleep"}
+        return len(child_windows) == 5
+
+    await until_true(five_commands_run, 10, "the five commands to run in their windows")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -713,11 +700,11 @@ async def test_a_second_run_cancel_during_cleanup_still_ends_every_child(
         scripted_model,
         {
             "ROOT": [reply("", create("CHILD 1: work"), create("CHILD 2: work")), reply("waiting")],
-            "CHILD": [reply("", call("agents_test_stubborn"))],
+            "CHILD": [reply("", call("test_stubborn"))],
         },
     )
-    session = Session(settings)
-    task = asyncio.create_task(session.tree.run_root("ROOT task", ["subagent", "agents_test_stubborn"]))
+    session = LiveTree(settings)
+    task = asyncio.create_task(session.tree.run_root("ROOT task", ["subagent", "test_stubborn"]))
 
     def both_busy(events: list[pb.Event]) -> bool:
         return len([e for e in events if e.WhichOneof("kind") == "tool_call_started" and e.agent_id != "main"]) == 2
@@ -725,8 +712,8 @@ async def test_a_second_run_cancel_during_cleanup_still_ends_every_child(
     await session.until(both_busy)
     started = time.monotonic()
     task.cancel()
-    await asyncio.sleep(0.2)
-    task.cancel()  # pressed again while the children stop
+    await asyncio.sleep(0.2)  # the person's second key press, while the children stop (a timing, not a wait)
+    task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert time.monotonic() - started < 3
@@ -737,7 +724,6 @@ async def test_a_second_run_cancel_during_cleanup_still_ends_every_child(
     await session.close()
 
 
-@tool(name="agents_test_stubborn")
 async def _stubborn(ctx: ToolContext) -> str:
     """Sleep 1 s after a cancel before giving in."""
     try:
@@ -758,7 +744,7 @@ async def test_cancelling_a_sync_child_mid_model_call_lets_its_parent_go_on(
             "CHILD": [reply("never sent", delay=20)],
         },
     )
-    session = Session(settings)
+    session = LiveTree(settings)
     task = asyncio.create_task(session.tree.run_root("ROOT task", ["subagent"]))
     await session.until(
         lambda events: any(e.agent_id == "a1" and e.WhichOneof("kind") == "run_started" for e in events)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import until
 from workbench.engine.store import Recorder, Store, to_json
 from workbench.pb import workbench_pb2 as pb
 
@@ -78,7 +79,7 @@ async def test_deltas_are_batched_and_merged_and_keep_order(store: Store) -> Non
     for word in ["Hel", "lo ", "world"]:
         rec.emit(pb.TextDelta(text=word))
     assert seen == []  # not yet: batched
-    await asyncio.sleep(0.12)
+    await until(lambda: seen, what="the batch's timed write")
     assert [e.text_delta.text for e in seen] == ["Hello world"]
     rec.emit(pb.TextDelta(text="more"))
     rec.output("c1", "out")
@@ -204,7 +205,7 @@ async def test_a_failed_batched_flush_goes_to_on_failure_not_to_the_loop(store: 
     loop_errors: list[dict] = []
     asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: loop_errors.append(ctx))
     rec.emit(pb.TextDelta(text="streamed"))
-    await asyncio.sleep(0.2)
+    await until(lambda: failures, what="the batch's timed write to fail")
     assert len(failures) == 1 and isinstance(failures[0], sqlite3.Error)
     assert loop_errors == []
     store.db.execute("PRAGMA query_only = OFF")
@@ -285,7 +286,7 @@ async def test_a_failed_write_of_the_queued_records_goes_to_on_failure(store: St
     asyncio.get_running_loop().set_exception_handler(lambda loop, ctx: loop_errors.append(ctx))
     store.db.execute("PRAGMA query_only = ON")  # every write now fails, as on a full disk
     Recorder(store, session, "main").emit(message("never written"))
-    await asyncio.sleep(0.01)
+    await until(lambda: failures, what="the pass's write to fail")
     assert len(failures) == 1 and isinstance(failures[0], sqlite3.Error)
     assert seen == [] and loop_errors == []
     store.db.execute("PRAGMA query_only = OFF")

@@ -6,26 +6,18 @@ the run."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tests.scripted_server import ScriptedModel, call, reply
+from tests.waiting import until
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.session import Session
 
 RECORD, REVIEW, BLOCK = pb.GUARD_VERDICT_RECORD, pb.GUARD_VERDICT_REVIEW, pb.GUARD_VERDICT_BLOCK
-
-
-async def until(condition: Callable[[], object], timeout: float = 30) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
 
 
 class Opened:

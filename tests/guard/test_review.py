@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import until
 from workbench.config.settings import Settings
 from workbench.engine.store import Recorder, Store
 from workbench.guard.guardrail import Guard, NotWaiting
@@ -50,13 +51,6 @@ def bash(command: str, call_id: str = "c1") -> pb.ToolCall:
 
 def write(path: str, call_id: str) -> pb.ToolCall:
     return pb.ToolCall(id=call_id, name="write_file", arguments=json.dumps({"path": path, "content": "x\n"}))
-
-
-async def until(condition: object, timeout: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():  # type: ignore[operator]
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.01)
 
 
 async def test_record_and_block_are_recorded_without_asking(store: Store, workspace: Path) -> None:

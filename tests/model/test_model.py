@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import RegisterTool
 from tests.scripted_server import ScriptedModel, call, cut, reply
 from workbench.cli.main import main
 from workbench.config.settings import Settings
@@ -27,7 +28,7 @@ from workbench.model.gateway import (
 from workbench.model.retry import classify
 from workbench.model.stream import ReplyAssembler
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.registry import ToolContext, tool
+from workbench.tools.registry import ToolContext
 
 PROMPT = [pb.Message(role=pb.ROLE_USER, text="hi")]
 
@@ -217,7 +218,6 @@ def test_preload_turns_the_gc_back_on_when_litellm_is_ready() -> None:
 # --- tool-call ids: ours in the session, the provider's on the wire ----------------------------
 
 
-@tool(name="test_model_big")
 async def _big(ctx: ToolContext, tag: str) -> str:
     """Print many lines, each naming `tag`.
 
@@ -227,10 +227,13 @@ async def _big(ctx: ToolContext, tag: str) -> str:
     return "".join(f"{tag} line {i}\n" for i in range(5_000))
 
 
-async def test_reused_provider_ids_keep_every_saved_output(settings: Settings, scripted_model: ScriptedModel) -> None:
+async def test_reused_provider_ids_keep_every_saved_output(
+    settings: Settings, scripted_model: ScriptedModel, register_tool: RegisterTool
+) -> None:
     """A server that numbers ids per reply (call_0 every turn): each turn's saved output stays its own."""
     from tests.conftest import run_agent
 
+    register_tool(_big, name="test_model_big")
     settings.output_limit = 2_000
     scripted_model.add(
         reply("", call("test_model_big", tag="first", call_id="call_0")),

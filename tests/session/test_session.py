@@ -10,27 +10,16 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.scripted_server import ScriptedModel, call, reply
+from tests.waiting import EventLog, of_kind, until
 from workbench.config.settings import Settings
 from workbench.engine.store import SCHEMA_VERSION, Recorder
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.session import Session, SessionError
-
-
-async def until(events: list[pb.Event], done: Callable[[list[pb.Event]], bool], timeout: float = 30) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not done(events):
-        assert asyncio.get_running_loop().time() < deadline, [e.WhichOneof("kind") for e in events]
-        await asyncio.sleep(0.02)
-
-
-def kinds(events: list[pb.Event], kind: str, agent: str | None = None) -> list[pb.Event]:
-    return [e for e in events if e.WhichOneof("kind") == kind and (agent is None or e.agent_id == agent)]
 
 
 def user_texts(body: dict) -> list[str]:
@@ -62,19 +51,20 @@ async def test_the_tmux_server_starts_while_the_first_model_call_runs(
     # is up before it; an instant reply would race the start
     scripted_model.add(reply("", call("bash", command="echo hi"), delay=2.0), reply("done"))
     session = await Session.open(settings)
-    events: list[pb.Event] = []
-    session.subscribe(events.append)
+    log = EventLog()
+    events = log.events
+    session.subscribe(log)
     try:
         session.send("say hi")
-        await until(events, lambda es: bool(kinds(es, "terminal_ready")))
-        ready = kinds(events, "terminal_ready")[0].seq
+        await log.until(lambda es: bool(of_kind(es, "terminal_ready")))
+        ready = of_kind(events, "terminal_ready")[0].seq
         finished = await session.wait()
     finally:
         await session.close()
     assert finished.text == "done"
-    first_call = kinds(events, "tool_call_started")[0].seq
+    first_call = of_kind(events, "tool_call_started")[0].seq
     assert ready < first_call  # up before the model asked for bash, not started by the call
-    assert kinds(events, "tool_call_finished")[0].tool_call_finished.result.is_error is False
+    assert of_kind(events, "tool_call_finished")[0].tool_call_finished.result.is_error is False
 
 
 async def test_a_prompt_sent_during_a_turn_reaches_the_next_turn(
@@ -82,13 +72,14 @@ async def test_a_prompt_sent_during_a_turn_reaches_the_next_turn(
 ) -> None:
     scripted_model.add(reply("", call("bash", command="sleep 1; echo slept")), reply("noted both"))
     session = await Session.open(settings)
-    events: list[pb.Event] = []
-    session.subscribe(events.append)
+    log = EventLog()
+    events = log.events
+    session.subscribe(log)
     try:
         session.send("first task")
-        await until(events, lambda ev: bool(kinds(ev, "tool_call_started")))
+        await log.until(lambda ev: bool(of_kind(ev, "tool_call_started")))
         session.send("also check the README")
-        assert kinds(events, "prompt_queued")[0].prompt_queued.text == "also check the README"
+        assert of_kind(events, "prompt_queued")[0].prompt_queued.text == "also check the README"
         outcome = await session.wait()
     finally:
         await session.close()
@@ -105,7 +96,7 @@ async def test_a_prompt_queued_as_the_model_answers_gets_another_turn(
     session = await Session.open(settings)
     try:
         session.send("one")
-        await asyncio.sleep(0.3)  # the first model call is under way
+        await until(lambda: scripted_model.requests, what="the first model call")  # under way: the reply takes 1 s
         session.send("two")
         outcome = await session.wait()
     finally:
@@ -118,22 +109,25 @@ async def test_cancel_mid_bash_stops_the_command_and_the_session_goes_on(
     settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:
     marker = workspace / "still-running"
-    scripted_model.add(reply("", call("bash", command=f"sleep 30; touch {marker}")), reply("second run"))
+    scripted_model.add(reply("", call("bash", command=f"echo started; sleep 30; touch {marker}")), reply("second run"))
     session = await Session.open(settings)
-    events: list[pb.Event] = []
-    session.subscribe(events.append)
+    log = EventLog()
+    events = log.events
+    session.subscribe(log)
     try:
         session.send("sleep")
-        await until(events, lambda ev: bool(kinds(ev, "tool_output")) or bool(kinds(ev, "terminal_ready")))
-        await asyncio.sleep(0.5)
+        await log.until(lambda ev: of_kind(ev, "tool_call_started"))
+        seen_start = asyncio.get_running_loop().time()
+        await log.until(lambda ev: any("started" in e.tool_output.text for e in of_kind(ev, "tool_output")))
         began = asyncio.get_running_loop().time()
         await session.cancel()
         assert asyncio.get_running_loop().time() - began < 2.0
         outcome = await session.wait()
         assert outcome.status == pb.RUN_STATUS_CANCELLED and not session.busy
-        (finished,) = kinds(events, "tool_call_finished")
+        (finished,) = of_kind(events, "tool_call_finished")
         assert finished.tool_call_finished.result.error.startswith("interrupted")
-        assert finished.tool_call_finished.result.duration >= 0.4  # how long it ran, not 0.00 s
+        # how long it ran (at least from when its start was seen to the cancel), not 0.00 s
+        assert finished.tool_call_finished.result.duration >= began - seen_start > 0
         session.send("go on")
         again = await session.wait()
     finally:
@@ -157,17 +151,18 @@ async def test_cancel_one_child_leaves_the_parent_running(settings: Settings, sc
 
     scripted_model.add(*[route] * 6)
     session = await Session.open(settings)
-    events: list[pb.Event] = []
-    session.subscribe(events.append)
+    log = EventLog()
+    events = log.events
+    session.subscribe(log)
     try:
         session.send("ROOT")
-        await until(events, lambda ev: bool(kinds(ev, "tool_call_started", "a1")))
+        await log.until(lambda ev: bool(of_kind(ev, "tool_call_started", "a1")))
         await session.cancel("a1")
         outcome = await session.wait()
     finally:
         await session.close()
     assert outcome.status == pb.RUN_STATUS_FINISHED and outcome.text == "the child was cancelled; done"
-    (item,) = kinds(events, "inbox_item", "main")
+    (item,) = of_kind(events, "inbox_item", "main")
     assert item.inbox_item.child_id == "a1" and item.inbox_item.status == pb.AGENT_STATUS_CANCELLED
 
 
@@ -405,8 +400,9 @@ def test_deeply_nested_json_from_the_model_raises_nowhere_a_person_or_judge_read
 async def test_compact_summarizes_between_runs(settings: Settings, scripted_model: ScriptedModel) -> None:
     scripted_model.add(reply("one"), reply("two"), reply("three"), reply("the summary"), reply("four"))
     session = await Session.open(settings)
-    events: list[pb.Event] = []
-    session.subscribe(events.append)
+    log = EventLog()
+    events = log.events
+    session.subscribe(log)
     try:
         for prompt in ("a", "b", "c"):
             session.send(prompt)
@@ -416,7 +412,7 @@ async def test_compact_summarizes_between_runs(settings: Settings, scripted_mode
             await session.compact()
         await session.wait()
         await session.compact()
-        (compaction,) = kinds(events, "compaction")
+        (compaction,) = of_kind(events, "compaction")
         assert compaction.compaction.reason == "the person asked to compact"
     finally:
         await session.close()

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 import uuid
 from pathlib import Path
 
@@ -17,7 +16,8 @@ import pytest
 
 from tests.cli.test_cli import args as cli_args
 from tests.scripted_server import ScriptedModel, call, reply
-from tests.tools.test_shell import Term, _until
+from tests.tools.test_shell import Term
+from tests.waiting import until, until_blocking
 from workbench.terminal.host import TerminalHost
 from workbench.terminal.leftovers import make_cgroup, reap_orphans, records_dir
 from workbench.terminal.processes import cmdline, pid_alive
@@ -56,7 +56,7 @@ async def _start_escapes(term: Term, folder: Path) -> dict[str, int]:
     pids = {}
     for name in ESCAPES:
         path = folder / name  # the background ones write their pid a moment later
-        await _until(lambda path=path: path.exists() and path.read_text().strip() != "")  # type: ignore[misc]
+        await until(lambda path=path: path.exists() and path.read_text().strip() != "")  # type: ignore[misc]
         pids[name] = term.host.sandbox.host_pid(int(path.read_text()))  # $$ in a sandbox is its own
     assert all(pid_alive(pid) for pid in pids.values()), pids
     return pids
@@ -187,9 +187,7 @@ def test_a_workbench_run_leaves_no_process_behind(
     argv = [sys.executable, "-m", "workbench.cli.main", *cli_args(scripted_model, workspace, tmp_path, "go")]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if end == "sigterm":
-        deadline = time.monotonic() + 60
-        while len(scripted_model.requests) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        until_blocking(lambda: len(scripted_model.requests) >= 2, 60, "the second model call")
         proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == (0 if end == "finished" else 143), err

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.test_shell import Term, _until, host, term  # noqa: F401 - the shell fixtures
+from tests.tools.test_shell import Term, host, term  # noqa: F401 - the shell fixtures
+from tests.waiting import until
 from tools.benchmarks.shell_output import ROOT, measure
 from workbench.terminal import bash_run
 from workbench.terminal.output_cap import CappedOutput
@@ -102,10 +103,10 @@ async def test_a_running_command_s_output_file_gives_back_what_was_read(
     assert term.host.dir is not None
     folder = term.host.dir / "io"
     task = asyncio.create_task(term.call("bash", command=command, timeout=120))
-    await _until(lambda: any(folder.glob("*.out")))
+    await until(lambda: any(folder.glob("*.out")))
     (out_file,) = folder.glob("*.out")
     # the whole output is written, then read: the file keeps its size but not its blocks
-    await _until(lambda: out_file.stat().st_size > 100_000_000 and _on_disk(out_file) < 40_000_000, 60)
+    await until(lambda: out_file.stat().st_size > 100_000_000 and _on_disk(out_file) < 40_000_000, 60)
     go.touch()
     result = await asyncio.wait_for(task, 60)
     assert not result.is_error and result.output.endswith("yyyy\nend\n")
@@ -120,5 +121,5 @@ async def test_a_detached_command_s_output_file_keeps_only_its_tail_on_disk(term
     assert window.output is not None
     out_file = window.output
     whole = 100 * 2**20 + len("\nlast line\n")  # wait for the last line too: 100 MB alone came first at times
-    await _until(lambda: out_file.stat().st_size >= whole and _on_disk(out_file) < 20_000_000, 60)
+    await until(lambda: out_file.stat().st_size >= whole and _on_disk(out_file) < 20_000_000, 60)
     assert "last line" in await term.ok("tmux", action="capture", window=window.name)

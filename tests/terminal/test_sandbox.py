@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from tests.scripted_server import ScriptedModel, call, reply
+from tests.waiting import until, until_blocking, until_true
 from workbench.config.settings import Settings
 from workbench.core.feedback import model_text
 from workbench.engine.store import kind_of
@@ -305,7 +306,7 @@ def test_hints_name_what_the_sandbox_refused_and_the_setting(workspace: Path, se
 # --- bash and tmux in the sandbox (the session's tmux server runs inside it) ------------------------
 
 
-class Session:
+class SandboxedTerm:
     """bash and tmux called the way the loop does, on one TerminalHost with the given settings."""
 
     def __init__(self, workspace: Path, settings: Settings, tmp: Path):
@@ -328,12 +329,12 @@ class Session:
 
 
 @pytest.fixture
-async def open_session(workspace: Path, tmp_path: Path, outside: Path) -> AsyncIterator[Callable[..., Session]]:
-    sessions: list[Session] = []
+async def open_session(workspace: Path, tmp_path: Path, outside: Path) -> AsyncIterator[Callable[..., SandboxedTerm]]:
+    sessions: list[SandboxedTerm] = []
 
-    def make(**changes: Any) -> Session:
+    def make(**changes: Any) -> SandboxedTerm:
         settings = Settings(workspace=workspace, data_dir=outside / "data", **changes)
-        sessions.append(Session(workspace, settings, tmp_path))
+        sessions.append(SandboxedTerm(workspace, settings, tmp_path))
         return sessions[-1]
 
     yield make
@@ -342,7 +343,7 @@ async def open_session(workspace: Path, tmp_path: Path, outside: Path) -> AsyncI
 
 
 async def test_bash_writes_only_in_the_workspace_and_says_why(
-    open_session: Callable[..., Session], workspace: Path, person: Path
+    open_session: Callable[..., SandboxedTerm], workspace: Path, person: Path
 ) -> None:
     s = open_session()
     (workspace / "to-home").symlink_to(person)
@@ -362,7 +363,7 @@ async def test_bash_writes_only_in_the_workspace_and_says_why(
 
 
 async def test_bash_cannot_read_secrets_or_transcripts(
-    open_session: Callable[..., Session], outside: Path, person: Path
+    open_session: Callable[..., SandboxedTerm], outside: Path, person: Path
 ) -> None:
     s = open_session()
     result = await s.call("bash", command=f"cat ~/.ssh/id_ed25519 {outside}/data/workbench.db")
@@ -374,7 +375,7 @@ async def test_bash_cannot_read_secrets_or_transcripts(
 
 
 async def test_network_is_off_by_default_and_on_when_allowed(
-    open_session: Callable[..., Session], local_server: LocalServer
+    open_session: Callable[..., SandboxedTerm], local_server: LocalServer
 ) -> None:
     connect = _connect_script("127.0.0.1", local_server.port)
     result = await open_session().call("bash", command=connect)
@@ -384,7 +385,7 @@ async def test_network_is_off_by_default_and_on_when_allowed(
 
 
 async def test_a_server_in_a_tmux_window_is_reachable_from_bash_without_network(
-    open_session: Callable[..., Session],
+    open_session: Callable[..., SandboxedTerm],
 ) -> None:
     s = open_session()
     serve = 'python3 -c \'import socket; s = socket.create_server(("127.0.0.1", 0)); '
@@ -396,7 +397,7 @@ async def test_a_server_in_a_tmux_window_is_reachable_from_bash_without_network(
 
 
 async def test_environment_and_directory_persist_and_the_shell_is_sandboxed(
-    open_session: Callable[..., Session], workspace: Path, monkeypatch: pytest.MonkeyPatch
+    open_session: Callable[..., SandboxedTerm], workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-leak-sandboxed")
     s = open_session()
@@ -409,15 +410,14 @@ async def test_environment_and_directory_persist_and_the_shell_is_sandboxed(
     assert s.host.sandbox.host_pid(4_000_000) == GONE and not pid_alive(GONE)
 
 
-async def test_timeout_and_cancel_work_sandboxed(open_session: Callable[..., Session], workspace: Path) -> None:
+async def test_timeout_and_cancel_work_sandboxed(open_session: Callable[..., SandboxedTerm], workspace: Path) -> None:
     s = open_session()
     result = await s.call("bash", command="echo started; sleep 60", timeout=0.5)
     assert result.is_error and "timed out after 0.5 s" in result.error
     await s.ok("tmux", action="send", window="bash-1", keys="C-c")
     assert "exited with code 130" in await s.ok("tmux", action="wait", window="bash-1", timeout=5)
     task = asyncio.create_task(s.call("bash", command=f"echo $$ > {workspace}/pid; sleep 100"))
-    while not (workspace / "pid").exists() or not (workspace / "pid").read_text().strip():
-        await asyncio.sleep(0.01)
+    await until(lambda: (workspace / "pid").exists() and (workspace / "pid").read_text().strip(), what="the pid")
     started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -426,14 +426,14 @@ async def test_timeout_and_cancel_work_sandboxed(open_session: Callable[..., Ses
     assert await s.ok("bash", command="echo still here") == "still here\n"
 
 
-async def test_terminal_injection_is_refused_in_the_shell(open_session: Callable[..., Session]) -> None:
+async def test_terminal_injection_is_refused_in_the_shell(open_session: Callable[..., SandboxedTerm]) -> None:
     s = open_session()
     inject = "python3 -c 'import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b\"x\")'"
     result = await s.call("bash", command=inject)
     assert result.is_error and "Operation not permitted" in result.output, model_text(result)
 
 
-async def test_sandbox_off_runs_as_before(open_session: Callable[..., Session], outside: Path) -> None:
+async def test_sandbox_off_runs_as_before(open_session: Callable[..., SandboxedTerm], outside: Path) -> None:
     s = open_session(sandbox="off")
     await s.ok("bash", command=f"echo written > {outside}/by-bash")
     assert (outside / "by-bash").read_text() == "written\n"
@@ -442,7 +442,7 @@ async def test_sandbox_off_runs_as_before(open_session: Callable[..., Session], 
     assert s.host.sandbox.proc is None
 
 
-async def test_missing_bubblewrap_is_one_clear_error_told_once(open_session: Callable[..., Session]) -> None:
+async def test_missing_bubblewrap_is_one_clear_error_told_once(open_session: Callable[..., SandboxedTerm]) -> None:
     s = open_session(bwrap_path="/nowhere/bwrap")
     for tool, args in [("bash", {"command": "echo hi"}), ("tmux", {"action": "list"}), ("bash", {"command": "id"})]:
         result = await s.call(tool, **args)
@@ -492,10 +492,7 @@ asyncio.run(main())
     finally:
         proc.kill()
         proc.wait()
-    deadline = time.monotonic() + 10
-    while [p for p in _pids() if _ns_of(p) == sandbox_ns] and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not [p for p in _pids() if _ns_of(p) == sandbox_ns]
+    until_blocking(lambda: not [p for p in _pids() if _ns_of(p) == sandbox_ns], 10, "the sandbox's processes to end")
 
 
 def _pids() -> list[int]:
@@ -517,7 +514,7 @@ def _ns_of(pid: int) -> int:
 
 
 async def test_links_planted_in_the_session_folder_lead_the_host_nowhere(
-    open_session: Callable[..., Session], outside: Path
+    open_session: Callable[..., SandboxedTerm], outside: Path
 ) -> None:
     """The session's `io/` is writable in the sandbox; the host reads there outside it. The rest of
     the session's folder (commands, config) is read-only to the sandbox."""
@@ -540,7 +537,7 @@ async def test_links_planted_in_the_session_folder_lead_the_host_nowhere(
 
 
 async def test_a_swapped_tmux_socket_does_not_lead_the_host_out_of_the_sandbox(
-    open_session: Callable[..., Session], tmp_path: Path
+    open_session: Callable[..., SandboxedTerm], tmp_path: Path
 ) -> None:
     decoy = tmp_path / "decoy.sock"  # an unsandboxed server, with the session name ours has
     await _tmux("-S", str(decoy), "-f", "/dev/null", "new-session", "-d", "-s", "workbench")
@@ -561,7 +558,7 @@ async def _tmux(*args: str) -> str:
     return out.decode()
 
 
-async def test_sandboxed_commands_cannot_command_the_tmux_server(open_session: Callable[..., Session]) -> None:
+async def test_sandboxed_commands_cannot_command_the_tmux_server(open_session: Callable[..., SandboxedTerm]) -> None:
     """Its socket has no name inside, SIGUSR1 (which remakes it) is refused, and the server is not
     dumpable: no ptrace, no /proc/2/mem or fd."""
     s = open_session()
@@ -583,7 +580,7 @@ async def test_sandboxed_commands_cannot_command_the_tmux_server(open_session: C
 
 
 async def test_an_attached_person_s_client_runs_nothing_for_the_sandbox(
-    open_session: Callable[..., Session], outside: Path
+    open_session: Callable[..., SandboxedTerm], outside: Path
 ) -> None:
     """`detach-client -E CMD` makes a client run CMD where it runs: outside, for a person attached."""
     s = open_session()
@@ -592,7 +589,7 @@ async def test_an_attached_person_s_client_runs_nothing_for_the_sandbox(
     if pid == 0:  # the person, attached from a terminal of their own
         os.execvp("tmux", ["tmux", "-L", s.host.socket_name, "attach"])
     try:
-        await _until_attached(s)
+        await until_true(lambda: _attached(s), what="the person's client to attach")
         planted = outside / "escaped"
         detach = f"tmux detach-client -t $c -E 'touch {planted}'"
         await s.call("bash", command=f"for c in $(tmux list-clients -F '#{{client_name}}'); do {detach}; done")
@@ -604,12 +601,8 @@ async def test_an_attached_person_s_client_runs_nothing_for_the_sandbox(
         os.close(fd)
 
 
-async def _until_attached(s: Session) -> None:
-    for _ in range(200):
-        if len(await s.host.tmux("list-clients")) >= 2:  # the control client and the person's
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the person's client did not attach")
+async def _attached(s: SandboxedTerm) -> bool:
+    return len(await s.host.tmux("list-clients")) >= 2  # the control client and the person's
 
 
 async def test_a_session_s_sandbox_is_its_own_when_a_run_starts_the_server_ahead(
@@ -618,14 +611,14 @@ async def test_a_session_s_sandbox_is_its_own_when_a_run_starts_the_server_ahead
     """A run starts the tmux server before its first bash call: the sandbox it starts in follows
     the session's settings and workspace, never the built-in defaults with the process's folder
     as the workspace (a `read-only` session wrote into the folder workbench was started in)."""
-    from workbench.session.session import Session as Engine
+    from workbench.session.session import Session
 
     elsewhere = tmp_path / "started-here"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     settings.sandbox = "read-only"
     scripted_model.add(reply("", call("bash", command="pwd; touch made.txt")), reply("done"))
-    session = await Engine.open(settings)
+    session = await Session.open(settings)
     try:
         session.send("go")
         await session.wait()
@@ -638,7 +631,7 @@ async def test_a_session_s_sandbox_is_its_own_when_a_run_starts_the_server_ahead
     assert str(settings.workspace) in result and "Read-only file system" in result, result
 
 
-async def test_links_named_like_outputs_leave_later_calls_working(open_session: Callable[..., Session]) -> None:
+async def test_links_named_like_outputs_leave_later_calls_working(open_session: Callable[..., SandboxedTerm]) -> None:
     """Links named like the session's output files, planted where outputs go (finding 9): later
     calls run as before (a run's file names cannot be guessed ahead)."""
     s = open_session()

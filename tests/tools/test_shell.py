@@ -9,12 +9,13 @@ import subprocess
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.waiting import until
 from workbench.config.settings import Settings
 from workbench.core.feedback import model_text
 from workbench.engine.store import kind_of
@@ -33,14 +34,6 @@ async def _run(*argv: str) -> str:
     proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE)
     out, _ = await proc.communicate()
     return out.decode()
-
-
-async def _until(condition: Callable[[], bool], timeout: float = 10) -> None:
-    """Wait for a condition another process brings about (bounded: a test never hangs)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition did not come about in time"
-        await asyncio.sleep(0.01)
 
 
 class Term:
@@ -274,7 +267,7 @@ async def test_cancel_kills_a_command_that_ignores_ctrl_c(term: Term, workspace:
     command = f"echo go; bash -c 'trap \"\" INT; echo $$ > {pid_file}; sleep 100 & wait'"
     task = asyncio.create_task(term.call("bash", call_id=call_id, command=command))
     await asyncio.wait_for(term.first_chunk[call_id].wait(), 5)
-    await _until(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+    await until(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
     pid = term.host.sandbox.host_pid(int(pid_file.read_text()))  # $$ in the sandbox's pid namespace
     assert pid_alive(pid)
     started = time.monotonic()

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import run_agent
+from tests.conftest import RegisterTool, run_agent
 from tests.scripted_server import ScriptedModel, call, reply
+from tests.waiting import sleep
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, model_text
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.registry import Toolbox, ToolContext, tool
+from workbench.tools.registry import Toolbox, ToolContext
 
 
 @dataclass
@@ -156,30 +156,23 @@ async def test_list_shows_the_tree(tmp_path: Path) -> None:
     assert lines[3].startswith("a2\tlint\tfork\tfailed")
 
 
-@tool(name="subagent_test_sleep")
-async def _sleep(seconds: float, ctx: ToolContext) -> str:
-    """Sleep.
+async def test_list_over_the_real_tree(
+    settings: Settings, scripted_model: ScriptedModel, register_tool: RegisterTool
+) -> None:
+    register_tool(sleep)
 
-    Args:
-        seconds: how long
-    """
-    await asyncio.sleep(seconds)
-    return "slept"
-
-
-async def test_list_over_the_real_tree(settings: Settings, scripted_model: ScriptedModel) -> None:
     def by_agent(body: dict[str, Any]) -> dict[str, Any]:
         task = next(m["content"] for m in body["messages"] if m["role"] == "user")
         turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
         if task.startswith("CHILD"):
-            return reply("", call("subagent_test_sleep", seconds=1.0)) if turn == 0 else reply("rested")
+            return reply("", call("sleep", seconds=1.0)) if turn == 0 else reply("rested")
         script = [
             reply(
                 "",
                 call("subagent", {"action": "create", "prompt": "CHILD one", "name": "one"}),
                 call("subagent", {"action": "create", "prompt": "CHILD two", "name": "two"}),
             ),
-            reply("", call("subagent_test_sleep", seconds=0.1)),
+            reply("", call("sleep", seconds=0.1)),
             reply("", call("subagent", action="list")),
         ]
         if turn < len(script):
@@ -187,10 +180,10 @@ async def test_list_over_the_real_tree(settings: Settings, scripted_model: Scrip
         return reply("done" if body["messages"][-1]["content"].startswith("[Inbox") else "waiting")
 
     scripted_model.add(*[by_agent] * 20)
-    run = await run_agent(settings, "ROOT", tools=["subagent", "subagent_test_sleep"])
+    run = await run_agent(settings, "ROOT", tools=["subagent", "sleep"])
     listing = [r for r in run.results() if r.name == "subagent"][-1].output.splitlines()
     assert len(listing) == 3
-    assert listing[1].startswith("a1\tone\tasync\trunning") and "calling subagent_test_sleep" in listing[1]
+    assert listing[1].startswith("a1\tone\tasync\trunning") and "calling sleep" in listing[1]
     assert listing[2].startswith("a2\ttwo\tasync\trunning")
     assert run.outcome.text == "done"
 

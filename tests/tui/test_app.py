@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import shutil
 import subprocess
-import time
-from collections.abc import Callable
 from typing import Any
 
 from textual.pilot import Pilot
@@ -15,6 +13,7 @@ from textual.widgets import Input
 
 from tests.conftest import run_agent
 from tests.scripted_server import Router, ScriptedModel, call, error, reply
+from tests.waiting import on_screen
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane
@@ -38,20 +37,9 @@ def make_app(settings: Settings, **kwargs: Any) -> WorkbenchApp:
     return WorkbenchApp(settings, blink=False, preload=False, **kwargs)
 
 
-async def until(
-    pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 60.0, what: str | Callable[[], str] = ""
-) -> None:
-    """Wait for `condition` with a generous bound (the machine is shared), never a fixed sleep."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {(what() if callable(what) else what) or condition}")
-        await pilot.pause(0.05)
-
-
 async def settled(pilot: Pilot[Any], app: WorkbenchApp) -> None:
     """Wait until what the view model holds is on the screen (it redraws at most ten times a second)."""
-    await until(pilot, lambda: app._render_timer is None and app._changes is None, what="the screen to redraw")
+    await on_screen(pilot, lambda: app._render_timer is None and app._changes is None, what="the screen to redraw")
     await pilot.pause()
 
 
@@ -70,10 +58,10 @@ async def test_a_prompt_gives_a_streamed_answer(settings: Settings, scripted_mod
     scripted_model.add(reply(answer))
     app = make_app(settings)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.session is not None, what="the session to open")
+        await on_screen(pilot, lambda: app.session is not None, what="the session to open")
         await type_prompt(pilot, "what is it?")
-        await until(pilot, lambda: app.view.last_answer == answer, what="the answer")
-        await until(pilot, lambda: not app.view.busy)
+        await on_screen(pilot, lambda: app.view.last_answer == answer, what="the answer")
+        await on_screen(pilot, lambda: not app.view.busy)
         await settled(pilot, app)
         messages = list(app.query(AssistantMessage))
         assert len(messages) == 1 and messages[0].source == answer  # streamed deltas, then the whole message
@@ -92,9 +80,9 @@ async def test_a_failed_call_shows_its_cause_beside_its_partial_output(
     scripted_model.add(reply("", call("bash", command="echo first-part; echo second-part; exit 3")), reply("moving on"))
     app = make_app(settings, prompt="run it")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.view.last_answer == "moving on", what="the run to go on after the failure")
+        await on_screen(pilot, lambda: app.view.last_answer == "moving on", what="the run to go on after the failure")
         await settled(pilot, app)
-        await until(pilot, lambda: len(tool_blocks(app)) == 1 and tool_blocks(app)[0].has_class("error"))
+        await on_screen(pilot, lambda: len(tool_blocks(app)) == 1 and tool_blocks(app)[0].has_class("error"))
         [block] = tool_blocks(app)
         assert block.has_class("error") and block.expanded
         output, cause = block.query(".pane")
@@ -104,7 +92,7 @@ async def test_a_failed_call_shows_its_cause_beside_its_partial_output(
         assert output.region.y == cause.region.y and output.region.x < cause.region.x  # side by side
         await pilot.resize_terminal(70, 45)
         await pilot.pause()
-        await until(pilot, lambda: block.has_class("narrow"))
+        await on_screen(pilot, lambda: block.has_class("narrow"))
         await pilot.pause()
         assert output.region.y < cause.region.y and output.region.x == cause.region.x  # stacked
         await app._close_session()
@@ -126,17 +114,17 @@ async def test_escape_cancels_a_long_bash_call_and_a_second_prompt_works(
     scripted_model.add(reply("", call("bash", command="echo started; sleep 120")), reply("second answer"))
     app = make_app(settings, prompt="wait a long time")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: tool_blocks(app) and "started" in tool_blocks(app)[0].item.streamed)
+        await on_screen(pilot, lambda: tool_blocks(app) and "started" in tool_blocks(app)[0].item.streamed)
         socket = f"workbench-{app.session.id}"  # type: ignore[union-attr]
-        await until(pilot, lambda: "sleep" in tmux_commands(socket), what="sleep to run in tmux")
+        await on_screen(pilot, lambda: "sleep" in tmux_commands(socket), what="sleep to run in tmux")
         app.query_one(PromptInput).focus()
         await pilot.press("escape")
-        await until(pilot, lambda: not app.view.busy, timeout=30, what="the run to stop")
+        await on_screen(pilot, lambda: not app.view.busy, timeout=30, what="the run to stop")
         item = tool_blocks(app)[0].item
         assert item.result is not None and item.result.is_error and "interrupted" in item.result.error
         assert "sleep" not in tmux_commands(socket)  # the command is gone
         await type_prompt(pilot, "again")
-        await until(pilot, lambda: app.view.last_answer == "second answer", what="the second prompt's answer")
+        await on_screen(pilot, lambda: app.view.last_answer == "second answer", what="the second prompt's answer")
         await app._close_session()
 
 
@@ -156,7 +144,7 @@ async def test_cancelling_one_subagent_leaves_the_parent_running(
     scripted_model.add(*[router] * 6)
     app = make_app(settings, prompt="parent task")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: "a1" in app.view.agents and app.view.agents["a1"].tool_calls == 1)
+        await on_screen(pilot, lambda: "a1" in app.view.agents and app.view.agents["a1"].tool_calls == 1)
         agents = app.query_one(AgentsPane)
         agents.focus()
 
@@ -165,18 +153,18 @@ async def test_cancelling_one_subagent_leaves_the_parent_running(
                 agents.select_agent("a1")
             return agents.selected_agent == "a1"
 
-        await until(pilot, a1_selected, what=lambda: f"a1 selected: {agents.cursor_line=}")
+        await on_screen(pilot, a1_selected, what=lambda: f"a1 selected: {agents.cursor_line=}")
         await pilot.press("c")
         assert agents.pending_cancel == "a1" and "y: yes" in str(agents.border_subtitle)
         await pilot.press("y")
-        await until(pilot, lambda: app.view.agents["a1"].status == pb.AGENT_STATUS_CANCELLED, what="a1 cancelled")
-        await until(pilot, lambda: app.view.inbox, what="the Inbox item")
+        await on_screen(pilot, lambda: app.view.agents["a1"].status == pb.AGENT_STATUS_CANCELLED, what="a1 cancelled")
+        await on_screen(pilot, lambda: app.view.inbox, what="the Inbox item")
         assert app.view.inbox[0].item.status == pb.AGENT_STATUS_CANCELLED and app.view.inbox[0].recipient == "main"
         # the parent kept running: it read the Inbox item in its next turn and finished well
-        await until(pilot, lambda: app.view.last_answer == "the child was cancelled; done", what="the parent's end")
+        await on_screen(pilot, lambda: app.view.last_answer == "the child was cancelled; done", what="the parent's end")
         assert "cancel" in str(scripted_model.requests[-1]["messages"][-1]).lower()
-        await until(pilot, lambda: app.view.agents["main"].status == pb.AGENT_STATUS_COMPLETED)
-        await until(pilot, lambda: app.query_one(InboxPane).option_count == 1, what="the Inbox row drawn")
+        await on_screen(pilot, lambda: app.view.agents["main"].status == pb.AGENT_STATUS_COMPLETED)
+        await on_screen(pilot, lambda: app.query_one(InboxPane).option_count == 1, what="the Inbox row drawn")
         await app._close_session()
 
 
@@ -196,16 +184,16 @@ async def test_a_child_failure_reaches_the_inbox_and_opens_the_child(
     scripted_model.add(*[router] * 5)
     app = make_app(settings, prompt="parent task")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.view.inbox, what="the Inbox item")
+        await on_screen(pilot, lambda: app.view.inbox, what="the Inbox item")
         entry = app.view.inbox[0]
         assert entry.item.status == pb.AGENT_STATUS_FAILED and "401" in entry.item.cause
         inbox = app.query_one(InboxPane)
-        await until(pilot, lambda: inbox.option_count == 1)
+        await on_screen(pilot, lambda: inbox.option_count == 1)
         inbox.focus()
         inbox.highlighted = 0
         await pilot.press("enter")
-        await until(pilot, lambda: app.query_one(Transcript).agent_id == "a1", what="the child's transcript")
-        await until(pilot, lambda: app.query_one(AgentsPane).selected_agent == "a1")
+        await on_screen(pilot, lambda: app.query_one(Transcript).agent_id == "a1", what="the child's transcript")
+        await on_screen(pilot, lambda: app.query_one(AgentsPane).selected_agent == "a1")
         assert any("CHILD: lint it" in w.item.text for w in app.query_one(Transcript).query(UserMessage))
         await app._close_session()
 
@@ -217,13 +205,13 @@ async def test_a_queued_prompt_is_sent_at_the_next_turn(settings: Settings, scri
     )
     app = make_app(settings, prompt="first")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: tool_blocks(app), what="the bash call")
+        await on_screen(pilot, lambda: tool_blocks(app), what="the bash call")
         await type_prompt(pilot, "second")
-        await until(pilot, lambda: any(w.item.queued for w in app.query(UserMessage)), what="the queued prompt")
+        await on_screen(pilot, lambda: any(w.item.queued for w in app.query(UserMessage)), what="the queued prompt")
         queued = next(w for w in app.query(UserMessage) if w.item.queued)
         assert queued.has_class("queued") and "queued" in str(queued.render())
-        await until(pilot, lambda: not queued.item.queued, what="the queued prompt to reach the agent")
-        await until(pilot, lambda: app.view.last_answer == "both done" and not app.view.busy)
+        await on_screen(pilot, lambda: not queued.item.queued, what="the queued prompt to reach the agent")
+        await on_screen(pilot, lambda: app.view.last_answer == "both done" and not app.view.busy)
         # the next model call, right after the bash result, carried the queued prompt
         last = scripted_model.requests[1]["messages"]
         assert last[-1] == {"role": "user", "content": "second"} and last[-2]["role"] == "tool"
@@ -236,7 +224,7 @@ async def test_resume_shows_the_old_transcript(settings: Settings, scripted_mode
     session_id = old.events[0].session_id
     app = make_app(settings, resume=session_id)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.view.last_answer == "the old answer", what="the replayed transcript")
+        await on_screen(pilot, lambda: app.view.last_answer == "the old answer", what="the replayed transcript")
         await settled(pilot, app)
         transcript = app.query_one(Transcript)
         assert any("the old prompt" in w.item.text for w in transcript.query(UserMessage))
@@ -250,10 +238,10 @@ async def test_keys_history_newline_and_quit(settings: Settings, scripted_model:
     scripted_model.add(reply("one"), reply("two"))
     app = make_app(settings)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.session is not None)
+        await on_screen(pilot, lambda: app.session is not None)
         prompt = app.query_one(PromptInput)
         await type_prompt(pilot, "first")
-        await until(pilot, lambda: app.view.last_answer == "one")
+        await on_screen(pilot, lambda: app.view.last_answer == "one")
         await pilot.press("a", "ctrl+j", "b")
         assert prompt.text == "a\nb"  # Ctrl+J is a newline, not a send
         await pilot.press("up", "up")  # the first Up moves to line 1, the next browses history
@@ -264,7 +252,7 @@ async def test_keys_history_newline_and_quit(settings: Settings, scripted_model:
         await pilot.pause()
         assert app.is_running  # the first Ctrl+C only says how
         await pilot.press("ctrl+c")
-        await until(pilot, lambda: not app.is_running, what="the app to quit")
+        await on_screen(pilot, lambda: not app.is_running, what="the app to quit")
     assert app.session is None  # closed on the way out
 
 
@@ -272,15 +260,15 @@ async def test_no_model_offers_the_offline_demo_in_a_new_folder(settings: Settin
     settings.model = ""
     app = make_app(settings)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.query_one("#setup").display)
+        await on_screen(pilot, lambda: app.query_one("#setup").display)
         await pilot.pause()
         help_text = str(app.query_one("#setup-help").render())
         assert "--model" in help_text and "WORKBENCH_MODEL" in help_text and "config.toml" in help_text
         await pilot.click("#try-demo")
-        await until(pilot, lambda: app.session is not None, what="the demo session")
+        await on_screen(pilot, lambda: app.session is not None, what="the demo session")
         demo_folder = app.session.settings.workspace  # type: ignore[union-attr]
         assert demo_folder != settings.workspace and "workbench-demo-" in demo_folder.name
-        await until(pilot, lambda: app.view.last_answer.startswith("Done"), timeout=90, what="the demo's answer")
+        await on_screen(pilot, lambda: app.view.last_answer.startswith("Done"), timeout=90, what="the demo's answer")
         failed = [i for i in app.view.transcript("main") if isinstance(i, ToolItem) and i.failed]
         assert failed and (demo_folder / "auth.go").exists()  # a real failure, then the recovery
         assert not list(settings.workspace.iterdir())  # nothing in the person's folder
@@ -318,15 +306,15 @@ async def test_the_picker_resumes_the_chosen_session(settings: Settings, scripte
     newer = await run_agent(settings, "newer prompt")
     app = make_app(settings, pick=True)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ResumePicker), what="the picker")
+        await on_screen(pilot, lambda: isinstance(app.screen, ResumePicker), what="the picker")
         picker = app.screen
         assert isinstance(picker, ResumePicker)
         assert [s.id for s in picker.sessions][:2] == [newer.events[0].session_id, older.events[0].session_id]
         await pilot.press("down", "enter")  # the older one
-        await until(pilot, lambda: app.view.last_answer == "older answer", what="the older transcript")
+        await on_screen(pilot, lambda: app.view.last_answer == "older answer", what="the older transcript")
         assert app.session is not None and app.session.id == older.events[0].session_id
         await type_prompt(pilot, "go on")
-        await until(pilot, lambda: app.view.last_answer == "continued")
+        await on_screen(pilot, lambda: app.view.last_answer == "continued")
         assert "older prompt" in str(scripted_model.requests[-1]["messages"])  # the conversation continued
         await app._close_session()
 
@@ -337,16 +325,16 @@ async def test_switch_model_continues_the_session_on_the_new_model(
     scripted_model.add(reply("first"), reply("second"))
     app = make_app(settings, prompt="hello")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.view.last_answer == "first" and not app.view.busy)
+        await on_screen(pilot, lambda: app.view.last_answer == "first" and not app.view.busy)
         session_id = app.session.id  # type: ignore[union-attr]
         app.action_switch_model()
-        await until(pilot, lambda: isinstance(app.screen, AskText), what="the model question")
+        await on_screen(pilot, lambda: isinstance(app.screen, AskText), what="the model question")
         app.screen.query_one(Input).value = "openai/other-model"
         await pilot.press("enter")
-        await until(pilot, lambda: app.session is not None and app.session.settings.model == "openai/other-model")
+        await on_screen(pilot, lambda: app.session is not None and app.session.settings.model == "openai/other-model")
         assert app.session.id == session_id  # type: ignore[union-attr]
         await type_prompt(pilot, "again")
-        await until(pilot, lambda: app.view.last_answer == "second")
+        await on_screen(pilot, lambda: app.view.last_answer == "second")
         assert scripted_model.requests[-1]["model"] == "other-model"
         assert "hello" in str(scripted_model.requests[-1]["messages"])
         await app._close_session()
@@ -357,12 +345,12 @@ async def test_compact_now_compacts_between_runs(settings: Settings, scripted_mo
     scripted_model.add(reply("one"), reply("two"), reply("three"), reply("the summary"))
     app = make_app(settings)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.session is not None, what="the session to open")
+        await on_screen(pilot, lambda: app.session is not None, what="the session to open")
         for count, prompt in enumerate(("a", "b", "c"), 1):
             await type_prompt(pilot, prompt)
-            await until(pilot, lambda n=count: len(scripted_model.requests) == n and not app.view.busy)
+            await on_screen(pilot, lambda n=count: len(scripted_model.requests) == n and not app.view.busy)
         app.action_compact()
-        await until(pilot, lambda: len(scripted_model.requests) == 4, what="the summary request")
+        await on_screen(pilot, lambda: len(scripted_model.requests) == 4, what="the summary request")
 
 
 async def test_a_selected_subagent_is_steered_by_the_prompt(settings: Settings, scripted_model: ScriptedModel) -> None:
@@ -379,7 +367,7 @@ async def test_a_selected_subagent_is_steered_by_the_prompt(settings: Settings, 
     scripted_model.add(*[router] * 6)
     app = make_app(settings, prompt="parent task")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: "a1" in app.view.agents and app.view.agents["a1"].tool_calls == 1)
+        await on_screen(pilot, lambda: "a1" in app.view.agents and app.view.agents["a1"].tool_calls == 1)
         prompt = app.query_one(PromptInput)
         assert prompt.border_title == "to main"
         agents = app.query_one(AgentsPane)
@@ -390,13 +378,13 @@ async def test_a_selected_subagent_is_steered_by_the_prompt(settings: Settings, 
                 agents.select_agent("a1")
             return agents.selected_agent == "a1" and app.selected == "a1"
 
-        await until(pilot, a1_selected, what="a1 selected")
+        await on_screen(pilot, a1_selected, what="a1 selected")
         assert prompt.border_title == "to subagent slow (a1), at its next turn"
         await type_prompt(pilot, "use blue")
-        await until(pilot, lambda: app.view.agents["a1"].status == pb.AGENT_STATUS_COMPLETED, what="a1 done")
+        await on_screen(pilot, lambda: app.view.agents["a1"].status == pb.AGENT_STATUS_COMPLETED, what="a1 done")
         child = [r for r in scripted_model.requests if "CHILD" in str(r["messages"][1]["content"])]
         assert child[-1]["messages"][-1] == {"role": "user", "content": "use blue"}
         parent = [r for r in scripted_model.requests if r["messages"][1]["content"] == "parent task"]
         assert all("use blue" not in str(r["messages"]) for r in parent)  # the note went to the child only
-        await until(pilot, lambda: "has finished" in str(prompt.border_title), what="the prompt says a1 finished")
+        await on_screen(pilot, lambda: "has finished" in str(prompt.border_title), what="the prompt says a1 finished")
         await app._close_session()

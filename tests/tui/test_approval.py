@@ -10,7 +10,8 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from tests.scripted_server import ScriptedModel, call, reply
-from tests.tui.test_app import SIZE, make_app, type_prompt, until
+from tests.tui.test_app import SIZE, make_app, type_prompt
+from tests.waiting import on_screen
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.approval import Approvals, ApprovalScreen, styled
@@ -120,17 +121,17 @@ async def test_the_app_asks_then_runs_or_gives_the_model_the_reason(
     settings.approval = "ask"
     app = make_app(settings)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.session is not None, what="the session")
+        await on_screen(pilot, lambda: app.session is not None, what="the session")
         assert "approval: ask" in str(app.query_one("#status").render())
         await type_prompt(pilot, "write two notes")
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the first approval modal")
+        await on_screen(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the first approval modal")
         assert "approved.md" in str(app.screen.query_one("#approval-shown", Static).render())
         assert not (workspace / "approved.md").exists()
         agents = {a.id: a.status for a in app.session.agents()}  # type: ignore[union-attr]
         assert agents["main"] == pb.AGENT_STATUS_AWAITING_APPROVAL
         await pilot.press("y")
-        await until(pilot, lambda: (workspace / "approved.md").exists(), what="the approved write")
-        await until(
+        await on_screen(pilot, lambda: (workspace / "approved.md").exists(), what="the approved write")
+        await on_screen(
             pilot,
             lambda: (
                 isinstance(app.screen, ApprovalScreen)
@@ -141,7 +142,7 @@ async def test_the_app_asks_then_runs_or_gives_the_model_the_reason(
         await pilot.click("#reason")
         await pilot.press(*"keep notes in docs/")
         await pilot.press("enter")
-        await until(pilot, lambda: app.view.last_answer.startswith("Understood"), what="the model's answer")
+        await on_screen(pilot, lambda: app.view.last_answer.startswith("Understood"), what="the model's answer")
         await app._close_session()
     assert not (workspace / "denied.md").exists()
     denied = [m["content"] for m in scripted_model.requests[2]["messages"] if m["role"] == "tool"][-1]
@@ -152,12 +153,12 @@ async def test_ctrl_t_cycles_the_approval_mode(settings: Settings, scripted_mode
     settings.approval = "ask"
     app = make_app(settings)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.session is not None, what="the session")
+        await on_screen(pilot, lambda: app.session is not None, what="the session")
         await pilot.press("ctrl+t")
-        await until(pilot, lambda: "approval: auto" in str(app.query_one("#status").render()), what="auto")
+        await on_screen(pilot, lambda: "approval: auto" in str(app.query_one("#status").render()), what="auto")
         assert app.session.approval == "auto"  # type: ignore[union-attr]
         await pilot.press("ctrl+t")
-        await until(pilot, lambda: "approval: read-only" in str(app.query_one("#status").render()), what="ro")
+        await on_screen(pilot, lambda: "approval: read-only" in str(app.query_one("#status").render()), what="ro")
         await app._close_session()
 
 
