@@ -315,7 +315,7 @@ class AgentTree:
             allowed = list(dict.fromkeys(tools))
         spec = self.spec(model, parent.info.model)
         if model and model != parent.info.model and (missing := missing_keys(spec)):
-            raise Feedback(  # a 1.5B model named "gpt-4" for its child: four children failed on it
+            raise Feedback(  # else the child fails after its retries (docs/DECISIONS.md)
                 f"model {model!r} cannot be called from here: {' and '.join(missing)} is not set. Leave model "
                 f"empty to run the subagent on your own model ({parent.info.model})"
             )

@@ -15,7 +15,7 @@ from workbench.core.words import AGENT_ENDED as STATUS_WORD
 from workbench.pb import workbench_pb2 as pb
 
 # A child that failed or ran out of time left its task undone (a cancelled one was stopped on
-# purpose: no hint). Told only the cause, a 1.5B parent answered with an invented version number.
+# purpose: no hint). Told only the cause, a parent may invent the result (docs/DECISIONS.md).
 UNDONE = (pb.AGENT_STATUS_FAILED, pb.AGENT_STATUS_TIMED_OUT)
 UNDONE_HINT = "its task is not done: do it yourself with your tools, or start a new subagent for it"
 

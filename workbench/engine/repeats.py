@@ -12,7 +12,7 @@ do not matter), so a pretty-printed first call and compact later ones are the sa
   in between, the call is not run again: its result says so.
 - A call that already returned the same result twice, with no successful changing call of
   another kind since, is not run a third time: its result points at the one the model has
-  (a 1.5B model ran the same pytest six times, "3 passed" each time, and never answered).
+  (small models re-run a call whose result they have instead of answering: docs/DECISIONS.md).
 - A call made `repeat_stop` times in a row with the same outcome each time (the same result,
   the same failure, or refused as above) and nothing changed in between is looping: the loop
   stops the agent before it runs again and asks the person (`looping`; docs/DECISIONS.md says

@@ -60,10 +60,9 @@ def litellm() -> Any:
     return _litellm
 
 
-# What litellm's first call imports lazily, before and as the response arrives (measured with
-# cProfile): its proxy types (pydantic models), the tokenizer it prices every call with (~0.2-0.5 s
-# on first use), its service logger, anyio's backend. Imported in the preload thread instead,
-# while the session opens and the first request is on its way.
+# What litellm's first call imports lazily, before and as the response arrives: its proxy types
+# (pydantic models), the tokenizer it prices every call with, its service logger, anyio's backend.
+# Imported in the preload thread instead, while the session opens (figures: docs/DECISIONS.md).
 FIRST_CALL_MODULES = (
     "litellm.proxy.openai_files_endpoints.common_utils",
     "litellm.litellm_core_utils.default_encoding",
@@ -94,7 +93,7 @@ def preload() -> threading.Thread:
 
     The cyclic garbage collector is off until the import is done: litellm's import builds
     thousands of pydantic classes, and the collections they trigger cost about a third of
-    the start-up (2.9 s -> 1.9 s to the first model request, measured by tools/bench.py).
+    the start-up (docs/DECISIONS.md).
     """
     global _preload
     gc.disable()
@@ -157,9 +156,8 @@ def messages_to_wire(messages: list[pb.Message], remind: bool = False) -> list[d
     (text_calls.may_answer: all succeeded, or failed with a partial result), the last one ends
     with text_calls.ECHO_NEXT (answer now if this answers the task, else make the next call).
     On the wire only, and only at the end: earlier turns go back as they were, so the
-    provider's prompt cache still holds. A 1.5B model whose template turns its ```json blocks
-    into real calls never answered with the answer in hand (12 turns to the limit in 5 of 6 eval
-    scenarios: the same pytest, the same write); with the line it answered ("3 tests passed.").
+    provider's prompt cache still holds. Without it small models call on with the answer in hand
+    (docs/DECISIONS.md).
     """
     wire_ids = {c.id: wire_id(c) for m in messages if m.role == pb.ROLE_ASSISTANT for c in m.tool_calls}
     text_calls = {c.id for m in messages if m.role == pb.ROLE_ASSISTANT for c in m.tool_calls if c.from_text}
@@ -387,9 +385,9 @@ def provider_stream(response: Any) -> Any | None:
     """The OpenAI SDK's own stream under litellm's stream wrapper, when there is one; else None.
 
     For an OpenAI-compatible provider litellm streams through the `openai` SDK, whose chunks
-    already have the shape `ReplyAssembler` reads. litellm's wrapper around them costs about
-    0.3 ms of CPU per chunk and, after the last one, ~2.4 ms more rebuilding the whole response
-    and pricing it for its logging callbacks, which Workbench does not use (tools/bench.py
+    already have the shape `ReplyAssembler` reads. litellm's wrapper around them converts each
+    chunk and, after the last one, rebuilds the whole response and prices it for its logging
+    callbacks, which Workbench does not use: most of a call's CPU (docs/DECISIONS.md, tools/bench.py
     `turn`). Reading the SDK's stream skips that work; usage comes in the stream's last chunk
     (`stream_options.include_usage`), and a mid-stream error is mapped by litellm as before
     (`mapped_error`). Any other provider (Anthropic, Gemini, the demo model...) keeps the wrapper.

@@ -52,8 +52,8 @@ def _closing(result: pb.ToolResult) -> str:
 def may_answer(result: pb.ToolResult) -> bool:
     """Whether the model may find its answer in this result: it succeeded, or it failed with output
     its tool marked `partial` (a bash command that timed out after printing: "build id: 7f3a9c2e").
-    Told to correct and resend such a call, a 1.5B model re-ran it to the turn limit; told to answer
-    if it could, it answered. A result its tool marked `empty` (found nothing) is not one."""
+    Told to correct and resend such a call, a small model re-runs it (docs/DECISIONS.md). A result
+    its tool marked `empty` (found nothing) is not one."""
     if _flag(result, "empty") or _flag(result, "pending"):
         return False  # found nothing (a glob without matches), or the answer comes later (an async child)
     return not result.is_error or _flag(result, "partial")
@@ -64,19 +64,16 @@ def _flag(result: pb.ToolResult, key: str) -> bool:
     return key in result.metadata and result.metadata[key] is True
 
 
-# After the results of a reply echoed as text: once a model's turns are all JSON blocks, a 1.5B
-# model went on writing blocks with the answer in hand (pytest's "3 passed", a build id), 12 turns
-# to the limit; with this line it answered ("3 tests passed.", "The build id is 7f3a9c2e.").
+# After the results of a reply echoed as text: else a model whose turns are all JSON blocks goes on
+# calling with the answer in hand (docs/DECISIONS.md).
 ECHO_NEXT = (
     "\n\nIf this answers the task, reply now with the answer in plain words, without a JSON block; "
     "else make the next call."
 )
-# After an async child's start: told "answer now if this answers the task", the model answered
-# with an invented version number while the child ran.
+# After an async child's start: told to answer now, a model guesses the child's result (docs/DECISIONS.md).
 ECHO_WAIT = (
     "\n\nIts result comes later, in your Inbox: do not guess it. Reply without a JSON block to wait "
     "for it, or make the next call."
 )
-# After results of which one failed: told to answer when it could, the model answered with the
-# error's own text ("The pytset command is not found. Did you mean pytest?").
+# After results of which one failed: told to answer when it could, a model answers with the error (docs/DECISIONS.md).
 ECHO_FIX = "\n\nA call failed: correct it as its error says and send it again as a JSON block."

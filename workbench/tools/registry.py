@@ -212,7 +212,7 @@ def shorten(value: str, limit: int = ECHO_CHARS) -> str:
 
 def instead_of_unknown(name: str, offered: Iterable[str]) -> str:
     """What to call instead of the tool `name` that is not offered: a close name, or bash for a
-    name that is a program's (a 1.5B model called `pytset` as a tool twelve times); '' if neither."""
+    name that is a program's (models call a program as a tool: docs/DECISIONS.md); '' if neither."""
     offered = list(offered)
     close = difflib.get_close_matches(name, offered, n=1, cutoff=0.6)
     if close:

@@ -53,7 +53,7 @@ def no_model_help() -> str:
 
 def start_litellm_import() -> threading.Thread:
     """litellm imports in a thread after the first frame (tools/benchmarks/tui.py measures typing
-    meanwhile; a shorter GIL switch interval was tried and did not help, so there is none)."""
+    meanwhile; no GIL switch interval is set: docs/DECISIONS.md)."""
     from workbench.model.gateway import preload
 
     return preload()

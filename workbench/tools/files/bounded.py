@@ -1,7 +1,7 @@
 """Keeping the event loop free: a file tool's work runs on the loop while it stays quick, and
 moves to a worker thread as soon as it reaches work that can take long.
 
-A worker thread costs about 80 µs a call, half of what reading a small file takes, so the
+A worker thread costs about half of what reading a small file takes (docs/DECISIONS.md), so the
 common case (a short path, a small file) stays on the loop. Work that can take long calls
 `may_take_long()` first: a long path to resolve, a "did you mean" scan of the tree, a file
 over a megabyte to read or write, a lock another call holds. On the loop that raises

@@ -163,7 +163,7 @@ def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feed
             )
     elif region.last - region.first < SMALL_REGION:  # a line or few: give them, ready to copy
         escaped = json.dumps("\n".join(found), ensure_ascii=False)[1:-1]
-        if len(escaped) <= EXACT_CHARS:  # a 1.5B model re-read the file after this, then gave up
+        if len(escaped) <= EXACT_CHARS:  # told only to re-read, a model gives up (docs/DECISIONS.md)
             reread = (
                 "The file's lines there are exactly (escaped as inside a JSON string, on the next line):\n"
                 f"{escaped}\nIf they are the text you mean to change, send them as old_text; else re-read "

@@ -267,8 +267,7 @@ async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str | pb.Tool
                 message += f"; did you mean {' or '.join(close)}?"
         if "/" in pattern:
             message += "; a pattern without / matches file names at any depth, with / ** spans folders"
-        # empty: found nothing, so not an answer by itself (text_calls.may_answer): told "answer
-        # now if this answers the task" after it, a 1.5B model answered the message itself
+        # empty: found nothing, so not an answer by itself (text_calls.may_answer; docs/DECISIONS.md)
         result = pb.ToolResult(output=message)
         result.metadata["empty"] = True
         return result
