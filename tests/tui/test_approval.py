@@ -178,20 +178,20 @@ async def test_a_looping_agent_asks_the_person_who_writes_a_note_then_cancels_it
     settings.approval = "auto"
     app = make_app(settings)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.session is not None, what="the session")
+        await on_screen(pilot, lambda: app.session is not None, what="the session")
         await type_prompt(pilot, "read same.txt")
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the looping modal")
+        await on_screen(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the looping modal")
         assert "is looping" in str(app.screen.query_one("#approval-title", Static).render())
         assert "Let it go on" in str(app.screen.query_one("#approve").render())
         assert len(scripted_model.requests) == settings.repeat_stop + 1
         await pilot.click("#reason")
         await pilot.press(*"the file says same; answer")
         await pilot.press("enter")
-        await until(pilot, lambda: len(scripted_model.requests) == settings.repeat_stop + 2, what="the noted call")
+        await on_screen(pilot, lambda: len(scripted_model.requests) == settings.repeat_stop + 2, what="the noted call")
         assert scripted_model.requests[-1]["messages"][-1]["content"] == "the file says same; answer"
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the looping modal again")
+        await on_screen(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the looping modal again")
         await pilot.press("c")
-        await until(pilot, lambda: app.session is not None and not app.session.busy, what="the cancelled run")
+        await on_screen(pilot, lambda: app.session is not None and not app.session.busy, what="the cancelled run")
         calls = len(scripted_model.requests)
         await pilot.pause(0.3)
         assert len(scripted_model.requests) == calls == settings.repeat_stop + 2
