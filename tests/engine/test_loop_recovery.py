@@ -283,9 +283,10 @@ async def test_a_glob_that_finds_nothing_is_closed_with_correct_the_call_and_nam
     scripted_model.add(reply(block), reply("", call("glob", {"pattern": "src/auth.go"})), reply("ok"))
     run = await run_agent(settings, "fix src/auth.go", tools=["glob", "edit_file"])
     first, second = run.results()
-    for result in (first, second):
-        assert not result.is_error and result.metadata["empty"] is True
-        assert result.output.startswith("no files match 'src/auth.go'") and "did you mean auth.go?" in result.output
+    for result in (first, second):  # an error that says why, and the read to make (issue 28)
+        assert result.is_error and result.metadata["empty"] is True
+        assert result.error.startswith("the glob 'src/auth.go' matched no file in the workspace")
+        assert 'did you mean auth.go? Read it with read_file(path="auth.go")' in result.error
     _assistant, results = echoed(scripted_model.requests[1])
     assert results["content"].endswith(ECHO_FIX)  # correct it, not "answer now"
     assert not scripted_model.requests[2]["messages"][-1]["content"].endswith(ECHO_NEXT)

@@ -234,8 +234,8 @@ async def test_grep_and_glob_patterns_are_shortened_in_errors(tools: Tools, work
     assert len(text) < 1000
     text = await tools.ok("grep", pattern="b" * 3_000_000)
     assert "no matches for" in text and "(shortened: 3,000,000 characters)" in text and len(text) < 1000
-    text = await tools.ok("glob", pattern="c" * 3_000_000)
-    assert "no files match" in text and "(shortened: 3,000,000 characters)" in text and len(text) < 1000
+    text = await tools.fail("glob", pattern="c" * 3_000_000)
+    assert "matched no file" in text and "(shortened: 3,000,000 characters)" in text and len(text) < 1000
 
 
 async def test_a_path_just_under_path_max_is_echoed_within_the_limit(tools: Tools) -> None:
@@ -264,8 +264,8 @@ async def test_a_missing_path_is_reported_first(
     put(workspace, "auth.go", AUTH_GO)
     text = await tools.fail(name, path="src/auth.go", **args)
     assert text.startswith("Error: src/auth.go does not exist"), text
-    assert "did you mean auth.go?" in text
-    assert "old_text" not in text and "limit" not in text and "regular expression" not in text
+    assert "did you mean auth.go? Send " in text and '(path="auth.go"' in text  # the call, ready to send
+    assert "old_text is" not in text and "limit must" not in text and "regular expression" not in text
 
 
 # --- the edit diagnosis does not mislead ------------------------------------------------------

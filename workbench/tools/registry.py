@@ -48,6 +48,8 @@ BUILTIN_MODULES = (
     "subagent",
 )
 
+CALL_SHOWN_CHARS = 300  # a corrected call longer than this is described, not written out
+
 ToolFn = Callable[..., Awaitable["str | pb.ToolResult"]]
 
 
@@ -68,9 +70,24 @@ class ToolContext:
     terminal: TerminalPort | None = None  # the session's terminal host (workbench.terminal.host)
     agents: SubagentHost | None = None  # the agent tree's handle for the subagent tool
     streamed: list[str] = field(default_factory=list)
+    call_name: str = ""  # the tool this copy runs, and its checked arguments (a hint's corrected call)
+    call_args: dict[str, Any] = field(default_factory=dict)
 
-    def for_call(self, call_id: str) -> ToolContext:
-        return ToolContext(**{**self.__dict__, "call_id": call_id, "streamed": []})
+    def for_call(self, call_id: str, name: str = "", args: dict[str, Any] | None = None) -> ToolContext:
+        return ToolContext(
+            **{**self.__dict__, "call_id": call_id, "streamed": [], "call_name": name, "call_args": dict(args or {})}
+        )
+
+    def call_with(self, **changed: Any) -> str:
+        """This call written out with some arguments changed, ready to send again:
+        `read_file(path="config/app.toml")`; for a call too long to repeat (an edit's texts),
+        `the same edit_file call with path="auth.go"`."""
+
+        def written(args: dict[str, Any]) -> str:
+            return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+
+        whole = f"{self.call_name}({written({**self.call_args, **changed})})"
+        return whole if len(whole) <= CALL_SHOWN_CHARS else f"the same {self.call_name} call with {written(changed)}"
 
     def emit(self, text: str) -> None:
         """Stream output while the tool runs; kept as partial output if the tool then fails."""
@@ -383,7 +400,7 @@ class Toolbox:
             more = len(problems) - PROBLEMS_SHOWN
             listed = "; ".join(problems[:PROBLEMS_SHOWN]) + (f"; and {more:,} more problems" if more > 0 else "")
             return _error(call, f"invalid arguments: {listed}. Expected the schema {self.schema_text(call.name)}")
-        call_ctx = ctx.for_call(call.id)
+        call_ctx = ctx.for_call(call.id, call.name, args)
         started = time.monotonic()
         outcome: str | pb.ToolResult | BaseException
         try:

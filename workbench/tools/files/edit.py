@@ -24,6 +24,7 @@ from workbench.tools.files.read_write import (
     decode_text,
     diff_metadata,
     encode_text,
+    has_seen,
     numbered,
     read_whole,
     remember,
@@ -88,6 +89,8 @@ _LINE_PREFIX = re.compile(r"^\s*\d+\t")
 REGION_FLOOR = 0.6  # a closest region less similar than this is not shown: it would mislead
 SMALL_REGION = 3  # a closest region of at most this many lines is quoted exactly, whatever differs
 EXACT_CHARS = 2000  # a region that differs only in whitespace is quoted JSON-escaped up to this length
+WHOLE_FILE_LINES = 80  # a file the agent has not read, up to this long, is shown whole when old_text is not in it
+AROUND_LINES = 10  # else the lines this far around the one nearest old_text's first line
 
 
 def _indent(line: str) -> str:
@@ -128,20 +131,80 @@ def _stray_quote(line: str, present: dict[str, str]) -> tuple[str, str] | None:
     return None
 
 
-def _not_found(ctx: ToolContext, target: Path, text: str, old_text: str) -> Feedback:
+def _not_found(ctx: ToolContext, target: Path, data: bytes, text: str, old_text: str) -> Feedback:
+    """Why old_text is not in the file. The agent has not read the file in this session (it
+    wrote old_text from memory: a 1.5B model sent an invented `def login(self, username,
+    password):` for a file holding `def login(user):` twelve times, told only to re-read):
+    a small file is shown whole, so the next call can be right; a larger one, the lines
+    nearest old_text's first line and the read_file call for them."""
     may_take_long()  # the closest region: difflib over windows of the whole file
     name = shown(ctx, target)
+    if has_seen(ctx, target) or not ctx.settings.recovery_hints:
+        reread = (
+            f"Re-read the file with read_file(path={name!r}) and copy old_text exactly from it "
+            "(without the line-number prefix) before editing again."
+        )
+        return _diagnosis(ctx, target, text, old_text, reread, closest_region(text, old_text))
+    lines = text.splitlines()
+    region = closest_region(text, old_text)
+    if len(lines) <= WHOLE_FILE_LINES:
+        remember(ctx, target, data)  # it is shown whole: an edit based on it is based on what is there
+        reread = (
+            f"You have not read {name} in this session: its whole current text ({len(lines)} lines) is shown "
+            "above with line numbers. Copy old_text exactly from it (without the line-number prefix) and send "
+            "the edit again."
+        )
+        diagnosis = _diagnosis(ctx, target, text, old_text, reread, region)
+        feedback = _said(diagnosis, reread, name, "its whole current text is shown above")
+        feedback.output = f"{name} as it is now (all {len(lines)} lines):\n" + numbered(lines, 1)
+        return feedback
+    if region is not None and region.similarity >= REGION_FLOOR:
+        first, last = max(region.first - AROUND_LINES, 1), min(region.last + AROUND_LINES, len(lines))
+    else:
+        first, last = _around_first_line(lines, old_text)
+    call = f"read_file(path={json.dumps(name)}, offset={first}, limit={last - first + 1})"
     reread = (
-        f"Re-read the file with read_file(path={name!r}) and copy old_text exactly from it "
-        "(without the line-number prefix) before editing again."
+        f"You have not read {name} in this session ({len(lines):,} lines). Read the part you mean to change "
+        f"with {call} and copy old_text exactly from it (without the line-number prefix)."
     )
+    feedback = _said(_diagnosis(ctx, target, text, old_text, reread, region), reread, name, f"read it with {call}")
+    if not feedback.output:  # no region resembles old_text: show the lines nearest its first line
+        feedback.output = f"{name}, lines {first}-{last} (nearest old_text's first line):\n" + numbered(
+            lines[first - 1 : last], first
+        )
+    return feedback
+
+
+def _said(feedback: Feedback, sentence: str, name: str, short: str) -> Feedback:
+    """`feedback` ending with `sentence`; when the diagnosis ends with the exact lines to send
+    instead (they stay last: a small model copies what follows them), `short` goes in its first clause."""
+    if sentence not in feedback.message:
+        head = f"old_text not found in {name}"
+        feedback.message = feedback.message.replace(head, f"{head} (you have not read it in this session: {short})", 1)
+    return feedback
+
+
+def _around_first_line(lines: list[str], old_text: str) -> tuple[int, int]:
+    """Lines (first, last; 1-based) around the file line most like old_text's first non-blank one."""
+    old_lines = old_text.splitlines()
+    head = next((x for x in old_lines if x.strip()), old_text)
+    region = closest_region("\n".join(lines), head)
+    at = region.first if region is not None else 1
+    return max(at - AROUND_LINES, 1), min(at + len(old_lines) + AROUND_LINES, len(lines))
+
+
+def _diagnosis(
+    ctx: ToolContext, target: Path, text: str, old_text: str, reread: str, region: Region | None
+) -> Feedback:
+    """old_text not found: the closest region and what differs there, ending with `reread`
+    (what to do next) unless the region's exact lines are given to send instead."""
+    name = shown(ctx, target)
     old_lines = old_text.splitlines()
     if old_lines and all(_LINE_PREFIX.match(x) for x in old_lines if x.strip()):
         return Feedback(
             f"old_text not found in {name}: it starts its lines with read_file's line numbers "
             f"(like {old_lines[0][:12]!r}); those are not part of the file. {reread}"
         )
-    region = closest_region(text, old_text)
     if region is None or region.similarity < REGION_FLOOR:
         return Feedback(
             f"old_text not found in {name}, and no part of the file resembles it; check that this "
@@ -234,7 +297,7 @@ def _edit(ctx: ToolContext, target: Path, path: str, old_text: str, new_text: st
         check_fresh(ctx, target, data)
         spans, note = find_occurrences(text, old_text, new_text, by_indentation=not replace_all)
         if not spans:
-            raise _not_found(ctx, target, text, old_text)
+            raise _not_found(ctx, target, data, text, old_text)
         count = len(spans)
         at_lines = [_line_of(text, start) for start, _, _ in spans]
         if count > 1 and not replace_all:

@@ -13,7 +13,8 @@ import regex
 from workbench.core.feedback import Feedback
 from workbench.tools.files.bounded import run_bounded
 from workbench.tools.files.confined import PathChanged, read_checked
-from workbench.tools.files.listing import count_of, fit, in_thread, place, search_plan, skipped_note
+from workbench.tools.files.found_nothing import count_of, filter_missed, place
+from workbench.tools.files.listing import fit, in_thread, search_plan, skipped_note
 from workbench.tools.files.paths import allowed, allows, explain, missing_message, resolve, resolve_and, shown
 from workbench.tools.files.read_write import BINARY_SNIFF, FILE_MAX_BYTES, human_size
 from workbench.tools.files.walk import Found, WalkStats, read_at, walk
@@ -141,11 +142,12 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
         def run(stop: threading.Event) -> tuple[dict[str, list[tuple[int, str]]], int, WalkStats]:
             stats = WalkStats()
             results: dict[str, list[tuple[int, str]]] = {}
-            searched = 0
+            searched = matched = 0
             is_allowed = allowed(ctx)
             for rel, found in walk(search.base, search.rel_dir, search.ignore, stats, allowed=is_allowed, stop=stop):
                 if not search.matches(rel):
                     continue
+                matched += 1
                 try:
                     lines = _grep_found(found, matcher, is_allowed)
                 except PathChanged:
@@ -162,6 +164,15 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
                     stats.binary += 1
                 elif lines:
                     results[search.prefix + rel] = lines
+            # the filter matched nothing (and nothing was skipped): a failed call, not "no matches"
+            if not matched and not (stats.outside or stats.unreadable or stop.is_set()):
+                where = place(shown(ctx, start))
+                if glob:
+                    lead = f"the glob {shorten(glob)} matched no file in {where}, so nothing was searched"
+                else:
+                    lead = f"{where} holds no file to search (ignored ones left out), so nothing was searched"
+                missed = filter_missed(ctx, search.base, search.prefix, lead, glob, everywhere=start == search.base)
+                raise Feedback(missed, metadata={"empty": True})
             return results, searched, stats
 
         results, searched, stats = await in_thread(run)

@@ -7,6 +7,7 @@ thread, fitting a listing to the output limit, the note on what a walk passed ov
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import threading
@@ -15,9 +16,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from workbench.core.feedback import Feedback
-from workbench.pb import workbench_pb2 as pb
 from workbench.tools.files.bounded import run_bounded
 from workbench.tools.files.confined import PathChanged
+from workbench.tools.files.found_nothing import ANY_FILE, count_of, filter_missed, place, whereabouts, workspace_files
 from workbench.tools.files.paths import (
     allowed,
     explain,
@@ -100,14 +101,6 @@ def fit(lines: list[str], cap: int, ctx: ToolContext) -> list[str]:
     return lines[:cap]
 
 
-def count_of(n: int, one: str, many: str = "") -> str:
-    return f"{n:,} {one if n == 1 else many or one + 's'}"
-
-
-def place(where: str) -> str:
-    return "the workspace" if where == "." else where
-
-
 def skipped_note(stats: WalkStats) -> str:
     notes = []
     if stats.ignored:
@@ -171,14 +164,16 @@ def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
             raise PathChanged(real)
         with os.scandir(fd) as it:
             entries = list(it)
-        return _listing(ctx, target, rel, entries, ignore, fd)
+        return _listing(ctx, target, base, rel, entries, ignore, fd)
     except OSError as err:
         raise explain(ctx, err, target, path, "listing") from err
     finally:
         os.close(fd)
 
 
-def _listing(ctx: ToolContext, target: Path, rel: str, entries: list[os.DirEntry[str]], ignore: Ignore, fd: int) -> str:
+def _listing(
+    ctx: ToolContext, target: Path, base: Path, rel: str, entries: list[os.DirEntry[str]], ignore: Ignore, fd: int
+) -> str:
     """The lines of `ls` for the entries of the open folder `fd` (at `target`)."""
     name = shown(ctx, target)
     stats = WalkStats()
@@ -213,8 +208,9 @@ def _listing(ctx: ToolContext, target: Path, rel: str, entries: list[os.DirEntry
             except OSError:
                 files.append(entry.name)
     listing = sorted(folders, key=str.lower) + sorted(files, key=str.lower)
-    if not listing and not stats.ignored:
-        return f"{name} is an empty folder"
+    if not listing and not stats.ignored:  # an error, not an answer: see found_nothing
+        about, _ = whereabouts(workspace_files(ctx, base), ANY_FILE, "" if base == workspace_root(ctx) else f"{base}/")
+        raise Feedback(f"{name} is an empty folder: there is nothing in it to list; {about}", metadata={"empty": True})
     out = fit(listing, LS_CAP, ctx)
     if len(listing) > len(out):
         out.append(f"[{len(listing) - len(out):,} more entries not shown; use glob to narrow down]")
@@ -229,7 +225,7 @@ def _listing(ctx: ToolContext, target: Path, rel: str, entries: list[os.DirEntry
 
 
 @tool(read_only=True)
-async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str | pb.ToolResult:
+async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str:
     """Find files by name pattern; sorted paths, at most 200.
 
     A pattern without "/" matches file names at any depth ("*.py"); one with "/" matches the
@@ -252,29 +248,35 @@ async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str | pb.Tool
         return sorted(found), stats
 
     found, _ = await in_thread(run)
-    where = shown(ctx, start)
     if not found:
-        hidden = await in_thread(lambda stop: _ignored_matches(ctx, search, stop))
-        message = f"no files match {shorten(pattern)} in {place(where)}"
-        if hidden:
-            message += (
-                f"; {count_of(len(hidden), 'ignored file')} would match, e.g. {', '.join(hidden[:3])} "
-                "(give an ignored folder as path to search it)"
-            )
-        if not WILDCARDS.search(pattern):  # a plain path: the one the model meant may be close by
-            close = await in_thread(lambda stop: suggest(ctx, start / pattern, limit=3))
-            if close:
-                message += f"; did you mean {' or '.join(close)}?"
-        if "/" in pattern:
-            message += "; a pattern without / matches file names at any depth, with / ** spans folders"
-        # empty: found nothing, so not an answer by itself (text_calls.may_answer; docs/DECISIONS.md)
-        result = pb.ToolResult(output=message)
-        result.metadata["empty"] = True
-        return result
+        await in_thread(lambda stop: _matched_nothing(ctx, search, start, pattern, stop))
     out = fit(found, GLOB_CAP, ctx)
     if len(found) > len(out):
         out.append(f"[{len(found) - len(out):,} more files match; narrow the pattern or the path]")
     return "\n".join(out)
+
+
+def _matched_nothing(ctx: ToolContext, search: Search, start: Path, pattern: str, stop: threading.Event) -> None:
+    """A glob that matched no file: an error saying where the files of its kind are (found_nothing),
+    the ignored files it would match, and for a plain path the close ones."""
+    lead = f"the glob {shorten(pattern)} matched no file in {place(shown(ctx, start))}"
+    everywhere = start == search.base
+    message = filter_missed(ctx, search.base, search.prefix, lead, pattern, everywhere=everywhere)
+    hidden = _ignored_matches(ctx, search, stop)
+    if hidden:
+        message += (
+            f"; {count_of(len(hidden), 'ignored file')} would match, e.g. {', '.join(hidden[:3])} "
+            "(give an ignored folder as path to search it)"
+        )
+    if not WILDCARDS.search(pattern):  # a plain path: the one the model meant may be close by
+        close = suggest(ctx, start / pattern, limit=3)
+        if len(close) == 1 and (search.base / close[0].removeprefix(search.prefix)).is_file():
+            message += f"; did you mean {close[0]}? Read it with read_file(path={json.dumps(close[0])})"
+        elif close:
+            message += f"; did you mean {' or '.join(close)}?"
+    if "/" in pattern:
+        message += "; a pattern without / matches file names at any depth, with / ** spans folders"
+    raise Feedback(message, metadata={"empty": True})
 
 
 def _ignored_matches(ctx: ToolContext, search: Search, stop: threading.Event) -> list[str]:
@@ -289,4 +291,4 @@ def _ignored_matches(ctx: ToolContext, search: Search, stop: threading.Event) ->
     return sorted(everything)
 
 
-__all__ = ["GLOB_CAP", "LS_CAP", "count_of", "fit", "glob", "in_thread", "ls", "place", "search_plan", "skipped_note"]
+__all__ = ["GLOB_CAP", "LS_CAP", "fit", "glob", "in_thread", "ls", "search_plan", "skipped_note"]

@@ -253,12 +253,19 @@ def missing_message(ctx: ToolContext, target: Path, given: str) -> str:
         )
     candidates = suggest(ctx, target)
     if len(candidates) == 1:
-        message += f"; did you mean {candidates[0]}?"
-    elif candidates:
-        message += f"; did you mean one of: {', '.join(candidates)}?"
-    else:
-        message += "; nothing with a similar name exists."
-    return message + " Use glob or ls to find the right path."
+        # the call itself, not "use glob or ls": a 1.5B model told to search listed the file,
+        # then answered about its content without reading it (issue 28)
+        ready = _with_path(ctx, given, candidates[0])
+        return message + f"; did you mean {candidates[0]}?" + (f" Send {ready}" if ready else "")
+    if candidates:
+        return message + f"; did you mean one of: {', '.join(candidates)}? Send the call again with the one you mean"
+    return message + "; nothing with a similar name exists. Use glob or ls to find the right path."
+
+
+def _with_path(ctx: ToolContext, given: str, path: str) -> str:
+    """The current call with the argument that held `given` set to `path`; '' when unknown."""
+    key = next((k for k, v in ctx.call_args.items() if v == given), None)
+    return ctx.call_with(**{key: path}) if ctx.call_name and key else ""
 
 
 def suggest(ctx: ToolContext, target: Path, limit: int = 5) -> list[str]:

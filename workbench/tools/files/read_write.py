@@ -55,6 +55,11 @@ def remember(ctx: ToolContext, target: Path, data: bytes) -> None:
     ctx.state.setdefault(STATE_KEY, {})[str(target)] = _digest(data)
 
 
+def has_seen(ctx: ToolContext, target: Path) -> bool:
+    """Whether the agent has read or written this file in this session."""
+    return str(target) in ctx.state.get(STATE_KEY, {})
+
+
 def check_fresh(ctx: ToolContext, target: Path, data: bytes) -> None:
     """Refuse to change a file whose content differs from what the agent last read or wrote.
 
@@ -355,6 +360,7 @@ __all__ = [
     "decode_text",
     "diff_metadata",
     "encode_text",
+    "has_seen",
     "human_size",
     "numbered",
     "read_file",

@@ -1,0 +1,157 @@
+"""Why a search found nothing: where the workspace's files of the kind it looked for are.
+
+A grep whose `glob` or `path` matched no file, a glob that matched nothing, an ls of an empty
+folder: each is an error result that names what matched nothing, how many files of that kind
+the workspace has and where, and the call that finds them. Told "no matches ... 0 files
+searched" for grep(glob='src/**/*.py') in a workspace whose .py files are at its top level, a
+1.5B model answered "No matches found." (issue 28). The results are also marked `empty`, so
+the closing line after them says the search found nothing and why (text_calls).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.tools.files.paths import allowed
+from workbench.tools.files.walk import WalkStats, glob_regex, ignore_for, walk
+from workbench.tools.registry import ToolContext, shorten
+
+SCAN = 50_000  # files walked to say where the files of a kind are
+SHOWN = 8  # paths named; the rest are counted
+KINDS_SHOWN = 5  # file kinds named when the workspace has none of the one looked for
+
+
+def count_of(n: int, one: str, many: str = "") -> str:
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
+def place(where: str) -> str:
+    return "the workspace" if where == "." else where
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What files a glob looks for: its last part as a name glob ('*.py'), said in words."""
+
+    pattern: str
+    many: str  # ".py files"
+    one: str  # ".py file"
+
+
+ANY_FILE = Kind("*", "files", "file")
+
+
+def kind_of(glob: str) -> Kind:
+    """'src/**/*.py' -> .py files; 'test_*' -> files named 'test_*'; '' or '**' -> files."""
+    last = glob.strip().rstrip("/").rsplit("/", 1)[-1]
+    if last in ("", "*", "**"):
+        return ANY_FILE
+    ext = re.fullmatch(r"\*(\.[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*)", last)
+    if ext:
+        return Kind(last, f"{ext.group(1)} files", f"{ext.group(1)} file")
+    return Kind(last, f"files named {shorten(last)}", f"file named {shorten(last)}")
+
+
+def workspace_files(ctx: ToolContext, base: Path) -> list[str]:
+    """The files below `base` a search sees (.git, ignored ones and symlinks leading outside
+    left out), sorted; at most SCAN."""
+    found = []
+    for rel, _ in walk(base, "", ignore_for(base, ""), WalkStats(), allowed=allowed(ctx)):
+        found.append(rel)
+        if len(found) >= SCAN:
+            break
+    return sorted(found)
+
+
+def of_kind(files: list[str], kind: Kind) -> list[str]:
+    try:
+        matcher = glob_regex(kind.pattern)
+    except re.error:
+        return []
+    return [f for f in files if matcher.match(f.rsplit("/", 1)[-1])]
+
+
+def where(paths: list[str]) -> str:
+    """'at the top level: app.py, main.py', 'in config/: a.toml', 'at the top level and in 2 folders: ...'."""
+    folders = {p.rsplit("/", 1)[0] if "/" in p else "" for p in paths}
+    named = ", ".join(paths[:SHOWN]) + (f" and {len(paths) - SHOWN:,} more" if len(paths) > SHOWN else "")
+    below = sorted(folders - {""})
+    inside = f"{below[0]}/" if len(below) == 1 else f"{len(below)} folders"
+    if not below:
+        return f"at the top level: {named}"
+    return f"{'at the top level and ' if '' in folders else ''}in {inside}: {named}"
+
+
+def kinds(files: list[str]) -> str:
+    """'3 .go files, 1 .md file, 1 file without an extension': what the workspace holds."""
+    counts = Counter(
+        ("." + name.rsplit(".", 1)[1]) if "." in name.lstrip(".") else ""
+        for name in (f.rsplit("/", 1)[-1] for f in files)
+    )
+    parts = [
+        count_of(n, f"{ext} file") if ext else count_of(n, "file without an extension", "files without an extension")
+        for ext, n in counts.most_common(KINDS_SHOWN)
+    ]
+    more = len(counts) - KINDS_SHOWN
+    return ", ".join(parts) + (f" and {more} other kinds" if more > 0 else "")
+
+
+def whereabouts(files: list[str], kind: Kind, prefix: str = "", *, named: bool = True) -> tuple[str, list[str]]:
+    """What the workspace holds of `kind`: ("the workspace's 2 .py files are at the top level:
+    app.py, main.py", those files), or ("the workspace has no .py file ...; it holds ...", []).
+    Without `named` (the caller said the kind already) the second is only what it holds."""
+    matching = [prefix + f for f in of_kind(files, kind)]
+    if matching:
+        return f"the workspace's {count_of(len(matching), kind.one, kind.many)} {_are(matching)} {where(matching)}", (
+            matching
+        )
+    if not files:
+        return "the workspace holds no file at all", []
+    if not named:
+        return f"the workspace holds {kinds(files)}", []
+    return f"the workspace has no {kind.one} (ignored ones left out); it holds {kinds(files)}", []
+
+
+def _are(paths: list[str]) -> str:
+    return "is" if len(paths) == 1 else "are"
+
+
+def retry_hint(ctx: ToolContext, **changed: str) -> str:
+    """'; to search them, send grep(pattern="x", glob="*.py")': the call with `changed`, when the
+    call is known and the change is one (nothing when it would send the same call again)."""
+    if not ctx.call_name or all(ctx.call_args.get(k, v if k != "path" else ".") == v for k, v in changed.items()):
+        return ""
+    return f"; to find them, send {ctx.call_with(**changed)}"
+
+
+def filter_missed(ctx: ToolContext, base: Path, prefix: str, lead: str, glob: str, *, everywhere: bool) -> str:
+    """The error of a search whose filter matched no file: `lead` says which ("the glob
+    'src/*.py' matched no file in the workspace"), then where the files of its kind are and the
+    call that finds them. `everywhere`: the search covered the whole workspace."""
+    kind = kind_of(glob)
+    said = everywhere and kind.pattern == glob.strip()  # "the glob '*.rs' matched no file in the workspace"
+    about, matching = whereabouts(workspace_files(ctx, base), kind, prefix, named=not said)
+    message = f"{lead}; {about}"
+    if matching:
+        changed = {"path": "."} if ctx.call_args.get("path", ".") not in (".", "") else {}
+        if glob:
+            changed["pattern" if ctx.call_name == "glob" else "glob"] = kind.pattern
+        message += retry_hint(ctx, **changed)
+    return message
+
+
+__all__ = [
+    "ANY_FILE",
+    "Kind",
+    "count_of",
+    "filter_missed",
+    "kind_of",
+    "kinds",
+    "place",
+    "where",
+    "whereabouts",
+    "workspace_files",
+]
