@@ -21,12 +21,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_cli_commands import scripted
+from tests.scripted_server import ScriptedModel, call, reply
 from tests.terminal.test_sandbox import (  # noqa: F401 - the sandbox fixtures
     Session,
     open_session,
     outside,
     person,
 )
+from workbench.cli.main import main
 from workbench.core.feedback import model_text
 
 
@@ -286,3 +289,22 @@ async def test_a_path_under_run_can_be_shown_by_the_person_s_setting(
         assert result.is_error and "sandbox_run_visible" in result.error, model_text(result)
     finally:
         listener.close()
+
+
+def test_git_control_files_made_during_the_session_are_reported_at_its_end(
+    scripted_model: ScriptedModel,
+    workspace: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """What the sandbox leaves open (a nested repository, `git init` where there was none) is told
+    to the person as the session ends; the agent's ordinary commits in the protected one are not."""
+    _repo(workspace)
+    nested = "mkdir sub && cd sub && git init -q && git config core.fsmonitor 'touch /tmp/x; false'"
+    work = "echo a > f && git add f && git commit -qm work"
+    scripted_model.add(reply("", call("bash", command=nested), call("bash", command=work)), reply("done"))
+    assert main(scripted(scripted_model, workspace, tmp_path / "d", "go")) == 0
+    err = capsys.readouterr().err
+    line = next((x for x in err.splitlines() if "git control files appeared" in x), "")
+    assert "sub/.git/config" in line and "core.fsmonitor" in line, err
+    assert ".git/config," not in line.replace("sub/.git/config", "")  # the protected repository's own: not told

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 from workbench.config.secrets import secrets_of
 from workbench.config.settings import ConfigError, Settings
+from workbench.core.safe_text import printable
 from workbench.core.words import FINAL_AGENT_STATUSES
 from workbench.engine.agents import ROOT_ID, AgentTree
 from workbench.engine.compaction import NothingToCompact
@@ -34,6 +36,7 @@ from workbench.session.lock import LockHeld, SessionLock, is_locked
 from workbench.session.rebuild import interrupt_leftovers, mark_interrupted, rebuild_messages
 from workbench.terminal.host import TerminalHost
 from workbench.terminal.leftovers import reap_orphans
+from workbench.terminal.protected import dot_git, git_changes
 
 log = logging.getLogger("workbench")
 
@@ -109,6 +112,8 @@ class Session:
         # the sandbox's policy before anything starts the server (a run starts it ahead of the first
         # bash call): else the built-in defaults would hold, the process's folder for the workspace
         self.terminal.sandbox.configure(settings, settings.workspace)
+        self._opened_at = time.time()  # git control files made in the workspace after it are reported
+        self._own_git = dot_git(settings.workspace)
         # the MCP servers start as the session opens, beside it: the first request never waits for them
         self.mcp = McpManager(settings, settings.sessions_dir / session_id, session_id)
         self.guard.mcp = self.mcp
@@ -207,12 +212,30 @@ class Session:
                 await self.tree.close()
             finally:
                 await self.mcp.close()
+            await self._report_git_changes()
         finally:
             try:
                 self._closed = self.info
                 self.store.close()
             finally:
                 self._lock.release()
+
+    async def _report_git_changes(self) -> None:
+        """Tell the person of git control files that appeared in the workspace during the session
+        (a `git init`, a nested repository, a hook): their own git would read or run them."""
+        if not self.terminal.sandbox.active or not self.terminal.record.dir:  # no sandbox ever ran
+            return
+        workspace = self.settings.workspace
+        found = await asyncio.to_thread(git_changes, workspace, self._opened_at, self._own_git)
+        if found:
+            shown = ", ".join(printable(str(p.relative_to(workspace))) for p in found[:10])
+            more = f" and {len(found) - 10} more" if len(found) > 10 else ""
+            text = (
+                f"git control files appeared or changed in the workspace during this session: {shown}{more}. "
+                "Look at them before you run git there: a hook or a setting such as core.fsmonitor runs "
+                "on your machine, outside the sandbox"
+            )
+            Recorder(self.store, self.id, ROOT_ID).emit(pb.Notice(level="warning", text=text))
 
     # --- what a client reads --------------------------------------------------------------
 

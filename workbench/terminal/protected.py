@@ -73,7 +73,7 @@ def git_control(workspace: Path, writable: Callable[[Path], bool]) -> tuple[list
     Git finds its folder by walking up from the working directory: so does this. Only what the
     sandbox could write is touched (a `.git` outside the workspace is read-only already).
     """
-    dot = next((d / ".git" for d in (workspace, *workspace.parents) if os.path.lexists(d / ".git")), None)
+    dot = dot_git(workspace)
     if dot is None:
         return [], []
     pinned: list[Path] = []
@@ -98,6 +98,11 @@ def git_control(workspace: Path, writable: Callable[[Path], bool]) -> tuple[list
                 (folder / name).mkdir(exist_ok=True)
         read_only += [folder / name for name in GIT_READ_ONLY if os.path.lexists(folder / name)]
     return pinned, read_only
+
+
+def dot_git(workspace: Path) -> Path | None:
+    """The `.git` git uses in `workspace`: its own, or an enclosing folder's."""
+    return next((d / ".git" for d in (workspace, *workspace.parents) if os.path.lexists(d / ".git")), None)
 
 
 def _gitdir_of(dot_git_file: Path) -> Path | None:
@@ -217,3 +222,45 @@ def protected_paths(
         sockets=tuple(s for s in sockets if not any(_under(s, d) for d in socket_dirs)),
         socket_dirs=tuple(socket_dirs),
     )
+
+
+SCAN_FOLDERS = 20_000  # folders looked at for new git control files at the session's end, at most
+SCAN_SKIPPED = frozenset({"node_modules", ".venv", "__pycache__"})
+
+
+def git_changes(workspace: Path, since: float, protected: Path | None, folders: int = SCAN_FOLDERS) -> list[Path]:
+    """Git control files in the workspace made or changed since `since` (a time.time()): a `.git`
+    file, a repository's `config` or a hook. The sandbox protects only the workspace's own
+    repository as it was at the start; these are what it left open (a `git init`, a nested
+    repository, a `.git` file pointing elsewhere), which the person's git would read or run.
+    Bounded by `folders`; `protected` (the `.git` there at the start, `dot_git`) is left out."""
+    found: list[Path] = []
+    seen = 0
+    for top, dirs, _files in os.walk(workspace):
+        seen += 1
+        if seen > folders:
+            break
+        dirs[:] = sorted(d for d in dirs if d not in SCAN_SKIPPED and d != ".git")
+        here = Path(top)
+        dot = here / ".git"
+        if dot == protected or not os.path.lexists(dot):
+            continue
+        if dot.is_dir() and not dot.is_symlink():
+            candidates = [dot / "config", *_entries(dot / "hooks")]
+        else:
+            candidates = [dot]
+        for path in candidates:
+            try:
+                changed = os.lstat(path).st_ctime >= since
+            except OSError:
+                continue
+            if changed:
+                found.append(path)
+    return found
+
+
+def _entries(folder: Path) -> list[Path]:
+    try:
+        return [folder / name for name in os.listdir(folder) if not name.endswith(".sample")]
+    except OSError:
+        return []
