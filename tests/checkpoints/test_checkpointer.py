@@ -64,6 +64,7 @@ async def test_restore_is_byte_identical_with_modes_links_and_empty_folders(ws: 
     os.rmdir(ws / "empty")
     (ws / "new.txt").write_text("new")
     (ws / "private").rename(ws / "moved")
+    cps.after_call("bash", '{"command": "..."}')  # what the engine says after each call
     after = await cps.take(TOOL, call_id="c2", tool="bash")
     assert after is not None and after.commit != first.commit and after.files_changed > 0
     cps.restore(after.commit, first.commit, cps.changes(after.commit, first.commit))

@@ -359,3 +359,23 @@ def test_a_project_cannot_change_the_users_server(tmp_path: Path, workspace: Pat
     write(workspace / ".workbench" / "config.toml", PROBE_TABLE.replace("server.py", "evil.py"))
     settings, notes = load({"workspace": workspace}, env={}, user_config=user)
     assert settings.mcp_servers["probe"].args == ("server.py",) and "cannot change it" in notes[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [(b"\x00\xff\xfe\x00model = 1", "not UTF-8"), (b"a = " + b"[" * 100_000 + b"]" * 100_000, "nested too deeply")],
+    ids=["bytes", "deep"],
+)
+@pytest.mark.parametrize("where", ["user", "project"])
+def test_a_hostile_config_file_is_one_line_naming_it_and_exit_2(
+    content: bytes, why: str, where: str, tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from workbench.cli.main import main
+
+    user = tmp_path / "xdg-config" / "workbench" / "config.toml"
+    path = user if where == "user" else workspace / ".workbench" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    assert main(["config", "--workspace", str(workspace)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"workbench: {path}: cannot read config: {why}") and err.count("\n") == 1, err

@@ -186,3 +186,17 @@ async def test_a_huge_skill_name_is_shortened_in_the_error(workspace: Path, tmp_
     result = await invoke(workspace, tmp_path, "skill", name="r" * 3_000_000)
     assert result.is_error and "no skill named" in result.error and "release" in result.error
     assert "(shortened: 3,000,000 characters)" in result.error and len(model_text(result)) < 2000
+
+
+async def test_a_skill_nested_past_any_sense_is_skipped_with_a_notice_and_the_run_goes_on(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    deep = "---\nname: deep\ndescription: " + "[" * 5000 + "]" * 5000 + "\n---\nbody\n"
+    path = put(workspace, ".workbench/skills/deep/SKILL.md", deep)
+    put(workspace, ".claude/skills/deploy/SKILL.md", skill_md("deploy", "Deploy the app"))
+    scripted_model.add(reply("done"))
+    run = await run_agent(settings, "hello")
+    assert run.outcome.status == pb.RUN_STATUS_FINISHED and len(scripted_model.requests) == 1
+    notices = [n.text for n in run.of("notice") if "skill" in n.text]
+    assert notices == [f"skill skipped: {path.resolve()}: its front matter is nested too deeply to read"], notices
+    assert "- deploy: Deploy the app" in scripted_model.requests[0]["messages"][0]["content"]

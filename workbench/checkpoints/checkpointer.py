@@ -10,19 +10,21 @@ watch's queue and, when nothing changed, costs that one read and no commit.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from pathlib import Path
 
 import pygit2
 
 from workbench.checkpoints.repo import REF_PREFIX, Store, size_of
-from workbench.checkpoints.restore import Change, Restorer, diff, modes
+from workbench.checkpoints.restore import Change, Restorer, diff, line_counts, modes
 from workbench.checkpoints.snapshot import Limits, Scan, Snapshot
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 
 log = logging.getLogger("workbench")
 
+FILE_TOOLS = frozenset(("write_file", "edit_file"))
 REASON_WORDS = {
     pb.CHECKPOINT_REASON_TOOL_CALL: "tool call",
     pb.CHECKPOINT_REASON_TURN: "prompt",
@@ -96,6 +98,21 @@ class Checkpointer:
             except ValueError:
                 pass
 
+    def after_call(self, tool: str, arguments: str) -> None:
+        """A tool call ran: the file tools name the path they wrote; anything else (bash, tmux,
+        a subagent, an MCP tool) may have changed anything."""
+        if self._snapshot is None:
+            return
+        if tool in FILE_TOOLS:
+            try:
+                path = json.loads(arguments).get("path")
+            except (ValueError, AttributeError):
+                path = None
+            if isinstance(path, str) and path:
+                self.mark(Path(path) if Path(path).is_absolute() else self.workspace / path)
+                return
+        self._snapshot.anything_may_have_changed()
+
     async def take(
         self, reason: pb.CheckpointReason, *, call_id: str = "", tool: str = "", agent: str = ""
     ) -> pb.Checkpoint | None:
@@ -110,6 +127,8 @@ class Checkpointer:
                 snapshot = self._snapshot
                 assert snapshot is not None
                 scan, self._scan = self._scan or Scan(), None
+                if reason != pb.CHECKPOINT_REASON_TOOL_CALL:
+                    snapshot.anything_may_have_changed()  # the person may have edited files since
                 if not snapshot.pending() and self.last and not scan.changed:
                     cp.commit, cp.unchanged = self.last, True  # nothing changed: no new commit
                     return cp
@@ -163,18 +182,17 @@ class Checkpointer:
         finally:
             restorer.close()
 
+    def mode_changes(self, now: str, target: str) -> dict[str, int | None]:
+        """Paths whose exact mode differs (a folder's ends with '/'): the target's bits, or None for git's plain one."""
+        a, b = modes(self.store.repo, now), modes(self.store.repo, target)
+        return {path: b.get(path) for path in a.keys() | b.keys() if a.get(path) != b.get(path)}
+
+    def tree_of(self, commit: str) -> str:
+        """The top tree of a checkpoint: equal trees, equal workspaces (modes included)."""
+        return str(self.store.repo[commit].peel(pygit2.Commit).tree_id)
+
     def line_counts(self, old: str, new: str) -> dict[str, tuple[int, int]]:
-        """Lines added and removed per file between two checkpoints (binary files: 0, 0)."""
-        repo = self.store.repo
-        a = repo[old].peel(pygit2.Tree)["w"].id
-        b = repo[new].peel(pygit2.Tree)["w"].id
-        counts: dict[str, tuple[int, int]] = {}
-        for patch in repo[a].peel(pygit2.Tree).diff_to_tree(repo[b].peel(pygit2.Tree)):
-            if patch is None:
-                continue
-            _ctx, added, removed = patch.line_stats
-            counts[patch.delta.new_file.path or patch.delta.old_file.path] = (added, removed)
-        return counts
+        return line_counts(self.store.repo, old, new)
 
     def close(self) -> None:
         if self._first is not None and not self._first.done():

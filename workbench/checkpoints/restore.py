@@ -201,3 +201,15 @@ class Restorer:
                 os.fchmod(file_fd, mode if mode is not None else plain_mode(st.st_mode))
         finally:
             os.close(file_fd)
+
+
+def line_counts(repo: pygit2.Repository, old: str, new: str) -> dict[str, tuple[int, int]]:
+    """Lines added and removed per file between two checkpoints (binary files: 0, 0)."""
+    a, b = _tree(repo, old), _tree(repo, new)
+    counts: dict[str, tuple[int, int]] = {}
+    for patch in a.diff_to_tree(b):
+        if patch is None:
+            continue
+        _ctx, added, removed = patch.line_stats
+        counts[patch.delta.new_file.path or patch.delta.old_file.path] = (added, removed)
+    return counts

@@ -29,6 +29,7 @@ from workbench.tools.files.walk import Ignore, ignore_for
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 RACY_NS = 2_000_000_000  # a file changed this close to its hashing is hashed again at the next scan
 WORKSPACE_TREE, META_BLOB = "w", "m"
+PROJECT_CONFIG = ".workbench"  # terminal.protected.PROJECT_CONFIG (that package is not below this one)
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,12 @@ class Snapshot:
         """A path the file tools wrote (relative to the root)."""
         self.dirty.add(rel)
 
+    def anything_may_have_changed(self) -> None:
+        """Without a watch, what a command, the person or another process did is found only by a
+        full scan (a file whose status is unchanged keeps its blob: no file is read again)."""
+        if self.watch is None:
+            self.full_scan_due = True
+
     def pending(self) -> bool:
         """Anything to look at since the last checkpoint (cheap: one read of the watch's queue)."""
         if self.watch is not None:
@@ -125,7 +132,7 @@ class Snapshot:
         """Look again at what may have changed; the changed paths and the notices."""
         scan = Scan()
         if self.full_scan_due:
-            self.full_scan_due = self.watch is None  # with no watch, every checkpoint scans
+            self.full_scan_due = False
             self.dirty.clear()
             self._rescan("", scan, first=not self.scanned)
             self.scanned = True
@@ -156,9 +163,10 @@ class Snapshot:
         return fd
 
     def _excluded(self, rel: str) -> bool:
-        """Never kept: the user's .git (any repository's), and what is inside a skipped tree."""
+        """Never kept: the user's .git (any repository's), the workspace's .workbench/ (the
+        project's config, read-only to the agent's commands), and what is inside a skipped tree."""
         parts = rel.split("/")
-        if ".git" in parts:
+        if ".git" in parts or parts[0] == PROJECT_CONFIG:
             return True
         return any("/".join(parts[:i]) in self.skipped_trees for i in range(1, len(parts) + 1))
 
@@ -268,7 +276,7 @@ class Snapshot:
             self._drop(_join(folder, gone), scan)
         for name, entry in entries.items():
             sub = _join(folder, name)
-            if name == ".git" or sub in self.skipped_trees:
+            if name == ".git" or sub in self.skipped_trees or sub == PROJECT_CONFIG:
                 continue
             try:
                 est = entry.stat(follow_symlinks=False)

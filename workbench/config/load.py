@@ -15,6 +15,7 @@ from typing import Any
 
 from workbench.config.mcp_servers import McpServer, ServerConfigError, parse_servers
 from workbench.config.settings import ConfigError, ProjectRule, Settings, about_setting, bound, user_config_path
+from workbench.core.safe_text import printable
 
 FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 TABLE_KIND = "dict[str, McpServer]"
@@ -113,13 +114,19 @@ def coerce(name: str, value: Any, source: str) -> Any:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    """A config file's settings, flattened. A repository's file is untrusted input: whatever is
+    wrong with it (not UTF-8, nested past any sense, not TOML) is one ConfigError naming it."""
     try:
         with path.open("rb") as fh:
             return _flatten(tomllib.load(fh))
     except FileNotFoundError:
         return {}
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{printable(str(path))}: cannot read config: not UTF-8 text (byte {err.start})") from None
+    except RecursionError:
+        raise ConfigError(f"{printable(str(path))}: cannot read config: nested too deeply") from None
     except (tomllib.TOMLDecodeError, OSError) as err:
-        raise ConfigError(f"{path}: cannot read config: {err}") from err
+        raise ConfigError(f"{printable(str(path))}: cannot read config: {printable(str(err))}") from err
 
 
 def _shown(value: Any) -> str:

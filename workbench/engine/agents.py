@@ -15,9 +15,11 @@ import asyncio
 import time
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings, bound
 from workbench.core.feedback import Feedback
+from workbench.core.safe_text import printable
 from workbench.core.words import agent_ended, agent_status
 from workbench.engine.inbox import Inbox
 from workbench.engine.loop import AgentLoop, Budget
@@ -30,6 +32,9 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import Toolbox, ToolContext, covered, record_defect
 from workbench.tools.seams import TerminalPort
 from workbench.tools.skills import discover
+
+if TYPE_CHECKING:
+    from workbench.checkpoints.checkpointer import Checkpointer
 
 ROOT_ID = "main"
 STOP_WAIT = 15.0  # seconds to wait for a cancelled agent (and its subtree) to end
@@ -110,8 +115,10 @@ class AgentTree:
         terminal: TerminalPort | None = None,
         guard: Guard | None = None,
         mcp: McpManager | None = None,
+        checkpoints: Checkpointer | None = None,
     ):
         self.settings, self.store, self.session_id = settings, store, session_id
+        self.checkpoints = checkpoints  # shared by every agent: a child's calls are kept like the root's
         self.terminal = terminal
         self.mcp = mcp  # the session's MCP servers, whose tools agents select by `server__*`
         self.guard = guard  # the session's guard, shared by every agent (None: every call runs)
@@ -197,6 +204,7 @@ class AgentTree:
             inbox=inbox,
             on_status=lambda status: self.set_status(info.id, status),
             guard=self.guard,
+            checkpoints=self.checkpoints,
         )
         if parent is not None:
             agent.loop.prompt_author = pb.AUTHOR_PARENT
@@ -230,14 +238,20 @@ class AgentTree:
         info.model = self.settings.model
         info.created.GetCurrentTime()
         names = list(Toolbox(tools).tools)
-        if tools is None and not discover(self.settings)[0]:  # no skill installed: the tool could only fail
+        skills, problems = discover(self.settings)
+        if tools is None and not skills:  # no skill installed: the tool could only fail
             names.remove("skill")
         if tools is None and self.mcp is not None:  # every MCP server's tools, as they come and go
             names += self.mcp.patterns()
         info.tools.extend(names)
+        new = not messages
         if not messages:
             messages = [pb.Message(role=pb.ROLE_SYSTEM, text=system_prompt(self.settings))]
-        return self._build(info, None, messages, self.spec(), announce=announce)
+        root = self._build(info, None, messages, self.spec(), announce=announce)
+        if new:  # the person hears of each broken skill once, as the session starts; the run goes on
+            for problem in problems:
+                root.recorder.emit(pb.Notice(level="warning", text=f"skill skipped: {printable(str(problem))}"))
+        return root
 
     def restore(self, agents: list[pb.AgentInfo]) -> None:
         """Continue a stored session: child ids go on from the highest one used."""

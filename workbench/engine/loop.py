@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, interrupted, machinery_bug, to_result
@@ -28,6 +29,9 @@ from workbench.model.retry import ContextOverflow, ModelCallFailed, RetryPolicy,
 from workbench.model.stream import new_call_id
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import Toolbox, ToolContext
+
+if TYPE_CHECKING:
+    from workbench.checkpoints.checkpointer import Checkpointer
 
 log = logging.getLogger("workbench")
 
@@ -73,8 +77,10 @@ class AgentLoop:
         inbox: Inbox | None = None,
         on_status: Callable[[pb.AgentStatus], None] = lambda status: None,
         guard: Guard | None = None,
+        checkpoints: Checkpointer | None = None,
     ):
         self.client, self.toolbox, self.ctx, self.recorder = client, toolbox, ctx, recorder
+        self.checkpoints = checkpoints  # the workspace is kept before each call that can change it
         self.guard = guard  # judges each call before its tool runs (guard.py); None: every call runs
         self.task = ""  # the prompt of the current run, the context the model judge is given
         self.prompt_author: pb.Author = pb.AUTHOR_PERSON  # who writes its runs' prompts (a child's: its parent)
@@ -345,11 +351,15 @@ class AgentLoop:
             self.recorder.emit(pb.Notice(level="warning", text=f"{call.name}: {refused.error}"))
         elif (denied := await self._admit(call)) is not None:
             result = denied  # the guard blocked it, or the person denied it: nothing of it ran
+        elif (unkept := await self._checkpoint(call)) is not None:
+            result = unkept  # no checkpoint could be taken, and the person did not allow calls without one
         else:
-            # the call's start is durable before anything of it runs (records of a run are grouped
-            # per event-loop pass; the guard's decision usually wrote it already, then this is free)
+            # the call's start (and its checkpoint) is durable before anything of it runs (records of
+            # a run are grouped per event-loop pass; the guard's decision usually wrote it already)
             self.recorder.store.flush()
             result = await self.toolbox.invoke(call, self.ctx)
+            if self.checkpoints is not None:
+                self.checkpoints.after_call(call.name, call.arguments)
         self._started.pop(call.id, None)
         if call.id in self._abandoned:
             return result  # the run already recorded this call as interrupted
@@ -377,6 +387,31 @@ class AgentLoop:
         if stop.reason:
             self.stopped = self.stopped or stop.reason
         return stop
+
+    async def _checkpoint(self, call: pb.ToolCall) -> pb.ToolResult | None:
+        """Keep the workspace as it is before a call that can change it (a `checkpoint` event);
+        None when the call may run, else the error result of a call that did not run."""
+        tool = self.toolbox.tools.get(call.name)
+        if self.checkpoints is None or tool is None or tool.read_only:
+            return None
+        cp = await self.checkpoints.take(
+            pb.CHECKPOINT_REASON_TOOL_CALL, call_id=call.id, tool=call.name, agent=self.recorder.agent_id
+        )
+        if cp is None:
+            return None
+        self.recorder.emit(cp)
+        if not cp.error:
+            return None
+        if not self.checkpoints.refuse_on_failure:
+            self.recorder.emit(pb.Notice(level="warning", text=f"{cp.error}; the call runs without one"))
+            return None
+        return to_result(
+            call,
+            Feedback(
+                f"{cp.error}. The call did not run: Workbench keeps the workspace before each change, and the "
+                "person has not allowed changes without it (setting checkpoint_failure)"
+            ),
+        )
 
     async def _admit(self, call: pb.ToolCall) -> pb.ToolResult | None:
         """The guard's decision on `call` (a review waits for the person): None when it may run,

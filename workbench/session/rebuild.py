@@ -20,10 +20,15 @@ def rebuild_messages(events: list[pb.Event], agent_id: str) -> list[pb.Message]:
     """The conversation an agent held: what its next model request would have sent."""
     messages: list[pb.Message] = []
     summary_at: int | None = None  # a compaction's summary goes after the system prompt
-    for event in events:
+    for index, event in enumerate(events):
         if event.agent_id != agent_id:
             continue
         kind = event.WhichOneof("kind")
+        if kind == "rewind" and event.rewind.conversation and event.rewind.conversation_seq:
+            cut = event.rewind.conversation_seq  # the person rewound the conversation to before that prompt
+            messages = rebuild_messages([e for e in events[:index] if e.seq < cut], agent_id)
+            summary_at = None
+            continue
         if kind == "run_started" and not messages and event.run_started.system_prompt:
             messages.append(pb.Message(role=pb.ROLE_SYSTEM, text=event.run_started.system_prompt))
         elif kind == "compaction":

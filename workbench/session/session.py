@@ -32,8 +32,10 @@ from workbench.guard.guardrail import Guard
 from workbench.mcp.manager import McpManager
 from workbench.model.retry import ModelCallFailed
 from workbench.pb import workbench_pb2 as pb
+from workbench.session import rewind as rewinding
 from workbench.session.lock import LockHeld, SessionLock, is_locked
 from workbench.session.rebuild import interrupt_leftovers, mark_interrupted, rebuild_messages
+from workbench.session.rewind import RewindPlan, new_checkpointer, put_back_line, resume_checkpoints
 from workbench.terminal.host import TerminalHost
 from workbench.terminal.leftovers import reap_orphans
 from workbench.terminal.protected import dot_git, git_changes
@@ -85,6 +87,17 @@ def _one(stored: list[pb.SessionInfo], session_id: str, settings: Settings) -> p
     raise SessionError(f"{session_id!r} names {len(matches)} sessions; give more of the id")
 
 
+def stored_turns(settings: Settings, session_id: str) -> tuple[pb.SessionInfo, list[rewinding.TurnSummary]]:
+    """A stored session's rewind points (`workbench checkpoints`), read without opening it."""
+    info = find_session(settings, session_id)
+    store = open_store(settings)
+    try:
+        events = list(store.events(info.id))
+    finally:
+        store.close()
+    return info, rewinding.summaries(settings, info, events)
+
+
 def newest_session(settings: Settings, workspace: Path) -> pb.SessionInfo:
     """The newest session of this workspace (`--continue`)."""
     here = str(workspace.resolve())
@@ -117,12 +130,23 @@ class Session:
         # the MCP servers start as the session opens, beside it: the first request never waits for them
         self.mcp = McpManager(settings, settings.sessions_dir / session_id, session_id)
         self.guard.mcp = self.mcp
-        self.tree = AgentTree(settings, store, session_id, terminal=self.terminal, guard=self.guard, mcp=self.mcp)
+        self.checkpoints = new_checkpointer(settings, session_id)  # None when switched off
+        self.tree = AgentTree(
+            settings,
+            store,
+            session_id,
+            terminal=self.terminal,
+            guard=self.guard,
+            mcp=self.mcp,
+            checkpoints=self.checkpoints,
+        )
+        self.put_back_to = 0  # a code-only rewind's turn, told to the model once at its next prompt
         self.failure: BaseException | None = None  # the event log could not be written: the run ended
         self.last: pb.RunFinished | None = None
         self._run_task: asyncio.Task[pb.RunFinished] | None = None
         self._warming: asyncio.Task[None] | None = None
         self._titled = False
+        self._turns: set[asyncio.Task[None]] = set()  # prompts' checkpoints being taken
         self._closed: pb.SessionInfo | None = None
         store.on_failure = self._store_failed
         store.secrets = [s.encode() for s in secrets_of(settings)]
@@ -167,6 +191,8 @@ class Session:
         if resume is not None:
             session._rebuild()
         session.mcp.start()
+        if session.checkpoints is not None:
+            session.checkpoints.start()  # the first look at the tree, in the background
         return session
 
     @staticmethod
@@ -194,6 +220,7 @@ class Session:
         root_info = next((a for a in agents if a.id == ROOT_ID), None)
         if root_info is None:
             return
+        resume_checkpoints(self, events)
         messages = rebuild_messages(events, ROOT_ID)
         root = self.tree.make_root(root_info.prompt, list(root_info.tools), messages, announce=False)
         root.info.CopyFrom(root_info)
@@ -214,6 +241,8 @@ class Session:
                 await self.mcp.close()
             await self._report_git_changes()
         finally:
+            if self.checkpoints is not None:
+                self.checkpoints.close()
             try:
                 self._closed = self.info
                 self.store.close()
@@ -333,6 +362,12 @@ class Session:
             self.store.set_session_title(self.id, prompt)
             self._titled = True
         root = self.tree.root
+        self._tell_put_back()
+        if self.checkpoints is not None:
+            self.checkpoints.turn += 1
+            task = asyncio.create_task(self._keep(pb.CHECKPOINT_REASON_TURN), name="turn checkpoint")
+            self._turns.add(task)
+            task.add_done_callback(self._turns.discard)
         if self.busy and root is not None and root.loop is not None:
             with self.store.transaction():
                 Recorder(self.store, self.id, ROOT_ID).emit(pb.PromptQueued(text=prompt))
@@ -352,7 +387,32 @@ class Session:
         except Exception as err:
             log.debug("starting the terminal ahead of the first bash call: %s", err)
 
+    def _tell_put_back(self) -> None:
+        """After a code-only rewind, one line before the person's next prompt (see rewind.py)."""
+        root = self.tree.root
+        if not self.put_back_to or root is None or root.loop is None:
+            return
+        note = pb.Message(role=pb.ROLE_USER, text=put_back_line(self.put_back_to), author=pb.AUTHOR_WORKBENCH)
+        root.loop.messages.append(note)
+        Recorder(self.store, self.id, ROOT_ID).emit(note)
+        self.put_back_to = 0
+
+    async def _keep(self, reason: pb.CheckpointReason) -> None:
+        """A checkpoint of the session itself (a prompt, a run's end), recorded as the root's event."""
+        if self.checkpoints is None:
+            return
+        cp = await self.checkpoints.take(reason)
+        if cp is not None and not (cp.unchanged and reason == pb.CHECKPOINT_REASON_RUN_END):
+            Recorder(self.store, self.id, ROOT_ID).emit(cp)
+
     async def _run(self, prompt: str) -> pb.RunFinished:
+        """Runs of the root until no prompt is left; then the tree is kept as the run left it."""
+        try:
+            return await self._runs(prompt)
+        finally:
+            await self._keep(pb.CHECKPOINT_REASON_RUN_END)
+
+    async def _runs(self, prompt: str) -> pb.RunFinished:
         """Runs of the root until no prompt is left; a cancel ends it CANCELLED (not raised)."""
         while True:
             try:
@@ -418,6 +478,31 @@ class Session:
         if self.last is None:
             raise SessionError("nothing has run in this session yet")
         return self.last
+
+    # --- checkpoints: undo and rewind (rewind.py) ------------------------------------------
+
+    async def plan_rewind(
+        self, to_turn: int | None = None, *, code: bool = True, conversation: bool = False
+    ) -> RewindPlan:
+        """What putting the files (`code`), the conversation, or both back to before the person's
+        prompt `to_turn` would change; `to_turn=None`: undo the last turn's changes (or the last
+        rewind). Nothing changes yet (the tree as it is becomes a checkpoint)."""
+        try:
+            return await rewinding.plan(self, to_turn, code=code, conversation=conversation)
+        except rewinding.RewindRefused as err:
+            raise SessionError(str(err)) from err
+
+    async def rewind(self, plan: RewindPlan, *, overwrite_outside: bool = False) -> pb.Rewind:
+        """Make a planned rewind. Files changed outside Workbench since its last checkpoint
+        (`plan.outside`) are kept as they are unless `overwrite_outside`."""
+        try:
+            return await rewinding.apply(self, plan, overwrite_outside=overwrite_outside)
+        except rewinding.RewindRefused as err:
+            raise SessionError(str(err)) from err
+
+    def turns(self) -> list[rewinding.TurnSummary]:
+        """The rewind points: each prompt, the checkpoints of its calls, the files it changed."""
+        return rewinding.summaries(self.settings, self.info, list(self.events()))
 
     # --- reviews and the approval mode (guard.py) -------------------------------------------
 

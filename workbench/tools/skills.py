@@ -65,6 +65,8 @@ def parse_skill_md(text: str) -> tuple[dict[str, object], str]:
         raise ValueError("its front matter is not closed by a line '---'")
     try:
         meta = yaml.safe_load("\n".join(lines[1:end]))
+    except RecursionError:
+        raise ValueError("its front matter is nested too deeply to read") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""

@@ -1,0 +1,196 @@
+"""Undo and rewind through the Session: real tools (write, edit, sandboxed bash, tmux, a
+subagent), the scripted model server over HTTP, a real SQLite log and checkpoint store."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.checkpoints.test_checkpointer import make_workspace
+from tests.checkpoints.treestate import git_state, make_user_repo, tree_state
+from tests.scripted_server import ScriptedModel, call, reply
+from workbench.config.settings import Settings
+from workbench.pb import workbench_pb2 as pb
+from workbench.session.session import Session, SessionError
+
+SKIP = (".git", ".workbench")  # the sandbox makes .workbench/ (read-only to commands); never checkpointed
+
+
+def kinds(session: Session, kind: str) -> list[pb.Event]:
+    return [e for e in session.events() if e.WhichOneof("kind") == kind]
+
+
+async def until_exists(path: Path, timeout: float = 20) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not path.exists():
+        assert asyncio.get_running_loop().time() < deadline, f"{path} never appeared"
+        await asyncio.sleep(0.05)
+
+
+async def test_every_changing_tool_is_checkpointed_and_undo_puts_all_back(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    make_workspace(workspace)
+    make_user_repo(workspace)
+    before, git_before = tree_state(workspace, SKIP), git_state(workspace)
+    scripted_model.add(
+        reply("", call("write_file", path="notes.md", content="notes\n")),
+        reply("", call("edit_file", path="src/main.py", old_text="print('hi')", new_text="print('edited')")),
+        reply("", call("bash", command="rm -rf src/deep && chmod 644 secret.key && echo x > .env")),
+        reply("", call("tmux", action="new", window="w", command="sleep 0.2; rm run.sh; touch tmux-made")),
+        reply("", call("subagent", mode="sync", prompt="clean up")),
+        reply("", call("bash", command="rm -rf private empty && ln -sfn /etc link")),  # the child's call
+        reply("cleaned"),  # the child's answer
+        reply("done"),
+    )
+    session = await Session.open(settings)
+    try:
+        session.send("change things")
+        assert (await session.wait()).text == "done"
+        await until_exists(workspace / "tmux-made")
+        checkpoints = [e for e in kinds(session, "checkpoint") if e.checkpoint.reason == pb.CHECKPOINT_REASON_TOOL_CALL]
+        tools = [(e.agent_id == "main", e.checkpoint.tool) for e in checkpoints]
+        assert tools == [
+            (True, "write_file"),
+            (True, "edit_file"),
+            (True, "bash"),
+            (True, "tmux"),
+            (True, "subagent"),
+            (False, "bash"),  # the child's call, attributed to the child
+        ]
+        assert all(e.checkpoint.commit and not e.checkpoint.error for e in checkpoints)
+        plan = await session.plan_rewind()
+        assert plan.undo and plan.to_turn == 1
+        # what the tmux window did after the run had ended counts as changed outside Workbench
+        assert set(plan.outside) <= {"run.sh", "tmux-made"}
+        paths = {f.path for f in plan.files}
+        assert {"notes.md", "src/main.py", "src/deep/", "secret.key", ".env", "run.sh", "tmux-made", "link"} <= paths
+        await session.rewind(plan, overwrite_outside=True)
+        assert tree_state(workspace, SKIP) == before
+        assert git_state(workspace) == git_before  # Workbench wrote nothing of the user's .git
+        (event,) = kinds(session, "rewind")
+        assert event.rewind.undo and event.rewind.code and not event.rewind.conversation
+    finally:
+        await session.close()
+
+
+async def test_a_rewind_is_undone_by_the_next_undo(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("one\n")
+    scripted_model.add(
+        reply("", call("write_file", path="a.txt", content="two\n")),
+        reply("ok"),
+    )
+    session = await Session.open(settings)
+    try:
+        session.send("change a")
+        await session.wait()
+        await session.rewind(await session.plan_rewind(1))
+        assert (workspace / "a.txt").read_text() == "one\n"
+        again = await session.plan_rewind()
+        assert "the rewind is undone" in again.what
+        await session.rewind(again)
+        assert (workspace / "a.txt").read_text() == "two\n"
+    finally:
+        await session.close()
+
+
+async def test_code_rewind_tells_the_model_once_and_conversation_rewind_cuts_the_request(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.add(
+        reply("", call("write_file", path="a.txt", content="first\n")),
+        reply("wrote a"),
+        reply("", call("write_file", path="b.txt", content="second\n")),
+        reply("wrote b"),
+        reply("noted"),
+        reply("fresh start"),
+    )
+    session = await Session.open(settings)
+    try:
+        session.send("write a")
+        await session.wait()
+        session.send("write b")
+        await session.wait()
+        await session.rewind(await session.plan_rewind(2, code=True, conversation=False))
+        assert not (workspace / "b.txt").exists() and (workspace / "a.txt").exists()
+        session.send("what now?")
+        await session.wait()
+        users = [m["content"] for m in scripted_model.requests[-1]["messages"] if m["role"] == "user"]
+        assert users[-2].startswith(
+            "(Workbench: the person put the workspace's files back to how they were before turn 2"
+        )
+        assert users[-1] == "what now?"
+        plan = await session.plan_rewind(2, code=True, conversation=True)
+        assert plan.messages_dropped > 0
+        await session.rewind(plan)
+        session.send("start over")
+        await session.wait()
+        users = [m["content"] for m in scripted_model.requests[-1]["messages"] if m["role"] == "user"]
+        assert users == ["write a", "start over"]  # turn 2 and what followed are not in the request
+    finally:
+        await session.close()
+    resumed = await Session.open(settings, resume=session.id)  # the log rebuilds the cut conversation
+    try:
+        root = resumed.tree.root
+        assert root is not None and root.loop is not None
+        texts = [m.text for m in root.loop.messages if m.role == pb.ROLE_USER]
+        assert texts == ["write a", "start over"]
+    finally:
+        await resumed.close()
+
+
+async def test_files_changed_outside_are_named_and_kept_unless_overwritten(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("original\n")
+    scripted_model.add(reply("", call("write_file", path="a.txt", content="agent\n")), reply("ok"))
+    session = await Session.open(settings)
+    try:
+        session.send("change a")
+        await session.wait()
+        (workspace / "a.txt").write_text("the person's edit\n")  # in an editor, after the run
+        plan = await session.plan_rewind()
+        assert plan.outside == ["a.txt"]
+        await session.rewind(plan)
+        assert (workspace / "a.txt").read_text() == "the person's edit\n"
+        await session.rewind(await session.plan_rewind(1), overwrite_outside=True)
+        assert (workspace / "a.txt").read_text() == "original\n"
+    finally:
+        await session.close()
+
+
+async def test_nothing_to_undo_and_unknown_turn_are_one_line(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.add(reply("nothing to do"))
+    session = await Session.open(settings)
+    try:
+        session.send("hello")
+        await session.wait()
+        with pytest.raises(SessionError, match="nothing to undo"):
+            await session.plan_rewind()
+        with pytest.raises(SessionError, match=r"no turn 5 in session .*: its turns are 1 to 1"):
+            await session.plan_rewind(5)
+    finally:
+        await session.close()
+
+
+async def test_checkpoint_failure_refuses_the_call_by_default(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    settings.data_dir.mkdir(parents=True)
+    (settings.data_dir / "checkpoints").write_text("in the way")  # no store can be made
+    scripted_model.add(reply("", call("write_file", path="a.txt", content="x")), reply("gave up"))
+    session = await Session.open(settings)
+    try:
+        session.send("write")
+        await session.wait()
+        (result,) = [e.tool_call_finished.result for e in kinds(session, "tool_call_finished")]
+        assert result.is_error and "no checkpoint of the workspace could be taken" in result.error
+        assert not (workspace / "a.txt").exists()
+    finally:
+        await session.close()
