@@ -288,7 +288,9 @@ async def test_a_glob_that_finds_nothing_is_closed_with_correct_the_call_and_nam
         assert result.error.startswith("the glob 'src/auth.go' matched no file in the workspace")
         assert 'did you mean auth.go? Read it with read_file(path="auth.go")' in result.error
     _assistant, results = echoed(scripted_model.requests[1])
-    assert results["content"].endswith(ECHO_FIX)  # correct it, not "answer now"
+    # correct it, with why it found nothing, not "answer now"
+    why = "the glob 'src/auth.go' matched no file in the workspace"
+    assert results["content"].endswith(ECHO_FIX.replace("A call failed", f"A call failed ({why})"))
     assert not scripted_model.requests[2]["messages"][-1]["content"].endswith(ECHO_NEXT)
 
 

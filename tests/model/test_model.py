@@ -411,7 +411,7 @@ async def test_a_request_that_ends_with_results_that_succeeded_ends_with_the_ans
     """A model litellm does not know (a local one) gets the reminder at the end of its request,
     only there: earlier turns go back as they were; after a failed call it is not added."""
     from tests.conftest import run_agent
-    from workbench.model.text_calls import ECHO_NEXT
+    from workbench.model.text_calls import ECHO_NEXT, ECHO_READ
 
     (workspace / "a.txt").write_text("alpha\n")
     scripted_model.add(
@@ -426,8 +426,8 @@ async def test_a_request_that_ends_with_results_that_succeeded_ends_with_the_ans
     assert tool_texts[0] == []
     assert tool_texts[1][-1].endswith(ECHO_NEXT)  # read a.txt: it may answer now
     assert not tool_texts[2][-1].endswith(ECHO_NEXT)  # a failed call: its error says what to do
-    assert tool_texts[3][-1].endswith(ECHO_NEXT)
-    assert not any(t.endswith(ECHO_NEXT) for t in tool_texts[3][:-1])  # only at the end
+    assert tool_texts[3][-1].endswith(ECHO_READ)  # ls listed paths: read before answering about a file
+    assert not any(t.endswith((ECHO_NEXT, ECHO_READ)) for t in tool_texts[3][:-1])  # only at the end
     assert ECHO_NEXT not in "".join(r.output for r in run.results())  # on the wire only, never stored
 
 
@@ -436,11 +436,11 @@ async def test_a_known_model_or_the_setting_off_gets_no_answer_reminder(
     settings: Settings, scripted_model: ScriptedModel, model: str, setting: str
 ) -> None:
     from tests.conftest import run_agent
-    from workbench.model.text_calls import ECHO_NEXT
 
     settings.model, settings.answer_reminder = model, setting
+    (settings.workspace / "a.txt").write_text("alpha\n")
     scripted_model.add(reply("", call("ls", {"path": "."})), reply("done"))
     run = await run_agent(settings, "list", tools=["ls"])
     assert run.outcome.status == pb.RUN_STATUS_FINISHED
     (tool,) = [m for m in scripted_model.requests[-1]["messages"] if m["role"] == "tool"]
-    assert not tool["content"].endswith(ECHO_NEXT)
+    assert tool["content"] == run.results()[0].output  # no closing line of any kind

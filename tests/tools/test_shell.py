@@ -213,7 +213,7 @@ async def test_timeout_leaves_the_command_running_and_the_next_call_works(
     assert result.output == "started\n"
     assert "timed out after 0.5 s" in result.error
     assert "What it printed before the timeout is above" in result.error  # it may already hold the answer
-    assert result.metadata["partial"] is True  # so the model is told it may answer from it (text_calls.may_answer)
+    assert result.metadata["partial"] is True  # so the model is told it may answer from it (text_calls.closing_line)
     assert "tmux window 'bash-1'" in result.error and "tmux(action='capture'" in result.error
     assert "tmux(action='new'" in result.error  # long-running servers belong in the tmux tool
     pid = term.host.sandbox.host_pid(int(pid_file.read_text()))  # $$ in the sandbox's pid namespace

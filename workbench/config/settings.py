@@ -235,9 +235,10 @@ class Settings:
     answer_reminder: str = field(
         default="auto",
         metadata=about(
-            doc="after tool results the model may answer from (all succeeded, or a timed-out command printed), "
-            "the model's request ends with a line: answer now if this answers the task, else make the next call "
-            "(small models kept calling tools with the answer in hand); auto: for models litellm's table does "
+            doc="a request that ends with tool results ends with a line that follows what they are: after "
+            "content (a file's text, a command's output) answer now if this answers the task, else make the next "
+            "call (small models kept calling tools with the answer in hand); after paths (ls, glob) read the file "
+            "first; after a search that found nothing, what it searched; auto: for models litellm's table does "
             "not know (local and small ones), on, off",
             project=USER_ONLY,
             choices=ANSWER_REMINDER,

@@ -267,7 +267,7 @@ class AgentLoop:
         """Tool calls the model wrote as text (see calls_in_text) become the reply's calls.
 
         The reply keeps its whole text, blocks included: on the wire it goes back as that text and
-        the results as text (text_calls.echo_as_text), so the model sees the calls it wrote
+        the results as text (text_calls.echo_results), so the model sees the calls it wrote
         worked. Each recovered call is marked `from_text`; a block that cannot run gets its
         error as its result.
         """

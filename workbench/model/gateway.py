@@ -23,7 +23,7 @@ from google.protobuf import json_format
 
 from workbench.core.feedback import model_text
 from workbench.model.stream import ReplyAssembler, StreamIncomplete
-from workbench.model.text_calls import ECHO_NEXT, echo_as_text, may_answer
+from workbench.model.text_calls import closing_line, echo_reply, echo_results
 from workbench.pb import workbench_pb2 as pb
 
 DEMO_PROVIDER = "workbench_demo"
@@ -150,33 +150,44 @@ def wire_id(call: pb.ToolCall) -> str:
 
 def messages_to_wire(messages: list[pb.Message], remind: bool = False) -> list[dict[str, Any]]:
     """The conversation as the provider sees it: each tool result answers its call's provider id;
-    calls the model wrote as text go back as text with their results (text_calls.echo_as_text).
+    calls the model wrote as text go back as text, each reply's results in one user message
+    (text_calls.echo_reply, echo_results).
 
-    `remind`: when the conversation ends with results of real tool calls the model may answer from
-    (text_calls.may_answer: all succeeded, or failed with a partial result), the last one ends
-    with text_calls.ECHO_NEXT (answer now if this answers the task, else make the next call).
-    On the wire only, and only at the end: earlier turns go back as they were, so the
-    provider's prompt cache still holds. Without it small models call on with the answer in hand
-    (docs/DECISIONS.md).
+    `remind`: when the conversation ends with results of real tool calls, the last one ends with
+    the closing line for what they are (text_calls.closing_line): answer now if this answers the
+    task after content, read the file first after paths, what was not found after an empty
+    search; nothing after a failure. On the wire only, and only at the end: earlier turns go back
+    as they were, so the provider's prompt cache still holds (docs/DECISIONS.md).
     """
     wire_ids = {c.id: wire_id(c) for m in messages if m.role == pb.ROLE_ASSISTANT for c in m.tool_calls}
     text_calls = {c.id for m in messages if m.role == pb.ROLE_ASSISTANT for c in m.tool_calls if c.from_text}
     wire: list[dict[str, Any]] = []
+    echoed: list[pb.ToolResult] = []  # results of text calls, for their reply's one user message
     for m in messages:
-        if not (text_calls and echo_as_text(m, text_calls, wire)):
+        if m.role == pb.ROLE_TOOL and m.tool_result.call_id in text_calls:
+            echoed.append(m.tool_result)
+            continue
+        if echoed:
+            wire.append(echo_results(echoed))
+            echoed = []
+        if m.role == pb.ROLE_ASSISTANT and any(c.id in text_calls for c in m.tool_calls):
+            wire.append(echo_reply(m))
+        else:
             wire.append(message_to_wire(m, wire_ids))
-    if remind and _ends_with_results_to_answer_from(messages, text_calls):
-        wire[-1]["content"] += ECHO_NEXT
+    if echoed:
+        wire.append(echo_results(echoed))
+    elif remind and (tail := _results_at_the_end(messages)):
+        wire[-1]["content"] += closing_line(tail, as_text=False)
     return wire
 
 
-def _ends_with_results_to_answer_from(messages: list[pb.Message], text_calls: set[str]) -> bool:
+def _results_at_the_end(messages: list[pb.Message]) -> list[pb.ToolResult]:
     tail: list[pb.ToolResult] = []
     for m in reversed(messages):
         if m.role != pb.ROLE_TOOL:
             break
         tail.append(m.tool_result)
-    return bool(tail) and all(may_answer(r) and r.call_id not in text_calls for r in tail)
+    return tail[::-1]
 
 
 def reminds(spec: ModelSpec) -> bool:

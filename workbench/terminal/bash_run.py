@@ -302,7 +302,7 @@ class BashRun:
             f"tmux(action='kill', window={name!r}). If it waits for input or is a "
             "long-running server, start it with tmux(action='new', ...) instead. Your next "
             f"bash call gets a fresh shell in {where}.",
-            # partial: what it printed may answer the task (text_calls.may_answer)
+            # partial: what it printed may answer the task (text_calls.closing_line)
             metadata={"window": name, "timeout": self.timeout, **({"partial": True} if printed else {})},
         )
 

@@ -88,7 +88,7 @@ async def _create(
             output=f"Started {who} in {mode} mode: {state}. Its result will arrive in your Inbox; keep working, "
             f"or end your turn without tool calls to wait for it. ({running} running, {queued} queued)"
         )
-        started.metadata["pending"] = True  # the answer comes later (text_calls.may_answer)
+        started.metadata["pending"] = True  # the answer comes later (text_calls.closing_line)
         return started
     finished = await host.result(info.id)
     if finished.status == pb.AGENT_STATUS_COMPLETED:

@@ -15,6 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.core.feedback import Feedback
+from workbench.pb import workbench_pb2 as pb
 from workbench.tools.files.paths import allowed
 from workbench.tools.files.walk import WalkStats, glob_regex, ignore_for, walk
 from workbench.tools.registry import ToolContext, shorten
@@ -127,6 +129,20 @@ def retry_hint(ctx: ToolContext, **changed: str) -> str:
     return f"; to find them, send {ctx.call_with(**changed)}"
 
 
+def nothing_found(message: str, why: str) -> Feedback:
+    """The error of a search that found nothing for a cause: marked `empty`, `why_empty` the cause
+    in a clause (the closing line after it says it: text_calls.closing_line)."""
+    return Feedback(message, metadata={"empty": True, "why_empty": why})
+
+
+def paths_found(text: str) -> pb.ToolResult:
+    """A result that lists paths (ls, glob): marked `discovery`, so the closing line after it says
+    to read a file before answering about what it holds (text_calls.closing_line)."""
+    result = pb.ToolResult(output=text)
+    result.metadata["discovery"] = True
+    return result
+
+
 def filter_missed(ctx: ToolContext, base: Path, prefix: str, lead: str, glob: str, *, everywhere: bool) -> str:
     """The error of a search whose filter matched no file: `lead` says which ("the glob
     'src/*.py' matched no file in the workspace"), then where the files of its kind are and the
@@ -150,6 +166,8 @@ __all__ = [
     "filter_missed",
     "kind_of",
     "kinds",
+    "nothing_found",
+    "paths_found",
     "place",
     "where",
     "whereabouts",

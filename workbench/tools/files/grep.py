@@ -11,9 +11,10 @@ from typing import Any
 import regex
 
 from workbench.core.feedback import Feedback
+from workbench.pb import workbench_pb2 as pb
 from workbench.tools.files.bounded import run_bounded
 from workbench.tools.files.confined import PathChanged, read_checked
-from workbench.tools.files.found_nothing import count_of, filter_missed, place
+from workbench.tools.files.found_nothing import count_of, filter_missed, nothing_found, place
 from workbench.tools.files.listing import fit, in_thread, search_plan, skipped_note
 from workbench.tools.files.paths import allowed, allows, explain, missing_message, resolve, resolve_and, shown
 from workbench.tools.files.read_write import BINARY_SNIFF, FILE_MAX_BYTES, human_size
@@ -106,7 +107,7 @@ def _grep_data(data: bytes, path: str, matcher: Any) -> list[tuple[int, str]] | 
 
 
 @tool(read_only=True)
-async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") -> str:
+async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") -> str | pb.ToolResult:
     """Search file contents with a regular expression; prints path:line:text, sorted, at most 200 lines.
 
     Python regex syntax, case-sensitive (start with (?i) to ignore case); ^ and $ match at
@@ -172,7 +173,7 @@ async def grep(pattern: str, ctx: ToolContext, path: str = ".", glob: str = "") 
                 else:
                     lead = f"{where} holds no file to search (ignored ones left out), so nothing was searched"
                 missed = filter_missed(ctx, search.base, search.prefix, lead, glob, everywhere=start == search.base)
-                raise Feedback(missed, metadata={"empty": True})
+                raise nothing_found(missed, lead)
             return results, searched, stats
 
         results, searched, stats = await in_thread(run)
@@ -194,15 +195,19 @@ def _grep_report(
     pattern: str,
     where: str,
     glob: str = "",
-) -> str:
+) -> str | pb.ToolResult:
     total = sum(len(v) for v in results.values())
     if total == 0:
         within = f" (files matching {shorten(glob)})" if glob else ""
         message = f"no matches for {shorten(pattern)} in {place(where)}{within}; {count_of(searched, 'file')} searched"
+        why = f"no line of the {count_of(searched, 'file')} searched matches {shorten(pattern)}"
         if re.search(r"[A-Za-z]", pattern) and not pattern.startswith("(?i)"):
             message += "; the search is case-sensitive (start the pattern with (?i) to ignore case)"
+            why += " (case-sensitive)"
         skipped = skipped_note(stats)
-        return message + (f"\n{skipped}" if skipped else "")
+        result = pb.ToolResult(output=message + (f"\n{skipped}" if skipped else ""))
+        result.metadata.update({"empty": True, "why_empty": why})
+        return result
     out: list[str] = []
     for name in sorted(results):
         for line_no, line in results[name]:

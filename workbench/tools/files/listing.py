@@ -16,9 +16,19 @@ from pathlib import Path
 from typing import TypeVar
 
 from workbench.core.feedback import Feedback
+from workbench.pb import workbench_pb2 as pb
 from workbench.tools.files.bounded import run_bounded
 from workbench.tools.files.confined import PathChanged
-from workbench.tools.files.found_nothing import ANY_FILE, count_of, filter_missed, place, whereabouts, workspace_files
+from workbench.tools.files.found_nothing import (
+    ANY_FILE,
+    count_of,
+    filter_missed,
+    nothing_found,
+    paths_found,
+    place,
+    whereabouts,
+    workspace_files,
+)
 from workbench.tools.files.paths import (
     allowed,
     explain,
@@ -124,7 +134,7 @@ def skipped_note(stats: WalkStats) -> str:
 
 
 @tool(read_only=True)
-async def ls(ctx: ToolContext, path: str = ".") -> str:
+async def ls(ctx: ToolContext, path: str = ".") -> pb.ToolResult:
     """List one folder: sub-folders first (ending in /), then files with their sizes.
 
     `.git` and entries that .gitignore ignores are left out (a note says how many).
@@ -132,9 +142,10 @@ async def ls(ctx: ToolContext, path: str = ".") -> str:
     Args:
         path: folder relative to the workspace root
     """
-    return await in_thread(
+    listing = await in_thread(
         lambda stop: resolve_and(ctx, path, lambda target: _list_folder(ctx, target, path), read=True)
     )
+    return paths_found(listing)
 
 
 def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
@@ -210,7 +221,7 @@ def _listing(
     listing = sorted(folders, key=str.lower) + sorted(files, key=str.lower)
     if not listing and not stats.ignored:  # an error, not an answer: see found_nothing
         about, _ = whereabouts(workspace_files(ctx, base), ANY_FILE, "" if base == workspace_root(ctx) else f"{base}/")
-        raise Feedback(f"{name} is an empty folder: there is nothing in it to list; {about}", metadata={"empty": True})
+        raise nothing_found(f"{name} is an empty folder: there is nothing in it to list; {about}", f"{name} is empty")
     out = fit(listing, LS_CAP, ctx)
     if len(listing) > len(out):
         out.append(f"[{len(listing) - len(out):,} more entries not shown; use glob to narrow down]")
@@ -225,7 +236,7 @@ def _listing(
 
 
 @tool(read_only=True)
-async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str:
+async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> pb.ToolResult:
     """Find files by name pattern; sorted paths, at most 200.
 
     A pattern without "/" matches file names at any depth ("*.py"); one with "/" matches the
@@ -253,7 +264,7 @@ async def glob(pattern: str, ctx: ToolContext, path: str = ".") -> str:
     out = fit(found, GLOB_CAP, ctx)
     if len(found) > len(out):
         out.append(f"[{len(found) - len(out):,} more files match; narrow the pattern or the path]")
-    return "\n".join(out)
+    return paths_found("\n".join(out))
 
 
 def _matched_nothing(ctx: ToolContext, search: Search, start: Path, pattern: str, stop: threading.Event) -> None:
@@ -276,7 +287,7 @@ def _matched_nothing(ctx: ToolContext, search: Search, start: Path, pattern: str
             message += f"; did you mean {' or '.join(close)}?"
     if "/" in pattern:
         message += "; a pattern without / matches file names at any depth, with / ** spans folders"
-    raise Feedback(message, metadata={"empty": True})
+    raise nothing_found(message, lead)
 
 
 def _ignored_matches(ctx: ToolContext, search: Search, stop: threading.Event) -> list[str]:
