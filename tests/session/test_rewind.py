@@ -194,3 +194,37 @@ async def test_checkpoint_failure_refuses_the_call_by_default(
         assert not (workspace / "a.txt").exists()
     finally:
         await session.close()
+
+
+def test_kill_9_mid_bash_then_undo_restores_the_tree_before_that_call(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path
+) -> None:
+    import signal
+
+    from tests.session.test_session import _kill_tmux, _read_until, _start_run
+
+    make_workspace(workspace)
+    before = tree_state(workspace, SKIP)
+    data = tmp_path / "data"
+    scripted_model.add(reply("", call("bash", command="rm -rf src private && echo deleted; sleep 60")))
+    proc = _start_run(scripted_model, workspace, data, "--jsonl", "--approval", "auto", "go")
+    session_id = _read_until(proc, "tool_output")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    _kill_tmux(session_id)
+    assert not (workspace / "src").exists()
+
+    async def undo() -> None:
+        session = await Session.open(
+            Settings(model="openai/scripted", api_base=scripted_model.url, workspace=workspace, data_dir=data),
+            resume=session_id,
+        )
+        try:
+            plan = await session.plan_rewind()
+            assert not plan.outside  # the killed call's changes are its own, not the person's
+            await session.rewind(plan)
+        finally:
+            await session.close()
+
+    asyncio.run(undo())
+    assert tree_state(workspace, SKIP) == before
