@@ -27,7 +27,7 @@ BYPASSES = {
     "python shutil.rmtree": ['python3 -c "import os, shutil; shutil.rmtree(os.getcwd())"'],
     "base64 piped to sh": [f"echo {WIPE} | base64 -d | sh"],
     "base64 through eval": [f'eval "$(echo {WIPE} | base64 -d)"'],
-    "script written to /tmp": ["printf 'rm -rf \"%s\"\\n' \"$PWD\" > /tmp/wipe.sh && sh /tmp/wipe.sh"],
+    "script written to /tmp": ['printf \'rm -rf "%s"\\n\' "$PWD" > /tmp/wipe.sh && sh /tmp/wipe.sh'],
 }
 
 
