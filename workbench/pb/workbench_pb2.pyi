@@ -128,18 +128,20 @@ CHECKPOINT_REASON_REWIND: CheckpointReason
 CHECKPOINT_REASON_RUN_END: CheckpointReason
 
 class ToolCall(_message.Message):
-    __slots__ = ("id", "name", "arguments", "provider_id", "from_text")
+    __slots__ = ("id", "name", "arguments", "provider_id", "from_text", "repaired")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGUMENTS_FIELD_NUMBER: _ClassVar[int]
     PROVIDER_ID_FIELD_NUMBER: _ClassVar[int]
     FROM_TEXT_FIELD_NUMBER: _ClassVar[int]
+    REPAIRED_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     arguments: str
     provider_id: str
     from_text: bool
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[str] = ..., provider_id: _Optional[str] = ..., from_text: _Optional[bool] = ...) -> None: ...
+    repaired: bool
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., arguments: _Optional[str] = ..., provider_id: _Optional[str] = ..., from_text: _Optional[bool] = ..., repaired: _Optional[bool] = ...) -> None: ...
 
 class Media(_message.Message):
     __slots__ = ("mime_type", "data", "path")
