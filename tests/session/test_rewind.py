@@ -228,3 +228,27 @@ def test_kill_9_mid_bash_then_undo_restores_the_tree_before_that_call(
 
     asyncio.run(undo())
     assert tree_state(workspace, SKIP) == before
+
+
+def test_prune_drops_deleted_sessions_checkpoints_and_doctor_reports_the_store(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import time
+
+    from workbench.checkpoints.repo import REF_PREFIX, stores
+    from workbench.cli.main import main
+
+    data = tmp_path / "data"
+    (workspace / "big.txt").write_text("x" * 200_000)
+    scripted_model.add(reply("", call("write_file", path="a.txt", content="a")), reply("ok"))
+    argv = ["run", "--model", "openai/scripted", "--api-base", scripted_model.url]
+    assert main([*argv, "--workspace", str(workspace), "--data-dir", str(data), "go"]) == 0
+    (store,) = stores(data)
+    assert [r for r in (store / "refs" / REF_PREFIX.removeprefix("refs/")).iterdir()]
+    assert main(["doctor", "--data-dir", str(data)]) in (0, 1)
+    assert "checkpoint store: 1 workspace store(s)" in capsys.readouterr().out
+    time.sleep(1.1)
+    assert main(["sessions", "--prune", "--older-than", "1s", "--data-dir", str(data)]) == 0
+    err = capsys.readouterr().err
+    assert "checkpoints: dropped those of 1 session(s)" in err
+    assert not list((store / "refs" / REF_PREFIX.removeprefix("refs/")).iterdir())

@@ -113,3 +113,25 @@ def stores(data_dir: Path) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if (p / "HEAD").exists())
+
+
+def prune(data_dir: Path, keep: set[str]) -> tuple[int, int, int]:
+    """Drop the checkpoints of every session not in `keep` (deleted ones), then pack and prune
+    each store; (refs dropped, bytes before, bytes after) over all stores."""
+    dropped = before = after = 0
+    for path in stores(data_dir):
+        before += size_of(path)
+        repo = pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.BARE)
+        for ref in [r for r in repo.references if r.startswith(REF_PREFIX)]:
+            if ref.removeprefix(REF_PREFIX) not in keep:
+                repo.references.delete(ref)
+                dropped += 1
+        pack_and_prune(path)
+        after += size_of(path)
+    return dropped, before, after
+
+
+def total_size(data_dir: Path) -> tuple[int, int]:
+    """(stores, bytes) of every workspace's checkpoint store."""
+    found = stores(data_dir)
+    return len(found), sum(size_of(p) for p in found)

@@ -300,6 +300,9 @@ def _sessions(args: argparse.Namespace, cli_sessions: Any) -> int:
                 raise UsageError(str(err)) from err
             gone = cli_sessions.prune(settings, age)
             print(f"workbench: deleted {len(gone)} session(s) older than {args.older_than}", file=sys.stderr)
+            from workbench.session.upkeep import prune_checkpoints
+
+            print(f"workbench: {prune_checkpoints(settings)}", file=sys.stderr)
             return 0
         if args.older_than:
             raise UsageError("--older-than goes with --prune")

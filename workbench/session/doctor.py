@@ -2,7 +2,8 @@
 
 It checks tmux (3.2 or later: the sandbox starts the server with `-D` and sessions with `-N`),
 bubblewrap and whether it can create a sandbox here (user namespaces), the guard against
-terminal injection, and ends what sessions killed with -9 left running (`reap_orphans`).
+terminal injection, ends what sessions killed with -9 left running (`reap_orphans`), and says
+how large the checkpoint stores are.
 One line per check; the exit status is 1 when something the settings need is missing.
 """
 
@@ -80,9 +81,18 @@ def check_leftovers(settings: Settings) -> Check:
     return Check("leftover sessions", True, text)
 
 
+def check_checkpoints(settings: Settings) -> Check:
+    from workbench.session.upkeep import checkpoint_store_line
+
+    try:
+        return Check("checkpoint store", True, checkpoint_store_line(settings), needed=False)
+    except OSError as err:
+        return Check("checkpoint store", False, f"cannot read it: {err}", needed=False)
+
+
 def main(settings: Settings, out: TextIO = sys.stdout) -> int:
     """Print one line per check; 0 when bash and tmux can run as the settings ask, else 1."""
-    checks = [check_tmux(), *check_sandbox(settings), check_leftovers(settings)]
+    checks = [check_tmux(), *check_sandbox(settings), check_leftovers(settings), check_checkpoints(settings)]
     for check in checks:
         mark = "ok  " if check.ok else "FAIL" if check.needed else "warn"
         print(f"{mark} {check.name}: {check.text}", file=out)
