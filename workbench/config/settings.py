@@ -261,6 +261,16 @@ class Settings:
             choices=("", *APPROVAL_MODES),
         ),
     )
+    review_alert: str = field(
+        default="osc9",
+        metadata=about(
+            doc="how the TUI tells a person who looked away that a review waits: the terminal bell and a desktop "
+            "notification as OSC 9 (iTerm2, WezTerm, Ghostty, Windows Terminal) or OSC 777 (foot, urxvt, "
+            "Ghostty), the bell alone, or off",
+            project=USER_ONLY,
+            choices=("osc9", "osc777", "bell", "off"),
+        ),
+    )
     guard_model: str = field(
         default="", metadata=about(doc="litellm model of the model judge; empty: no model judge", project=USER_ONLY)
     )

@@ -3,7 +3,9 @@
 Each row: status, name, spawn mode, elapsed time, tool-call count and last activity; a
 finished child keeps its row with its final status in colour. Moving the cursor selects an
 agent (the transcript follows). `c` or Delete cancels the selected subagent after a one-key
-confirmation (y); the parent keeps running.
+confirmation (y); the parent keeps running. A row whose agent waits for the person's review is
+highlighted (`needs you`); Enter on it opens that review. Each row shows the agent's own tokens
+and cost (— for a model litellm has no price for).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from textual.widgets.tree import TreeNode
 
 from workbench.core import words
 from workbench.pb import workbench_pb2 as pb
-from workbench.tui.text import duration, printable
+from workbench.tui.text import duration, printable, tokens
 from workbench.tui.view import ROOT, AgentRow, SessionView
 
 STATUS_STYLE: dict[int, tuple[str, str]] = {
@@ -42,18 +44,35 @@ def coarse(seconds: float) -> str:
     return duration(seconds) if seconds < 60 else duration(seconds // 60 * 60).removesuffix("00s")
 
 
+NEEDS_YOU = "bold white on magenta"  # a row whose agent waits for the person's review
+
+
+def usage_text(usage: pb.Usage) -> str:
+    """An agent's own tokens and cost: `1.2k tok $0.0031`; `—` for the cost of an unpriced model."""
+    if not usage.calls and not usage.input_tokens and not usage.output_tokens:
+        return ""
+    cost = f"${usage.cost:.4f}" if usage.HasField("cost") else "—"
+    return f"{tokens(usage.input_tokens + usage.output_tokens)} tok {cost}"
+
+
 def row_label(row: AgentRow, now: float) -> Text:
-    """Status and time first (a narrow pane cuts the end): `✗ lint failed 11s · a2 async · 3 calls · activity`."""
+    """Status and time first (a narrow pane cuts the end):
+    `✗ lint failed 11s · a2 async · 3 calls · 1.2k tok $0.0031 · activity`; a row that waits for
+    the person's review says `needs you` on a highlighted glyph, at any depth."""
     glyph, style = STATUS_STYLE.get(row.status, ("·", ""))
-    text = Text(f"{glyph} ", style=style)
+    text = Text(f"{glyph} ", style=NEEDS_YOU if row.reviews else style)
     text.append(printable(row.info.name or row.info.id), style="bold")
     text.append(f" {words.agent_status(row.status)}", style=style)
+    if row.reviews:
+        text.append(" needs you", style=NEEDS_YOU)
     if row.started:
         text.append(f" {coarse((row.ended or now) - row.started)}")
     if row.info.parent_id:
         text.append(f" · {row.info.id} {words.spawn_mode(row.info.mode)}", style="dim")
     if row.tool_calls:
         text.append(f" · {row.tool_calls} call{'s' if row.tool_calls != 1 else ''}", style="dim")
+    if spent := usage_text(row.usage):
+        text.append(f" · {spent}", style="dim")
     if row.activity and row.activity != words.agent_status(row.status):
         text.append(f" · {printable(row.activity)}", style="italic dim")
     return text
@@ -133,6 +152,19 @@ class AgentsPane(Tree[str]):
     def selected_agent(self) -> str:
         node = self.cursor_node
         return node.data if node is not None and node.data else ROOT
+
+    class ReviewRequested(Message):
+        """Enter on a row whose agent waits for a review: open its modal."""
+
+        def __init__(self, agent_id: str) -> None:
+            super().__init__()
+            self.agent_id = agent_id
+
+    def on_tree_node_selected(self, event: Tree.NodeSelected[str]) -> None:
+        row = self.view.agents.get(event.node.data or "") if self.view else None
+        if row is not None and row.reviews:
+            event.stop()
+            self.post_message(self.ReviewRequested(row.info.id))
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
         event.stop()

@@ -46,6 +46,7 @@ class WorkbenchApp(SessionClient):
         Binding("ctrl+c", "quit_twice", "quit (twice)", priority=True),
         Binding("ctrl+o", "changed_files", "changed files"),
         Binding("ctrl+t", "cycle_approval", "approval mode"),
+        Binding("ctrl+r", "next_review", "next review"),
     ]
 
     # --- layout ------------------------------------------------------------------------

@@ -33,9 +33,11 @@ from workbench.tui.text import diff_line_style
 
 Answer = tuple[bool, str, bool]  # approve, reason, remember
 CANCEL_AGENT = "cancel"  # the looping modal's third answer: cancel the agent
+LATER = "later"  # Esc: the review is put aside and keeps waiting
 LOOPING = "repeats"  # GuardDecision.judge of a looping agent's review (engine/looping.py)
 Decide = Callable[[str, bool, str, bool], None]  # Session.decide(call_id, approve, reason, remember)
 SHELL_TOOLS = ("bash", "tmux")
+TASK_SHOWN = 300  # characters of a subagent's task in its modal
 
 
 def styled(shown: str) -> Text:
@@ -65,13 +67,15 @@ class ApprovalScreen(ModalScreen[Answer | str]):
         Binding("a", "approve_always", "approve for the session"),
         Binding("n", "deny", "deny"),
         Binding("c", "cancel_agent", "cancel the agent", show=False),
+        Binding("escape", "later", "later (it keeps waiting; ctrl+r shows it)"),
     ]
 
-    def __init__(self, decision: pb.GuardDecision, workspace: Path, agent: str = "") -> None:
+    def __init__(self, decision: pb.GuardDecision, workspace: Path, agent: str = "", task: str = "") -> None:
         super().__init__()
         self.decision = decision
         self.workspace = workspace
         self.agent = agent
+        self.agent_task = task  # a subagent's task: what the person needs to judge its call
 
     @property
     def call_id(self) -> str:
@@ -92,6 +96,7 @@ class ApprovalScreen(ModalScreen[Answer | str]):
             box.border_title = "approval needed"
             yield Static(Text(f"Review: {printable(call.name)}{who}", style="bold"), id="approval-title")
             yield Static(Text(printable(self.decision.reason)), id="approval-reason-text")
+            yield from self._task_line()
             with VerticalScroll(id="approval-call"):
                 yield Static(styled(describe_call(call, self.workspace)), id="approval-shown")
             yield Input(placeholder="reason for a denial (optional; the model reads it); Enter denies", id="reason")
@@ -100,12 +105,19 @@ class ApprovalScreen(ModalScreen[Answer | str]):
                 yield Button(f"Approve {always} for the session [a]", id="approve-always", variant="primary")
                 yield Button("Deny [n]", id="deny", variant="error")
 
+    def _task_line(self) -> ComposeResult:
+        if self.agent_task:
+            task = " ".join(self.agent_task.split())
+            shown = task if len(task) <= TASK_SHOWN else task[: TASK_SHOWN - 1] + "…"
+            yield Static(Text(f"its task: {printable(shown)}", style="italic"), id="approval-task")
+
     def _compose_looping(self) -> ComposeResult:
         call = self.decision.call
         with Vertical(id="approval") as box:
             box.border_title = "agent looping"
             yield Static(Text(f"Agent {printable(self.agent or 'main')} is looping", style="bold"), id="approval-title")
             yield Static(Text(printable(self.decision.reason)), id="approval-reason-text")
+            yield from self._task_line()
             with VerticalScroll(id="approval-call"):
                 yield Static(styled(describe_call(call, self.workspace)), id="approval-shown")
             yield Input(placeholder="a note for the agent (it reads it as your words); Enter sends it", id="reason")
@@ -136,13 +148,20 @@ class ApprovalScreen(ModalScreen[Answer | str]):
     def action_deny(self) -> None:
         self.dismiss((False, self.query_one("#reason", Input).value.strip(), False))
 
+    def action_later(self) -> None:
+        self.dismiss(LATER)
+
     def action_cancel_agent(self) -> None:
         if self.looping:
             self.dismiss(CANCEL_AGENT)
 
 
 class Approvals:
-    """The app's reviews: one modal at a time, answered through the session's `decide`."""
+    """The app's reviews: one modal at a time, answered through the session's `decide`.
+
+    Esc puts the shown review aside (it keeps waiting, its agent's row stays highlighted); `show`
+    brings one back (ctrl+r: the next one, from anywhere; Enter on an agent's row: that agent's).
+    """
 
     def __init__(
         self,
@@ -151,27 +170,50 @@ class Approvals:
         pending: Callable[[], list[pb.GuardDecision]],
         workspace: Path,
         cancel: Callable[[str], None] = lambda agent_id: None,
+        task_of: Callable[[str], str] = lambda agent_id: "",
+        alert: Callable[[pb.GuardDecision, str], None] = lambda decision, agent_id: None,
     ) -> None:
         """`decide` and `pending`: the session's `decide` and `pending_reviews` (a replayed review
-        that no longer waits is not shown); `cancel(agent_id)` cancels an agent (a looping one)."""
+        that no longer waits is not shown); `cancel(agent_id)` cancels an agent (a looping one);
+        `task_of(agent_id)` is a subagent's task, shown in its modal; `alert` tells a person who
+        looked away that a review came (the bell, a desktop notification)."""
         self.app, self.decide, self.pending, self.workspace = app, decide, pending, workspace
-        self.cancel = cancel
+        self.cancel, self.task_of, self.alert = cancel, task_of, alert
         self.waiting: list[tuple[pb.GuardDecision, str]] = []  # (decision, agent id), in arrival order
+        self.aside: list[tuple[pb.GuardDecision, str]] = []  # put aside with Esc: shown again on request
         self.shown: ApprovalScreen | None = None
 
     def on_event(self, event: pb.Event) -> None:
         """Feed every committed event: reviews open a modal; a settled call closes its own."""
         kind = event.WhichOneof("kind")
         if kind == "guard_decision" and event.guard_decision.verdict == pb.GUARD_VERDICT_REVIEW:
-            self.waiting.append((event.guard_decision, event.agent_id))
+            decision = event.guard_decision
+            self.waiting.append((decision, event.agent_id))
+            if decision.call_id in {d.call_id for d in self.pending()}:  # live, not a replayed one
+                self.alert(decision, event.agent_id)
             self._show_next()
         elif kind == "review_decided":
             self._settled(event.review_decided.call_id)
         elif kind == "tool_call_finished":
             self._settled(event.tool_call_finished.result.call_id)
 
+    def show(self, agent_id: str = "") -> bool:
+        """Show a waiting review now: `agent_id`'s, else the oldest (put aside ones too). False: none."""
+        if self.shown is not None:
+            return True
+        live = {d.call_id for d in self.pending()}
+        queued = [(d, a) for d, a in [*self.waiting, *self.aside] if d.call_id in live]
+        found = next(((d, a) for d, a in queued if not agent_id or a == agent_id), None)
+        if found is None:
+            return False
+        self.aside = [(d, a) for d, a in self.aside if d.call_id != found[0].call_id]
+        self.waiting = [found, *[(d, a) for d, a in self.waiting if d.call_id != found[0].call_id]]
+        self._show_next()
+        return True
+
     def _settled(self, call_id: str) -> None:
         self.waiting = [(d, a) for d, a in self.waiting if d.call_id != call_id]
+        self.aside = [(d, a) for d, a in self.aside if d.call_id != call_id]
         if self.shown is not None and self.shown.call_id == call_id:
             screen, self.shown = self.shown, None
             if screen.is_active:
@@ -186,11 +228,14 @@ class Approvals:
         if not self.waiting:
             return
         decision, agent = self.waiting.pop(0)
-        self.shown = ApprovalScreen(decision, self.workspace, agent)
+        self.shown = ApprovalScreen(decision, self.workspace, agent, self.task_of(agent) if agent != "main" else "")
 
         def answered(answer: Answer | str | None, call_id: str = decision.call_id, agent_id: str = agent) -> None:
             if self.shown is not None and self.shown.call_id == call_id:
                 self.shown = None
+            if answer == LATER:
+                self.aside.append((decision, agent_id))  # it still waits; ctrl+r or Enter on its row shows it
+                return
             if answer == CANCEL_AGENT:
                 self.cancel(agent_id or "main")  # its review ends with it
             elif isinstance(answer, tuple):

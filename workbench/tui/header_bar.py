@@ -1,4 +1,5 @@
-"""The header: session title, model (saying when it is the scripted demo), workspace, session id."""
+"""The header: how many reviews need the person (first, so a narrow screen keeps it), session title,
+model (saying when it is the scripted demo), workspace, session id."""
 
 from __future__ import annotations
 
@@ -19,8 +20,11 @@ class HeaderBar(Static):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(markup=False, **kwargs)  # type: ignore[arg-type]
 
-    def show(self, title: str, model: str, workspace: str, session_id: str) -> None:
+    def show(self, title: str, model: str, workspace: str, session_id: str, needs_you: int = 0) -> None:
         text = Text(" workbench", style="bold")
+        if needs_you:
+            text.append(" ")
+            text.append(f" {needs_you} needs you (ctrl+r) ", style="bold white on magenta")
         if title:
             text.append(f" · {printable(title)}", style="bold")
         if model == "demo":

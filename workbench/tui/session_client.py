@@ -25,6 +25,7 @@ from workbench.config.settings import Settings
 from workbench.core.words import FINAL_AGENT_STATUSES
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane
+from workbench.tui.alert import alert_sequence, alert_text
 from workbench.tui.engine import EventsArrived, Session
 from workbench.tui.header_bar import HeaderBar
 from workbench.tui.inbox_pane import InboxPane
@@ -69,6 +70,7 @@ class SessionClient(App[int]):
         self.offline = offline  # no session: shows only what `apply_events` is given (snapshots, benchmarks)
         self.session: Session | None = None
         self.approvals: Approvals | None = None  # reviews of the open session, one modal at a time
+        self.last_alert = ""  # what the last review that came wrote to the terminal (bell, OSC 9/777)
         self.view = SessionView()
         self.selected = ROOT
         self._pending: list[pb.Event] = []
@@ -92,7 +94,7 @@ class SessionClient(App[int]):
         v = self.view
         model = v.model or (self.session.settings.model if self.session else self.settings.model)
         workspace = v.workspace or str(self.session.settings.workspace if self.session else self.settings.workspace)
-        self.header_bar.show(v.title, model, workspace, v.session_id)
+        self.header_bar.show(v.title, model, workspace, v.session_id, v.needs_you)
 
     # --- the session -------------------------------------------------------------------
 
@@ -131,6 +133,8 @@ class SessionClient(App[int]):
             session.pending_reviews,
             settings.workspace,
             cancel=lambda agent_id: self._cancel_agent(agent_id),
+            task_of=lambda agent_id: row.info.prompt if (row := self.view.agents.get(agent_id)) else "",
+            alert=self._alert,
         )
         status.slots["approval"] = session.approval
         self._unsubscribe = session.subscribe(self._on_event, after=0)
@@ -279,6 +283,29 @@ class SessionClient(App[int]):
         except Exception as err:  # SessionError: one line a person can act on (anything else is logged too)
             log.info("send refused", exc_info=True)
             self.notify(printable(str(err)), severity="error", timeout=8, markup=False)
+
+    def _alert(self, decision: pb.GuardDecision, agent_id: str) -> None:
+        """A review came: the bell and a desktop notification (setting review_alert)."""
+        sequence = alert_sequence(self.settings.review_alert, alert_text(decision, agent_id))
+        driver = self._driver
+        if sequence and driver is not None and not self.is_headless:
+            driver.write(sequence)  # as App.bell() writes its bell
+        self.last_alert = sequence
+
+    def action_next_review(self) -> None:
+        """Open the next review that waits (ctrl+r, from anywhere) and select its agent."""
+        self._open_review("")
+
+    def on_agents_pane_review_requested(self, event: AgentsPane.ReviewRequested) -> None:
+        self._open_review(event.agent_id)
+
+    def _open_review(self, agent_id: str) -> None:
+        waiting = self.view.next_review() if not agent_id else None
+        target = agent_id or (waiting[0] if waiting else "")
+        if self.approvals is None or not target or not self.approvals.show(target):
+            self.notify("No review waits for you.", timeout=3)
+            return
+        self.agents_pane.select_agent(target)
 
     def _cancel_agent(self, agent_id: str) -> None:
         """Cancel one agent from a modal (the run, for the root), in a worker."""

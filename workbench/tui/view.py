@@ -30,6 +30,7 @@ class AgentRow:
     activity: str = ""
     children: list[str] = field(default_factory=list)
     usage: pb.Usage = field(default_factory=pb.Usage)
+    reviews: int = 0  # its calls that wait for the person's review now
 
     @property
     def status(self) -> int:
@@ -84,6 +85,7 @@ class SessionView:
         self.attach_command = ""
         self.busy = False
         self.last_answer = ""
+        self.reviews: dict[str, tuple[str, pb.GuardDecision]] = {}  # call id -> (agent, decision): waiting
         self._tools: dict[str, ToolItem] = {}
         self._streams: dict[str, AssistantItem] = {}  # agent -> the assistant item being streamed
 
@@ -107,6 +109,28 @@ class SessionView:
             if not row.info.parent_id or row.info.parent_id not in self.agents:
                 walk(agent_id, 0)
         return out
+
+    @property
+    def needs_you(self) -> int:
+        """Reviews that wait for the person, of every agent."""
+        return len(self.reviews)
+
+    def next_review(self, after: str = "") -> tuple[str, pb.GuardDecision] | None:
+        """The oldest waiting review, or the first after the call `after` (round the end): (agent, decision)."""
+        waiting = list(self.reviews)
+        if not waiting:
+            return None
+        start = waiting.index(after) + 1 if after in waiting else 0
+        return self.reviews[waiting[start % len(waiting)]]
+
+    def _review_settled(self, call_id: str, changes: Changes) -> None:
+        waited = self.reviews.pop(call_id, None)
+        if waited is not None:
+            row = self.agents.get(waited[0])
+            if row is not None:
+                row.reviews = max(0, row.reviews - 1)
+                changes.agents.add(waited[0])
+            changes.status = True
 
     def tool(self, call_id: str) -> ToolItem | None:
         return self._tools.get(call_id)
@@ -236,6 +260,7 @@ class SessionView:
 
     def _on_tool_call_finished(self, event: pb.Event, changes: Changes) -> None:
         result = event.tool_call_finished.result
+        self._review_settled(result.call_id, changes)  # a cancel ends a review with the call
         item = self._tools.get(result.call_id)
         if item is None:  # a result with no start (an old log): show it anyway
             call = pb.ToolCall(id=result.call_id, name=result.name)
@@ -303,9 +328,17 @@ class SessionView:
         text = f"guard: {words.guard_verdict(d.verdict)} {name} ({d.judge}): {one_line(d.reason, 120)}"
         level = "error" if d.verdict == pb.GUARD_VERDICT_BLOCK else "warning"
         self._append(event, NoticeItem(event.seq, self._time(event), "guard", text, level), changes)
+        if d.verdict == pb.GUARD_VERDICT_REVIEW and d.call_id not in self.reviews:
+            self.reviews[d.call_id] = (event.agent_id, d)
+            row = self.agents.get(event.agent_id)
+            if row is not None:
+                row.reviews += 1
+                changes.agents.add(event.agent_id)
+            changes.status = True
 
     def _on_review_decided(self, event: pb.Event, changes: Changes) -> None:
         r = event.review_decided
+        self._review_settled(r.call_id, changes)
         text = "approved" if r.approved else f"denied{': ' + one_line(r.reason) if r.reason else ''}"
         self._append(event, NoticeItem(event.seq, self._time(event), "review", f"review: {text}"), changes)
 
