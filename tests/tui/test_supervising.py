@@ -11,7 +11,8 @@ from textual.widgets import Static
 
 from tests.engine.test_agents import after_inbox, create, route, user_texts
 from tests.scripted_server import ScriptedModel, call, reply
-from tests.tui.test_app import SIZE, make_app, until
+from tests.tui.test_app import SIZE, make_app
+from tests.waiting import on_screen
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane, row_label
@@ -50,7 +51,7 @@ async def test_a_grandchilds_review_reaches_the_person_while_two_siblings_run(
     )
     app = make_app(settings, prompt="ROOT task")
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the grandchild's review")
+        await on_screen(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the grandchild's review")
         view = app.view
         grand = next(a for a, row in view.agents.items() if row.info.name == "grand")
         assert view.agents[grand].info.depth == 2
@@ -64,28 +65,28 @@ async def test_a_grandchilds_review_reaches_the_person_while_two_siblings_run(
         assert all(view.agents[s].tool_calls == 1 for s in siblings)
         assert view.needs_you == 1 and view.agents[grand].reviews == 1
         header = app.header_bar
-        await until(pilot, lambda: "1 needs you" in str(header.render()), what="the header's count")
+        await on_screen(pilot, lambda: "1 needs you" in str(header.render()), what="the header's count")
         assert "needs you" in row_label(view.agents[grand], 0).plain
         assert app.last_alert == f"\a\x1b]9;workbench: {grand} needs you: review write_file\x1b\\"
         # Esc puts it aside: it keeps waiting, and ctrl+r brings it back from anywhere
         await pilot.press("escape")
-        await until(pilot, lambda: not isinstance(app.screen, ApprovalScreen), what="the modal put aside")
+        await on_screen(pilot, lambda: not isinstance(app.screen, ApprovalScreen), what="the modal put aside")
         assert app.session is not None and len(app.session.pending_reviews()) == 1
         assert not (workspace / "note.md").exists()
         await pilot.press("ctrl+r")
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="ctrl+r: the review again")
-        await until(pilot, lambda: app.agents_pane.selected_agent == grand, what="ctrl+r selects its agent")
+        await on_screen(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="ctrl+r: the review again")
+        await on_screen(pilot, lambda: app.agents_pane.selected_agent == grand, what="ctrl+r selects its agent")
         await pilot.press("escape")
-        await until(pilot, lambda: not isinstance(app.screen, ApprovalScreen), what="aside again")
+        await on_screen(pilot, lambda: not isinstance(app.screen, ApprovalScreen), what="aside again")
         # Enter on the highlighted row opens its review
         agents = app.query_one(AgentsPane)
         agents.focus()
-        await until(pilot, lambda: agents.select_agent(grand) or agents.selected_agent == grand, what="its row")
+        await on_screen(pilot, lambda: agents.select_agent(grand) or agents.selected_agent == grand, what="its row")
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="Enter: the review again")
+        await on_screen(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="Enter: the review again")
         await pilot.press("y")
-        await until(pilot, lambda: (workspace / "note.md").exists(), what="the approved write")
-        await until(pilot, lambda: view.needs_you == 0 and "needs you" not in str(header.render()), what="no count")
-        await until(pilot, lambda: view.last_answer == "All three done.", what="the root's answer", timeout=90)
+        await on_screen(pilot, lambda: (workspace / "note.md").exists(), what="the approved write")
+        await on_screen(pilot, lambda: view.needs_you == 0 and "needs you" not in str(header.render()), what="no count")
+        await on_screen(pilot, lambda: view.last_answer == "All three done.", what="the root's answer", timeout=90)
         assert all(row.status == pb.AGENT_STATUS_COMPLETED for row in view.agents.values())
         await app._close_session()
