@@ -24,7 +24,7 @@ import pytest
 from tests.cli.test_cli_commands import scripted
 from tests.scripted_server import ScriptedModel, call, reply
 from tests.terminal.test_sandbox import (  # noqa: F401 - the sandbox fixtures
-    Session,
+    SandboxedTerm,
     open_session,
     outside,
     person,
@@ -33,7 +33,7 @@ from workbench.cli.main import main
 from workbench.core.feedback import model_text
 
 
-async def _attach_and_detach(s: Session) -> None:
+async def _attach_and_detach(s: SandboxedTerm) -> None:
     """A person attaches to the agent's tmux server from a terminal of their own, then leaves."""
     pid, fd = pty.fork()
     if pid == 0:
@@ -55,7 +55,7 @@ async def _attach_and_detach(s: Session) -> None:
 
 
 async def test_a_planted_tmux_hook_never_runs_when_the_person_attaches(
-    open_session: Callable[..., Session],  # noqa: F811
+    open_session: Callable[..., SandboxedTerm],  # noqa: F811
     outside: Path,  # noqa: F811
 ) -> None:
     """Escape 1: a hook appended to the session's tmux.conf, then the server killed from inside so
@@ -115,7 +115,7 @@ def _plant(marks: Path) -> list[str]:
 
 
 async def test_nothing_planted_in_git_runs_when_the_person_uses_git(
-    open_session: Callable[..., Session],  # noqa: F811
+    open_session: Callable[..., SandboxedTerm],  # noqa: F811
     workspace: Path,
     outside: Path,  # noqa: F811
 ) -> None:
@@ -142,7 +142,7 @@ async def test_nothing_planted_in_git_runs_when_the_person_uses_git(
 
 
 async def test_ordinary_git_work_still_works_in_the_sandbox(
-    open_session: Callable[..., Session],  # noqa: F811
+    open_session: Callable[..., SandboxedTerm],  # noqa: F811
     workspace: Path,
 ) -> None:
     _repo(workspace)
@@ -164,7 +164,7 @@ async def test_ordinary_git_work_still_works_in_the_sandbox(
 
 
 async def test_a_worktree_s_git_file_and_its_folders_are_protected(
-    open_session: Callable[..., Session],  # noqa: F811
+    open_session: Callable[..., SandboxedTerm],  # noqa: F811
     workspace: Path,
     outside: Path,  # noqa: F811
 ) -> None:
@@ -188,7 +188,7 @@ async def test_a_worktree_s_git_file_and_its_folders_are_protected(
 
 
 async def test_the_project_s_workbench_config_is_read_only_whether_or_not_it_exists(
-    open_session: Callable[..., Session],  # noqa: F811
+    open_session: Callable[..., SandboxedTerm],  # noqa: F811
     workspace: Path,
 ) -> None:
     s = open_session()
@@ -249,7 +249,7 @@ def _send(path: Path) -> str:
 
 
 async def test_host_sockets_in_run_and_in_home_cannot_be_reached(
-    open_session: Callable[..., Session],  # noqa: F811
+    open_session: Callable[..., SandboxedTerm],  # noqa: F811
     person: Path,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -273,7 +273,7 @@ async def test_host_sockets_in_run_and_in_home_cannot_be_reached(
 
 
 async def test_a_path_under_run_can_be_shown_by_the_person_s_setting(
-    open_session: Callable[..., Session],  # noqa: F811
+    open_session: Callable[..., SandboxedTerm],  # noqa: F811
 ) -> None:
     listener = Listener(_run_folder() / f"wbtest-{uuid.uuid4().hex[:8]}.sock")
     try:
