@@ -83,7 +83,8 @@ class ScriptedModel:
         self.lock = threading.Lock()
         handler = self._handler()
         self.server = _Server(("127.0.0.1", 0), handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # a short poll: `close` waits for the serving loop's next look, 0.5 s by default, in every test
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self.thread.start()
 
     @property
