@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.cli.test_cli import args
 from tests.scripted_server import ScriptedModel, call, reply
-from workbench.cli.main import main, run_parser
+from workbench.cli.main import main, parse
 
 
 def tool_messages(body: dict) -> list[str]:
@@ -22,7 +22,7 @@ def tool_messages(body: dict) -> list[str]:
 
 
 def test_the_flags_parse() -> None:
-    parsed = run_parser().parse_args(["go", "--approval", "read-only", "--guard-model", "openai/mini"])
+    parsed = parse(["run", "go", "--approval", "read-only", "--guard-model", "openai/mini"])
     assert (parsed.approval, parsed.guard_model) == ("read-only", "openai/mini")
 
 

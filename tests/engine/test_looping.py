@@ -15,7 +15,8 @@ from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config.settings import Settings
 from workbench.engine.looping import JUDGE
 from workbench.pb import workbench_pb2 as pb
-from workbench.session.session import Session, list_sessions
+from workbench.session.catalog import list_sessions
+from workbench.session.session import Session
 
 FOREVER = 60  # replies the scripted model has: as many as a run could ask for
 

@@ -1,13 +1,11 @@
 """Reviews: a call waits for the person (others go on), the person's answer reaches the model,
 approvals can be remembered; with no person, a review is a denial that names what would allow
-it. The y/n terminal prompt, and what a person is shown of a call."""
+it. What a person is shown of a call, made by the guard into the review's event."""
 
 from __future__ import annotations
 
 import asyncio
-import io
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ from tests.waiting import until
 from workbench.config.settings import Settings
 from workbench.engine.store import Recorder, Store
 from workbench.guard.guardrail import Guard, NotWaiting
-from workbench.guard.review import TerminalReviewer, describe_call, parse_reply
+from workbench.guard.review import describe_call
 from workbench.pb import workbench_pb2 as pb
 
 RECORD, REVIEW, BLOCK = pb.GUARD_VERDICT_RECORD, pb.GUARD_VERDICT_REVIEW, pb.GUARD_VERDICT_BLOCK
@@ -159,7 +157,7 @@ async def test_a_cancelled_wait_leaves_no_pending_review(store: Store, workspace
         guard.decide("c1", approve=True)
 
 
-# --- what the person sees; the terminal prompt -------------------------------------------------------
+# --- what the person sees -----------------------------------------------------------------------------
 
 
 def test_a_write_and_an_edit_are_shown_as_diffs(workspace: Path) -> None:
@@ -186,44 +184,17 @@ def test_commands_and_urls_are_shown_whole_with_control_characters_escaped(works
     assert describe_call(tmux, workspace) == "tmux new in window srv\n$ npm start"
 
 
-@pytest.mark.parametrize(
-    ("line", "answer"),
-    [
-        ("y", (True, "", False)),
-        ("YES\n", (True, "", False)),
-        ("a", (True, "", True)),
-        ("n", (False, "", False)),
-        ("n: use the staging server", (False, "use the staging server", False)),
-        ("no because it is slow", (False, "because it is slow", False)),
-        ("maybe", None),
-        ("", None),
-    ],
-)
-def test_parse_reply(line: str, answer: tuple[bool, str, bool] | None) -> None:
-    assert parse_reply(line) == answer
-
-
-async def test_the_terminal_prompt_asks_and_answers(store: Store, workspace: Path) -> None:
+async def test_a_review_carries_what_the_person_is_shown_and_a_record_does_not(store: Store, workspace: Path) -> None:
+    (workspace / "a.py").write_text("x = 1\n")
     session = store.create_session(workspace, "m", "p")
     agent = Agent(store, session, "main")
-    guard = Guard(Settings(workspace=workspace), mode="ask", answerable=True)
-    read_fd, write_fd = os.pipe()
-    with os.fdopen(read_fd) as stdin, os.fdopen(write_fd, "w") as typing:
-        stderr = io.StringIO()
-        reviewer = TerminalReviewer(guard.decide, guard.pending_reviews, workspace, stdin=stdin, stderr=stderr)
-        unsubscribe = store.subscribe(reviewer.on_event, session)
-        worker = asyncio.create_task(reviewer.run())
-        try:
-            waiting = asyncio.create_task(agent.admit(guard, bash("make deploy")))
-            await until(lambda: "approve?" in stderr.getvalue())
-            assert "$ make deploy" in stderr.getvalue() and "ask mode" in stderr.getvalue()
-            typing.write("what?\n")
-            typing.flush()
-            await until(lambda: stderr.getvalue().count("approve?") == 2)
-            typing.write("n: not on a Friday\n")
-            typing.flush()
-            result = await asyncio.wait_for(waiting, 10)
-            assert result is not None and "not on a Friday" in result.error
-        finally:
-            worker.cancel()
-            unsubscribe()
+    guard = Guard(Settings(workspace=workspace), mode="ask", answerable=False)
+    edit = pb.ToolCall(
+        id="c1", name="edit_file", arguments=json.dumps({"path": "a.py", "old_text": "1", "new_text": "2"})
+    )
+    await agent.admit(guard, edit)
+    await agent.admit(guard, pb.ToolCall(id="c2", name="read_file", arguments='{"path": "a.py"}'))
+    reviewed, recorded = (e.guard_decision for e in events(store, session, "guard_decision"))
+    assert reviewed.verdict == REVIEW and reviewed.shown == describe_call(edit, workspace)
+    assert "-x = 1" in reviewed.shown and "+x = 2" in reviewed.shown
+    assert recorded.verdict == RECORD and recorded.shown == ""

@@ -13,7 +13,8 @@ from tests.checkpoints.treestate import git_state, make_user_repo, tree_state
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
-from workbench.session.session import Session, SessionError
+from workbench.session.errors import SessionError
+from workbench.session.session import Session
 
 SKIP = (".git", ".workbench")  # the sandbox makes .workbench/ (read-only to commands); never checkpointed
 

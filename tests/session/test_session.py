@@ -19,7 +19,8 @@ from tests.waiting import EventLog, of_kind, until
 from workbench.config.settings import Settings
 from workbench.engine.store import SCHEMA_VERSION, Recorder
 from workbench.pb import workbench_pb2 as pb
-from workbench.session.session import Session, SessionError
+from workbench.session.errors import SessionError
+from workbench.session.session import Session
 
 
 def user_texts(body: dict) -> list[str]:
@@ -381,7 +382,7 @@ def test_kill_9_then_resume_holds_the_conversation_and_the_interrupted_results(
     alive = subprocess.run(["tmux", "-L", f"workbench-{session_id}", "list-sessions"], capture_output=True)
     assert alive.returncode != 0  # the dead run's tmux server was ended at the next start
     from workbench.config.settings import Settings as _S
-    from workbench.session.session import list_sessions
+    from workbench.session.catalog import list_sessions
 
     (info,) = list_sessions(_S(data_dir=data))
     assert info.status == pb.RUN_STATUS_FINISHED
@@ -414,5 +415,23 @@ async def test_compact_summarizes_between_runs(settings: Settings, scripted_mode
         await session.compact()
         (compaction,) = of_kind(events, "compaction")
         assert compaction.compaction.reason == "the person asked to compact"
+    finally:
+        await session.close()
+
+
+async def test_what_a_client_reads_of_the_session(settings: Settings, scripted_model: ScriptedModel) -> None:
+    """The context window, the sandbox in words and a typed error for a review that does not wait:
+    what the CLI and the TUI read of the Session instead of reaching into the model or the guard."""
+    from workbench.session.errors import NotWaiting
+
+    settings.sandbox, settings.sandbox_network = "workspace-write", False
+    settings.model = "openai/gpt-4o"  # litellm's local table knows its window
+    session = await Session.open(settings)
+    try:
+        assert session.sandbox == "workspace-write, network off"
+        assert await session.context_window() == 128_000
+        with pytest.raises(NotWaiting, match="no call 'nope' waits for review") as caught:
+            session.decide("nope", approve=True)
+        assert isinstance(caught.value, SessionError)
     finally:
         await session.close()

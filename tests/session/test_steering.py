@@ -15,7 +15,8 @@ from tests.scripted_server import ScriptedModel, call, reply
 from tests.waiting import EventLog
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
-from workbench.session.session import Session, SessionError
+from workbench.session.errors import SessionError
+from workbench.session.session import Session
 
 CHILD_NOTE = "NOTE for one: write it in blue"
 ROOT_NOTE = "NOTE for main: keep waiting for both"

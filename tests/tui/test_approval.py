@@ -1,5 +1,6 @@
 """The approval modal under Pilot (real Textual): approve once, approve for the session, deny
-with a reason; one modal at a time; a call settled elsewhere closes its modal."""
+with a reason; one modal at a time; a call settled elsewhere closes its modal; the diff comes
+in the review's event, not from the workspace."""
 
 from __future__ import annotations
 
@@ -20,11 +21,11 @@ from workbench.tui.approval import Approvals, ApprovalScreen, styled
 class Host(App[None]):
     """A bare app that hosts the Approvals controller (the workbench app does the same)."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self) -> None:
         super().__init__()
         self.answers: list[tuple[str, bool, str, bool]] = []
         self.waiting: list[pb.GuardDecision] = []  # what the session's pending_reviews would list
-        self.approvals = Approvals(self, self.decide, lambda: self.waiting, workspace)
+        self.approvals = Approvals(self, self.decide, lambda: self.waiting)
 
     def decide(self, call_id: str, approve: bool, reason: str, remember: bool) -> None:
         self.answers.append((call_id, approve, reason, remember))
@@ -44,19 +45,25 @@ class Host(App[None]):
         yield Static("host")
 
 
-def review(call_id: str, name: str = "bash", **args: object) -> pb.Event:
+def review(call_id: str, name: str = "bash", shown: str = "$ make deploy", **args: object) -> pb.Event:
+    """A review's event as the guard commits it (`shown` is what guard.review.describe_call made)."""
     call = pb.ToolCall(id=call_id, name=name, arguments=json.dumps(args or {"command": "make deploy"}))
     decision = pb.GuardDecision(
-        call_id=call_id, verdict=pb.GUARD_VERDICT_REVIEW, judge="mode", reason="ask mode: needs approval", call=call
+        call_id=call_id,
+        verdict=pb.GUARD_VERDICT_REVIEW,
+        judge="mode",
+        reason="ask mode: needs approval",
+        call=call,
+        shown=shown,
     )
     return pb.Event(agent_id="main", guard_decision=decision)
 
 
-async def test_approve_once_and_for_the_session(workspace: Path) -> None:
-    app = Host(workspace)
+async def test_approve_once_and_for_the_session() -> None:
+    app = Host()
     async with app.run_test() as pilot:
         app.review(review("c1"))
-        app.review(review("c2", "write_file", path="a.txt", content="x\n"))
+        app.review(review("c2", "write_file", "new file a.txt (1 lines):\n+x", path="a.txt", content="x\n"))
         await pilot.pause()
         assert isinstance(app.screen, ApprovalScreen) and app.screen.call_id == "c1"
         shown = str(app.screen.query_one("#approval-shown", Static).render())
@@ -71,8 +78,8 @@ async def test_approve_once_and_for_the_session(workspace: Path) -> None:
     assert app.answers == [("c1", True, "", False), ("c2", True, "", True)]
 
 
-async def test_deny_with_a_reason(workspace: Path) -> None:
-    app = Host(workspace)
+async def test_deny_with_a_reason() -> None:
+    app = Host()
     async with app.run_test() as pilot:
         app.review(review("c1"))
         await pilot.pause()
@@ -88,8 +95,8 @@ async def test_deny_with_a_reason(workspace: Path) -> None:
     assert app.answers == [("c1", False, "not on a Friday", False), ("c2", False, "", False)]
 
 
-async def test_a_call_settled_elsewhere_closes_its_modal(workspace: Path) -> None:
-    app = Host(workspace)
+async def test_a_call_settled_elsewhere_closes_its_modal() -> None:
+    app = Host()
     async with app.run_test() as pilot:
         app.approvals.on_event(review("replayed"))  # a stored review of a resumed session: it waits no more
         await pilot.pause()
@@ -147,6 +154,39 @@ async def test_the_app_asks_then_runs_or_gives_the_model_the_reason(
     assert not (workspace / "denied.md").exists()
     denied = [m["content"] for m in scripted_model.requests[2]["messages"] if m["role"] == "tool"][-1]
     assert "The person denied this call: keep notes in docs/" in denied
+
+
+async def test_the_diff_comes_in_the_event_not_from_the_clients_disk(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path, tmp_path: Path
+) -> None:
+    """The review's diff is made where the workspace is and travels in the event: the modal shows
+    it although the file is gone from the workspace by the time the app draws it (moved away
+    right after the review was committed, as a client on another machine never had it)."""
+    (workspace / "auth.go").write_text("func check() bool {\n\treturn true\n}\n")
+    edit = {"path": "auth.go", "old_text": "return true", "new_text": "return false"}
+    scripted_model.add(reply("", call("edit_file", edit)), reply("Fixed."))
+    settings.approval = "ask"
+    app = make_app(settings)
+    away = tmp_path / "auth.go.away"
+
+    def move_away(event: pb.Event) -> None:
+        if event.WhichOneof("kind") == "guard_decision" and event.guard_decision.verdict == pb.GUARD_VERDICT_REVIEW:
+            (workspace / "auth.go").rename(away)
+
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, lambda: app.session is not None, what="the session")
+        assert app.session is not None
+        app.session.subscribe(move_away)
+        await type_prompt(pilot, "fix the check")
+        await on_screen(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval modal")
+        assert not (workspace / "auth.go").exists()
+        shown = str(app.screen.query_one("#approval-shown", Static).render())
+        assert "a/auth.go" in shown and "-\treturn true" in shown and "+\treturn false" in shown, shown
+        away.rename(workspace / "auth.go")
+        await pilot.press("y")
+        await on_screen(pilot, lambda: app.view.last_answer == "Fixed.", what="the model's answer")
+        await app._close_session()
+    assert "return false" in (workspace / "auth.go").read_text()
 
 
 async def test_ctrl_t_cycles_the_approval_mode(settings: Settings, scripted_model: ScriptedModel) -> None:

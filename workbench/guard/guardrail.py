@@ -27,11 +27,12 @@ from google.protobuf.message import Message
 from workbench.config.mcp_servers import McpServer
 from workbench.config.settings import APPROVAL_MODES, Settings, effective_approval
 from workbench.guard.model_judge import ModelJudge
-from workbench.guard.rules import Rule, bash_rule, file_rule, parse_rules, primary_text
+from workbench.guard.review import describe_call
+from workbench.guard.rules import Rule, arguments, bash_rule, file_rule, parse_rules, primary_text
 from workbench.guard.shell_parse import Places, opaque, simple_commands
 from workbench.mcp.manager import McpManager
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.registry import REGISTRY, BadArguments, builtin_tools, parse_arguments
+from workbench.tools.registry import REGISTRY, builtin_tools
 
 log = logging.getLogger("workbench")
 RECORD, REVIEW, BLOCK = pb.GUARD_VERDICT_RECORD, pb.GUARD_VERDICT_REVIEW, pb.GUARD_VERDICT_BLOCK
@@ -54,14 +55,6 @@ def strictest(*decisions: pb.GuardDecision | None) -> pb.GuardDecision:
     (a rule names the danger where the mode only names the tool)."""
     found = [d for d in decisions if d is not None]
     return max(reversed(found), key=lambda d: d.verdict)  # max keeps the first of equal keys
-
-
-def arguments(call: pb.ToolCall) -> dict[str, Any]:
-    """The call's arguments as a dict; {} when they cannot be read (the tool refuses those)."""
-    try:
-        return parse_arguments(call.arguments)
-    except BadArguments:
-        return {}
 
 
 def acting(tool: str, args: dict[str, Any]) -> bool:
@@ -260,6 +253,8 @@ class Guard:
         """Judge `call`, record the decision, and wait for the person on a review. None when the
         call may run; else the error result the model gets instead (nothing of the call ran)."""
         decision = await self.judge(call, task, count_usage)
+        if decision.verdict == REVIEW:  # what the person is shown travels in the event: no client reads files
+            decision.shown = describe_call(call, self.settings.workspace)
         emit(decision)
         if decision.verdict == RECORD:
             return None
@@ -290,6 +285,7 @@ class Guard:
         person, the same queue and status as the guard's reviews. None when no person can answer."""
         if not self.answerable:
             return None
+        decision.shown = decision.shown or describe_call(decision.call, self.settings.workspace)
         emit(decision)
         answer = await self._wait_for_person(decision, agent_id, on_status)
         emit(answer)

@@ -1,21 +1,18 @@
-"""What a person sees of a call under review, and the y/n prompt of a headless run on a terminal.
-
-The TUI's approval modal and the terminal prompt show the same thing: the full command for
-bash and tmux, a diff for write_file and edit_file, the URL for web_fetch. Text from the
-model is shown with its control characters escaped, never performed.
+"""What a person sees of a call under review: the full command for bash and tmux, a diff for
+write_file and edit_file (against the file as it is when the call is judged), the URL for
+web_fetch. The guard puts it in the review's event (`GuardDecision.shown`), so the TUI's
+approval modal and the terminal prompt show the same thing and no client reads the workspace.
+Text from the model is shown with its control characters escaped, never performed.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from workbench.core.safe_text import printable
-from workbench.guard.guardrail import NotWaiting, arguments
+from workbench.guard.rules import arguments
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.files.read_write import unified_diff
 
@@ -82,81 +79,3 @@ def describe_call(call: pb.ToolCall, workspace: Path) -> str:
     else:
         text = f"{call.name} {json.dumps(args, ensure_ascii=False, indent=1) if args else call.arguments}"
     return printable(_clip_lines(text))
-
-
-Decide = Callable[[str, bool, str, bool], None]  # Session.decide(call_id, approve, reason, remember)
-ANSWERS = "[y]es once / [a]lways (this tool or exact command, for the session) / [n]o, optionally 'n: why'"
-
-
-def parse_reply(line: str) -> tuple[bool, str, bool] | None:
-    """(approve, reason, remember) from a typed answer; None when it is not one."""
-    text = line.strip()
-    word, _, rest = text.partition(":") if ":" in text else text.partition(" ")
-    word = word.strip().lower()
-    if word in ("y", "yes"):
-        return True, "", False
-    if word in ("a", "always"):
-        return True, "", True
-    if word in ("n", "no"):
-        return False, rest.strip(), False
-    return None
-
-
-class TerminalReviewer:
-    """Asks y/n on the terminal for each review of a headless run, one at a time, while the
-    other agents keep running. Subscribe `on_event` to the session and run `run()` as a task."""
-
-    def __init__(
-        self,
-        decide: Decide,
-        pending: Callable[[], list[pb.GuardDecision]],
-        workspace: Path,
-        *,
-        stdin: TextIO,
-        stderr: TextIO,
-    ):
-        self.decide, self.pending, self.workspace = decide, pending, workspace
-        self.stdin, self.stderr = stdin, stderr
-        self.queue: asyncio.Queue[pb.GuardDecision] = asyncio.Queue()
-
-    def on_event(self, event: pb.Event) -> None:
-        if event.WhichOneof("kind") == "guard_decision" and event.guard_decision.verdict == pb.GUARD_VERDICT_REVIEW:
-            self.queue.put_nowait(event.guard_decision)
-
-    async def run(self) -> None:
-        while True:
-            decision = await self.queue.get()
-            if decision.call_id not in {d.call_id for d in self.pending()}:
-                continue  # answered already (an approval for the session covered it) or cancelled
-            answer = await self._ask(decision)
-            try:
-                self.decide(decision.call_id, *answer)
-            except NotWaiting:
-                pass  # it stopped waiting while the person typed (the run was cancelled)
-
-    async def _ask(self, decision: pb.GuardDecision) -> tuple[bool, str, bool]:
-        shown = describe_call(decision.call, self.workspace)
-        self.stderr.write(f"\nreview: {printable(decision.reason)}\n{shown}\n")
-        while True:
-            self.stderr.write(f"approve? {ANSWERS}: ")
-            self.stderr.flush()
-            line = await self._read_line()
-            if line is None:
-                return False, "no answer (end of input)", False
-            if (answer := parse_reply(line)) is not None:
-                return answer
-
-    async def _read_line(self) -> str | None:
-        """One line from stdin in a daemon thread (a blocked read must not hold up the exit)."""
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[str | None] = loop.create_future()
-
-        def answer(line: str) -> None:
-            if not done.done():
-                done.set_result(line or None)
-
-        def read() -> None:
-            loop.call_soon_threadsafe(answer, self.stdin.readline())
-
-        threading.Thread(target=read, name="review-prompt", daemon=True).start()
-        return await done

@@ -16,7 +16,8 @@ from typing import Any
 
 from workbench.config.settings import ConfigError
 from workbench.guard.shell_parse import SHELLS, Command, Pipeline, Places, parse
-from workbench.tools.registry import is_dynamic
+from workbench.pb import workbench_pb2 as pb
+from workbench.tools.registry import BadArguments, is_dynamic, parse_arguments
 
 FETCHERS = frozenset({"curl", "wget"})
 AS_ANOTHER_USER = frozenset({"sudo", "doas", "su", "pkexec", "run0"})
@@ -191,6 +192,14 @@ PRIMARY_ARGUMENT = {
     "skill": "name",
     "subagent": "prompt",
 }
+
+
+def arguments(call: pb.ToolCall) -> dict[str, Any]:
+    """The call's arguments as a dict; {} when they cannot be read (the tool refuses those)."""
+    try:
+        return parse_arguments(call.arguments)
+    except BadArguments:
+        return {}
 
 
 def primary_text(tool: str, args: dict[str, Any], raw: str) -> str:

@@ -23,68 +23,30 @@ from pathlib import Path
 from workbench.config.secrets import secrets_of
 from workbench.config.settings import ConfigError, Settings
 from workbench.core.safe_text import printable
-from workbench.core.words import FINAL_AGENT_STATUSES
 from workbench.engine.agents import ROOT_ID, AgentTree
 from workbench.engine.compaction import NothingToCompact
 from workbench.engine.steering import NotSteerable, steer
-from workbench.engine.store import Recorder, Store, StoreError
+from workbench.engine.store import Recorder, Store
+from workbench.guard import guardrail
 from workbench.guard.guardrail import Guard
 from workbench.mcp.manager import McpManager
+from workbench.model.gateway import ModelSpec, context_window
 from workbench.model.retry import ModelCallFailed
 from workbench.pb import workbench_pb2 as pb
 from workbench.session import rewind as rewinding
+from workbench.session.catalog import find_session, one_of, open_store
+from workbench.session.errors import NotWaiting, SessionError
 from workbench.session.lock import LockHeld, SessionLock, is_locked
 from workbench.session.rebuild import interrupt_leftovers, mark_interrupted, rebuild_messages
 from workbench.session.rewind import RewindPlan, new_checkpointer, put_back_line, resume_checkpoints
 from workbench.terminal.host import TerminalHost
 from workbench.terminal.leftovers import reap_orphans
 from workbench.terminal.protected import dot_git, git_changes
+from workbench.terminal.sandbox import describe
 
 log = logging.getLogger("workbench")
 
 STREAM_LIMIT = 10_000  # events a `stream` reader may fall behind before it is re-synced from the store
-
-
-class SessionError(Exception):
-    """The session cannot be opened or used as asked: one line a person can act on."""
-
-
-def open_store(settings: Settings) -> Store:
-    try:
-        return Store(settings.db_path)
-    except StoreError as err:
-        raise SessionError(str(err)) from err
-
-
-def list_sessions(settings: Settings) -> list[pb.SessionInfo]:
-    """Stored sessions, newest first; `live` when another process holds one now."""
-    if not settings.db_path.exists():
-        return []
-    store = open_store(settings)
-    try:
-        found = store.sessions()
-        roots = store.root_statuses()
-    finally:
-        store.close()
-    for info in found:
-        info.live = is_locked(settings.sessions_dir / info.id)
-        if not info.live and roots.get(info.id, pb.AGENT_STATUS_COMPLETED) not in FINAL_AGENT_STATUSES:
-            info.status = pb.RUN_STATUS_INTERRUPTED  # its process died mid-run; resuming marks it so
-    return found
-
-
-def find_session(settings: Settings, session_id: str) -> pb.SessionInfo:
-    """One stored session by id (or a unique prefix of it)."""
-    return _one(list_sessions(settings), session_id, settings)
-
-
-def _one(stored: list[pb.SessionInfo], session_id: str, settings: Settings) -> pb.SessionInfo:
-    matches = [s for s in stored if s.id.startswith(session_id)] if session_id else []
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise SessionError(f"no session {session_id!r} in {settings.data_dir}; `workbench sessions` lists them")
-    raise SessionError(f"{session_id!r} names {len(matches)} sessions; give more of the id")
 
 
 def stored_turns(settings: Settings, session_id: str) -> tuple[pb.SessionInfo, list[rewinding.TurnSummary]]:
@@ -96,15 +58,6 @@ def stored_turns(settings: Settings, session_id: str) -> tuple[pb.SessionInfo, l
     finally:
         store.close()
     return info, rewinding.summaries(settings, info, events)
-
-
-def newest_session(settings: Settings, workspace: Path) -> pb.SessionInfo:
-    """The newest session of this workspace (`--continue`)."""
-    here = str(workspace.resolve())
-    for info in list_sessions(settings):
-        if info.workspace == here:
-            return info
-    raise SessionError(f"no session of {here} to continue; start one without --continue")
 
 
 class Session:
@@ -199,7 +152,7 @@ class Session:
     def _resolve(settings: Settings, store: Store, resume: str | None) -> str:
         if resume is None:
             return store.create_session(settings.workspace, settings.model)
-        info = _one(store.sessions(), resume, settings)
+        info = one_of(store.sessions(), resume, settings)
         if Path(info.workspace) != settings.workspace:
             raise SessionError(
                 f"session {info.id} works in {info.workspace}, not {settings.workspace}; "
@@ -274,6 +227,15 @@ class Session:
         if self._closed is None:
             return self.store.sessions(self.id)[0]
         return self._closed
+
+    @property
+    def sandbox(self) -> str:
+        """The sandbox in force, in words: `workspace-write, network off`, or `off`."""
+        return describe(self.settings)
+
+    async def context_window(self) -> int:
+        """The model's input window in tokens (0: unknown), looked up in a thread (it needs litellm)."""
+        return await asyncio.to_thread(context_window, ModelSpec(self.settings.model).wire_model)
 
     @property
     def busy(self) -> bool:
@@ -513,8 +475,11 @@ class Session:
     def decide(self, call_id: str, approve: bool, reason: str = "", remember: bool = False) -> None:
         """Answer a pending review: approve (with `remember`, this tool or this exact command for
         the rest of the session) or deny, with a reason the model reads. A `review_decided`
-        event records it. Raises `guard.NotWaiting` when that call does not wait (any more)."""
-        self.guard.decide(call_id, approve, reason, remember)
+        event records it. Raises `NotWaiting` when that call does not wait (any more)."""
+        try:
+            self.guard.decide(call_id, approve, reason, remember)
+        except guardrail.NotWaiting as err:
+            raise NotWaiting(str(err)) from err
 
     @property
     def approval(self) -> str:

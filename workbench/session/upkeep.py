@@ -5,7 +5,7 @@ the sessions it deleted (and of any session no longer in the event log), then pa
 from __future__ import annotations
 
 from workbench.config.settings import Settings
-from workbench.session.session import list_sessions
+from workbench.session.catalog import list_sessions
 
 
 def prune_checkpoints(settings: Settings) -> str:

@@ -14,7 +14,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import libtmux  # noqa: F401  # reads sys.stdout.encoding at import: before Textual captures stdout
 from textual.app import ComposeResult, SystemCommand
@@ -26,12 +26,15 @@ from textual.widgets import Button, Footer, Static
 from workbench.config.settings import Settings
 from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.ask_screen import AskText
-from workbench.tui.engine import Session, no_model_help, start_litellm_import
+from workbench.tui.engine import no_model_help, start_litellm_import
 from workbench.tui.files_screen import ChangedFiles
 from workbench.tui.inbox_pane import InboxPane
 from workbench.tui.prompt_input import PromptInput
 from workbench.tui.session_client import SessionClient
 from workbench.tui.text import printable
+
+if TYPE_CHECKING:
+    from workbench.session.session import Session
 
 DEMO_PROMPT = "fix the login check in auth.go"
 QUIT_WINDOW = 3.0  # seconds in which a second Ctrl+C quits

@@ -1,11 +1,12 @@
 """The approval modal: a call the guard sent to review, and the person's answer.
 
-It shows the call as `guard_review.describe_call` does (the full command for bash and tmux, a
-diff for write_file and edit_file, the URL for web_fetch), coloured line by line as data,
-never as markup. The person approves once (y), approves this tool or this exact command for
-the session (a), or denies (n, or Enter in the reason field) with an optional reason the model
-reads. `Approvals` shows one modal at a time, in the order the reviews came, and closes a modal
-whose call was settled elsewhere (a remembered approval covered it, the run was cancelled).
+It shows what the guard put in the review's event (`GuardDecision.shown`: the full command for
+bash and tmux, a diff for write_file and edit_file, the URL for web_fetch), coloured line by
+line as data, never as markup; the app reads no file for it. The person approves once (y),
+approves this tool or this exact command for the session (a), or denies (n, or Enter in the
+reason field) with an optional reason the model reads. `Approvals` shows one modal at a time,
+in the order the reviews came, and closes a modal whose call was settled elsewhere (a
+remembered approval covered it, the run was cancelled).
 
 An agent that keeps repeating one call (the repeat detector's review, judge "repeats") gets
 the same modal in other words: let it go on (y), send it a note (n, or Enter in the note
@@ -15,7 +16,6 @@ field: it reads the note as the person's words), or cancel the agent (c).
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -26,9 +26,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from workbench.core.safe_text import printable
-from workbench.guard.guardrail import NotWaiting
-from workbench.guard.review import describe_call
 from workbench.pb import workbench_pb2 as pb
+from workbench.session.errors import NotWaiting
 from workbench.tui.text import diff_line_style
 
 Answer = tuple[bool, str, bool]  # approve, reason, remember
@@ -70,10 +69,9 @@ class ApprovalScreen(ModalScreen[Answer | str]):
         Binding("escape", "later", "later (it keeps waiting; ctrl+r shows it)"),
     ]
 
-    def __init__(self, decision: pb.GuardDecision, workspace: Path, agent: str = "", task: str = "") -> None:
+    def __init__(self, decision: pb.GuardDecision, agent: str = "", task: str = "") -> None:
         super().__init__()
         self.decision = decision
-        self.workspace = workspace
         self.agent = agent
         self.agent_task = task  # a subagent's task: what the person needs to judge its call
 
@@ -98,7 +96,7 @@ class ApprovalScreen(ModalScreen[Answer | str]):
             yield Static(Text(printable(self.decision.reason)), id="approval-reason-text")
             yield from self._task_line()
             with VerticalScroll(id="approval-call"):
-                yield Static(styled(describe_call(call, self.workspace)), id="approval-shown")
+                yield Static(styled(printable(self.decision.shown)), id="approval-shown")
             yield Input(placeholder="reason for a denial (optional; the model reads it); Enter denies", id="reason")
             with Horizontal(id="approval-buttons"):
                 yield Button("Approve once [y]", id="approve", variant="success")
@@ -112,14 +110,13 @@ class ApprovalScreen(ModalScreen[Answer | str]):
             yield Static(Text(f"its task: {printable(shown)}", style="italic"), id="approval-task")
 
     def _compose_looping(self) -> ComposeResult:
-        call = self.decision.call
         with Vertical(id="approval") as box:
             box.border_title = "agent looping"
             yield Static(Text(f"Agent {printable(self.agent or 'main')} is looping", style="bold"), id="approval-title")
             yield Static(Text(printable(self.decision.reason)), id="approval-reason-text")
             yield from self._task_line()
             with VerticalScroll(id="approval-call"):
-                yield Static(styled(describe_call(call, self.workspace)), id="approval-shown")
+                yield Static(styled(printable(self.decision.shown)), id="approval-shown")
             yield Input(placeholder="a note for the agent (it reads it as your words); Enter sends it", id="reason")
             with Horizontal(id="approval-buttons"):
                 yield Button("Let it go on [y]", id="approve", variant="success")
@@ -168,7 +165,6 @@ class Approvals:
         app: App[Any],
         decide: Decide,
         pending: Callable[[], list[pb.GuardDecision]],
-        workspace: Path,
         cancel: Callable[[str], None] = lambda agent_id: None,
         task_of: Callable[[str], str] = lambda agent_id: "",
         alert: Callable[[pb.GuardDecision, str], None] = lambda decision, agent_id: None,
@@ -177,7 +173,7 @@ class Approvals:
         that no longer waits is not shown); `cancel(agent_id)` cancels an agent (a looping one);
         `task_of(agent_id)` is a subagent's task, shown in its modal; `alert` tells a person who
         looked away that a review came (the bell, a desktop notification)."""
-        self.app, self.decide, self.pending, self.workspace = app, decide, pending, workspace
+        self.app, self.decide, self.pending = app, decide, pending
         self.cancel, self.task_of, self.alert = cancel, task_of, alert
         self.waiting: list[tuple[pb.GuardDecision, str]] = []  # (decision, agent id), in arrival order
         self.aside: list[tuple[pb.GuardDecision, str]] = []  # put aside with Esc: shown again on request
@@ -228,7 +224,7 @@ class Approvals:
         if not self.waiting:
             return
         decision, agent = self.waiting.pop(0)
-        self.shown = ApprovalScreen(decision, self.workspace, agent, self.task_of(agent) if agent != "main" else "")
+        self.shown = ApprovalScreen(decision, agent, self.task_of(agent) if agent != "main" else "")
 
         def answered(answer: Answer | str | None, call_id: str = decision.call_id, agent_id: str = agent) -> None:
             if self.shown is not None and self.shown.call_id == call_id:

@@ -1,46 +1,14 @@
-"""What the app uses of the engine, and when: the Session's protocol (the real one is imported
-after the first frame), litellm's import in a thread, the words for a missing model."""
+"""What the app uses of the engine before a session opens, and when: litellm's import in a
+thread after the first frame, the words for a missing model, the message that events arrived.
+The Session itself is imported after the first frame (session_client.py)."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Protocol
 
 from textual.message import Message
 
-from workbench.config.settings import Settings, user_config_path
-from workbench.pb import workbench_pb2 as pb
-
-
-class Session(Protocol):
-    """What the app uses of `workbench.session.session.Session` (imported after the first frame)."""
-
-    id: str
-    settings: Settings
-
-    @property
-    def busy(self) -> bool: ...
-
-    def send(self, prompt: str, agent_id: str | None = None) -> None: ...
-
-    async def cancel(self, agent_id: str | None = None) -> None: ...
-
-    def subscribe(self, fn: Callable[[pb.Event], None], after: int = 0) -> Callable[[], None]: ...
-
-    async def close(self) -> None: ...
-
-    # reviews and the approval mode (workbench/tui/approval.py)
-    @property
-    def approval(self) -> str: ...
-
-    def cycle_approval(self) -> str: ...
-
-    async def compact(self) -> None: ...
-
-    def decide(self, call_id: str, approve: bool, reason: str = "", remember: bool = False) -> None: ...
-
-    def pending_reviews(self) -> list[pb.GuardDecision]: ...
+from workbench.config.settings import user_config_path
 
 
 def no_model_help() -> str:
@@ -54,7 +22,7 @@ def no_model_help() -> str:
 def start_litellm_import() -> threading.Thread:
     """litellm imports in a thread after the first frame (tools/benchmarks/tui.py measures typing
     meanwhile; no GIL switch interval is set: docs/DECISIONS.md)."""
-    from workbench.model.gateway import preload
+    from workbench.session.startup import preload
 
     return preload()
 

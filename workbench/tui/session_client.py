@@ -1,13 +1,13 @@
 """The app's side of the Session: open it (or resume, or pick), subscribe, fold the events into
 the view model in batches and redraw what changed, send, cancel, close. The screen and its keys
-are in app.py; nothing here reaches into the loop, the tree or the store.
+are in app.py; nothing here reaches into the loop, the tree or the store. The session package's
+modules that import the engine are imported in a thread after the first frame.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
 import logging
 import sqlite3
 import time
@@ -24,9 +24,11 @@ from textual.widgets import Static
 from workbench.config.settings import Settings
 from workbench.core.words import FINAL_AGENT_STATUSES
 from workbench.pb import workbench_pb2 as pb
+from workbench.session.errors import SessionError
 from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.alert import alert_sequence, alert_text
-from workbench.tui.engine import EventsArrived, Session
+from workbench.tui.approval import Approvals
+from workbench.tui.engine import EventsArrived
 from workbench.tui.header_bar import HeaderBar
 from workbench.tui.inbox_pane import InboxPane
 from workbench.tui.picker import ResumePicker
@@ -37,7 +39,7 @@ from workbench.tui.transcript import Transcript
 from workbench.tui.view import ROOT, Changes, SessionView
 
 if TYPE_CHECKING:
-    from workbench.tui.approval import Approvals
+    from workbench.session.session import Session
 
 log = logging.getLogger("workbench")
 
@@ -106,10 +108,10 @@ class SessionClient(App[int]):
         status.message = "resuming…" if resume else "opening the session…"
         status.sync()
         await self._close_session()
-        module = await asyncio.to_thread(importlib.import_module, "workbench.session.session")
+        session_class = await asyncio.to_thread(_session_class)
         try:
-            session: Session = await module.Session.open(settings, resume=resume, interactive=True)
-        except module.SessionError as err:  # unknown id, another workspace, held elsewhere, corrupt
+            session = await session_class.open(settings, resume=resume, interactive=True)
+        except SessionError as err:  # unknown id, another workspace, held elsewhere, corrupt
             self._problem(f"cannot open the session: {err}")
             return
         except (OSError, sqlite3.Error) as err:  # the data folder: missing rights, disk full
@@ -125,31 +127,26 @@ class SessionClient(App[int]):
         self.inbox_pane.show_view(self.view)
         self.transcript.show(ROOT, self.view.transcript(ROOT))
         status.view, status.message = self.view, ""
-        from workbench.tui.approval import Approvals  # after the first frame: it imports the engine
-
         self.approvals = Approvals(
             self,
             session.decide,
             session.pending_reviews,
-            settings.workspace,
             cancel=lambda agent_id: self._cancel_agent(agent_id),
             task_of=lambda agent_id: row.info.prompt if (row := self.view.agents.get(agent_id)) else "",
             alert=self._alert,
         )
         status.slots["approval"] = session.approval
         self._unsubscribe = session.subscribe(self._on_event, after=0)
-        self.run_worker(self._context_window(settings.model), group="window")
+        self.run_worker(self._context_window(session), group="window")
         for text in [*([prompt] if prompt else []), *self._to_send]:
             self._send(session, text)
         self._to_send.clear()
         self._show_header()
         status.sync()
 
-    async def _context_window(self, model: str) -> None:
-        """The model's window for the status line, looked up in a thread (it needs litellm)."""
-        from workbench.model.gateway import ModelSpec, context_window
-
-        window = await asyncio.to_thread(context_window, ModelSpec(model).wire_model)
+    async def _context_window(self, session: Session) -> None:
+        """The model's window for the status line (the session looks it up in a thread: it needs litellm)."""
+        window = await session.context_window()
         status = self.status_line
         status.window = window
         status.sync()
@@ -175,10 +172,9 @@ class SessionClient(App[int]):
         self.notify(printable(text), severity="error", timeout=10, markup=False)
 
     async def _pick(self) -> None:
-        module = await asyncio.to_thread(importlib.import_module, "workbench.session.session")
         try:
-            sessions = await asyncio.to_thread(module.list_sessions, self.settings)
-        except module.SessionError as err:
+            sessions = await asyncio.to_thread(_list_sessions, self.settings)
+        except SessionError as err:
             self._problem(f"cannot list the sessions: {err}")
             return
         chosen = await self.push_screen_wait(ResumePicker(sessions, str(self.settings.workspace)))
@@ -328,3 +324,16 @@ class SessionClient(App[int]):
     async def action_quit(self) -> None:
         """Every way out (the palette's Quit too) closes the session first."""
         await self._quit()
+
+
+def _session_class() -> type[Session]:
+    """The Session class (its import brings the engine: the app makes it in a thread)."""
+    from workbench.session.session import Session
+
+    return Session
+
+
+def _list_sessions(settings: Settings) -> list[pb.SessionInfo]:
+    from workbench.session.catalog import list_sessions
+
+    return list_sessions(settings)

@@ -12,11 +12,10 @@ from collections.abc import Callable
 from workbench.config.settings import Settings
 from workbench.core.safe_text import printable
 from workbench.core.words import agent_ended, spawn_mode
-from workbench.engine.store import to_json
-from workbench.guard.review import TerminalReviewer
 from workbench.pb import workbench_pb2 as pb
+from workbench.session.catalog import event_json
 from workbench.session.session import Session
-from workbench.terminal.sandbox import describe
+from workbench.session.terminal_review import TerminalReviewer
 
 WIDTH = 100  # wrap causes at this width on stderr
 ARGS_SHOWN = 100  # characters of a call's arguments shown
@@ -26,7 +25,7 @@ def header(session: Session) -> str:
     """The first stderr line: everything a run has to say at start, in one place."""
     s = session.settings
     model = f"{s.model} (scripted demo, not a language model)" if s.model == "demo" else s.model
-    fields = [f"session {session.id}", f"data {s.data_dir}", f"model {model}", f"sandbox {describe(s)}"]
+    fields = [f"session {session.id}", f"data {s.data_dir}", f"model {model}", f"sandbox {session.sandbox}"]
     return "workbench: " + " · ".join(fields)
 
 
@@ -130,12 +129,10 @@ async def run_headless(
     try:
         _stderr(header(session))
         last_seq = max((e.seq for e in session.events()), default=0)  # a resumed session's old events
-        printer = (lambda e: print(to_json(e), flush=True)) if jsonl else progress
+        printer = (lambda e: print(event_json(e), flush=True)) if jsonl else progress
         session.subscribe(_guarded(printer, stop), after=last_seq)
         if answerable:
-            reviewer = TerminalReviewer(
-                session.decide, session.pending_reviews, settings.workspace, stdin=sys.stdin, stderr=sys.stderr
-            )
+            reviewer = TerminalReviewer(session.decide, session.pending_reviews, stdin=sys.stdin, stderr=sys.stderr)
             session.subscribe(reviewer.on_event, after=last_seq)
             prompting = loop.create_task(reviewer.run(), name="review prompt")
         for signum in (signal.SIGINT, signal.SIGTERM):

@@ -1,0 +1,63 @@
+"""The command line's dispatch (workbench/cli/main.py): a registered command's argparse
+subcommand, or the app for anything else; `--` before a task that is a command's name."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.cli.commands import app, run
+from workbench.cli.main import COMMANDS, main, parse
+
+
+def test_a_free_prompt_is_the_apps_task_and_a_command_name_is_the_command() -> None:
+    free = parse(["fix the login check in auth.go"])
+    assert free.handle is app.handle and free.prompt == "fix the login check in auth.go"
+    command = parse(["run", "go", "--max-turns", "3"])
+    assert command.handle is run.handle and (command.prompt, command.max_turns) == ("go", 3)
+    escaped = parse(["--", "run"])
+    assert escaped.handle is app.handle and escaped.prompt == "run"
+    flagged = parse(["--model", "demo", "sessions"])  # the first word decides, as before
+    assert flagged.handle is app.handle and flagged.prompt == "sessions"
+    assert parse([]).handle is app.handle and parse([]).prompt is None
+
+
+def test_the_app_handler_runs_for_a_task_after_dashes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nope"
+    assert main(["--workspace", str(missing), "--data-dir", str(tmp_path / "d"), "--", "run"]) == 2
+    assert capsys.readouterr().err == f"workbench: workspace {missing} is not a folder\n"
+    assert main(["   "]) == 2
+    assert "the task is empty" in capsys.readouterr().err
+
+
+def test_help_lists_every_command_and_says_when_dashes_are_needed(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: workbench ")
+    for command in COMMANDS:
+        assert f"  {command.name}" in out and command.summary in out
+    assert "workbench -- run" in out
+
+
+@pytest.mark.parametrize("name", [c.name for c in COMMANDS])
+def test_each_command_has_its_own_usage_and_bad_flags_are_exit_2(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    positional = {"run": ["go"], "export": ["an-id"]}.get(name, [])
+    assert main([name, *positional, "--no-such-flag"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: workbench {name}") and "--no-such-flag" in err
+
+
+def test_the_command_line_imports_nothing_below_the_session_package() -> None:
+    """Its start stays light: no engine, guard, tools, model, terminal module and no litellm."""
+    code = (
+        "import sys, workbench.cli.main, workbench.cli.launch; "
+        "print(sorted(m for m in sys.modules if m == 'litellm' or m.split('.')[:2] in "
+        "[['workbench', p] for p in ('engine', 'guard', 'tools', 'model', 'terminal')]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -1,0 +1,47 @@
+"""`workbench [TASK]`: the TUI, in this folder, on a new session (TASK sent at once) or a stored one."""
+
+from __future__ import annotations
+
+import argparse
+
+from workbench import __version__
+from workbench.cli.command import Command, UsageError
+from workbench.cli.flags import guard_flags, model_flags, resumed, settings_of
+from workbench.cli.log_file import setup_logging
+
+
+def flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--version", action="version", version=f"workbench {__version__}")
+    p.add_argument("prompt", nargs="?", metavar="TASK", help="a task to send when the app opens")
+    model_flags(p)
+    guard_flags(p)
+    again = p.add_mutually_exclusive_group()
+    again.add_argument(
+        "--resume", nargs="?", const="", metavar="ID", help="open a stored session (a picker without ID)"
+    )
+    again.add_argument("--continue", dest="cont", action="store_true", help="open this workspace's newest session")
+
+
+def handle(args: argparse.Namespace) -> int:
+    """The app: a new session here, one with TASK sent, or a stored one (`--resume [ID]`)."""
+    if args.prompt is not None and not args.prompt.strip():
+        raise UsageError("the task is empty: say what the agent should do, or leave it out")
+    settings = settings_of(args)
+    resume = resumed(settings, args)
+    if not settings.workspace.is_dir():
+        raise UsageError(f"workspace {settings.workspace} is not a folder")
+    if settings.api_base and not settings.api_key:
+        settings.api_key = "unused"  # a local OpenAI-compatible server needs no key, the SDK wants one
+    setup_logging(settings)
+    from workbench.tui.app import run_app
+
+    return run_app(settings, args.prompt, resume, pick=args.resume == "")
+
+
+APP = Command(
+    name="",
+    summary="the app",
+    description="A terminal agent workbench: opens the app in this folder (with TASK, sent at once).",
+    flags=flags,
+    handle=handle,
+)

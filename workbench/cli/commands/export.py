@@ -1,0 +1,95 @@
+"""`workbench export ID`: a stored session's transcript on stdout, as Markdown or every event as JSONL."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+
+from workbench.cli.command import Command
+from workbench.cli.flags import data_dir_flag, settings_of
+from workbench.config.settings import Settings
+from workbench.core.feedback import model_text
+from workbench.core.words import agent_ended, run_status, spawn_mode
+from workbench.pb import workbench_pb2 as pb
+
+
+def flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="the session (an id or a unique prefix; `workbench sessions` lists them)")
+    p.add_argument("--format", choices=("md", "jsonl"), default="md", help="Markdown (default) or every event")
+    data_dir_flag(p)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from workbench.session.errors import SessionError
+
+    settings = settings_of(args)
+    try:
+        for chunk in export(settings, args.id, args.format):
+            print(chunk)
+    except SessionError as err:
+        print(f"workbench: {err}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    return 0
+
+
+def export(settings: Settings, session_id: str, fmt: str) -> Iterator[str]:
+    """The transcript of a session: every event as JSONL, or Markdown a person reads."""
+    from workbench.session import catalog
+    from workbench.session.errors import SessionError
+
+    stored = catalog.transcript(settings, session_id)
+    if fmt == "jsonl":
+        yield from (catalog.event_json(e) for e in stored.events)
+        return
+    if fmt != "md":
+        raise SessionError(f"--format is md or jsonl, not {fmt!r}")
+    yield from markdown(stored.info, stored.agents, stored.events)
+
+
+def markdown(info: pb.SessionInfo, agents: list[pb.AgentInfo], events: list[pb.Event]) -> Iterator[str]:
+    yield f"# {info.title or 'session ' + info.id}\n"
+    yield f"session {info.id} · model {info.model} · workspace {info.workspace} · {run_status(info.status)}\n"
+    for agent in agents:
+        mine = [e for e in events if e.agent_id == agent.id]
+        if agent.parent_id:
+            yield f"\n## subagent {agent.name} ({agent.id}, {spawn_mode(agent.mode)}, started by {agent.parent_id})\n"
+        for event in mine:
+            yield from _event_md(event)
+
+
+def _event_md(event: pb.Event) -> Iterator[str]:
+    kind = event.WhichOneof("kind")
+    if kind == "message":
+        m = event.message
+        if m.role == pb.ROLE_USER:
+            yield f"\n**Person:** {m.text}\n"
+        elif m.role == pb.ROLE_ASSISTANT:
+            if m.text:
+                yield f"\n**Agent:** {m.text}\n"
+            for call in m.tool_calls:
+                yield f"\n`{call.name}` {call.arguments}\n"
+        elif m.role == pb.ROLE_TOOL:
+            r = m.tool_result
+            mark = "failed" if r.is_error else "ok"
+            summary = f"<summary>{r.name} {mark} ({r.duration:.2f} s)</summary>"
+            yield f"\n<details>{summary}\n\n```\n{model_text(r)}\n```\n</details>\n"
+    elif kind == "agent_finished" and event.agent_finished.cause:
+        yield f"\n_{agent_ended(event.agent_finished.status)}: {event.agent_finished.cause}_\n"
+    elif kind == "run_finished" and event.run_finished.reason:
+        yield f"\n_run {run_status(event.run_finished.status)}: {event.run_finished.reason}_\n"
+    elif kind == "compaction":
+        yield f"\n_compacted: {event.compaction.messages_before} -> {event.compaction.messages_after} messages_\n"
+
+
+COMMAND = Command(
+    name="export",
+    summary="write a session's transcript (Markdown or JSONL)",
+    description="Write a session's transcript to stdout.",
+    flags=flags,
+    handle=handle,
+)

@@ -1,0 +1,103 @@
+"""`workbench sessions`: the stored sessions, newest first (a table or JSON); `--prune` deletes old ones."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Iterable, Iterator
+
+from google.protobuf import json_format
+
+from workbench.cli.command import Command, UsageError
+from workbench.cli.flags import data_dir_flag, settings_of
+from workbench.core.safe_text import printable
+from workbench.core.words import run_status
+from workbench.pb import workbench_pb2 as pb
+
+DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def flags(p: argparse.ArgumentParser) -> None:
+    data_dir_flag(p)
+    p.add_argument("--json", action="store_true", help="one JSON array (protobuf JSON names)")
+    p.add_argument("--prune", action="store_true", help="delete sessions older than --older-than")
+    p.add_argument("--older-than", metavar="AGE", help="with --prune: 30d, 12h, 90m, 2w")
+
+
+def handle(args: argparse.Namespace) -> int:
+    from workbench.session import catalog
+    from workbench.session.errors import SessionError
+
+    settings = settings_of(args)
+    try:
+        if args.prune:
+            if not args.older_than:
+                raise UsageError("--prune needs --older-than AGE (e.g. 30d)")
+            try:
+                age = parse_age(args.older_than)
+            except ValueError as err:
+                raise UsageError(str(err)) from err
+            gone = catalog.prune(settings, age)
+            print(f"workbench: deleted {len(gone)} session(s) older than {args.older_than}", file=sys.stderr)
+            from workbench.session.upkeep import prune_checkpoints
+
+            print(f"workbench: {prune_checkpoints(settings)}", file=sys.stderr)
+            return 0
+        if args.older_than:
+            raise UsageError("--older-than goes with --prune")
+        found = catalog.list_sessions(settings)
+    except SessionError as err:
+        print(f"workbench: {err}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(sessions_json(found))
+    elif not found:
+        print(f"workbench: no sessions in {settings.data_dir} yet", file=sys.stderr)
+    else:
+        for line in sessions_table(found):
+            print(line)
+    return 0
+
+
+def parse_age(text: str) -> float:
+    """'30d', '12h', '90m', '2w' -> seconds."""
+    m = DURATION.match(text.strip())
+    if m is None:
+        raise ValueError(f"--older-than takes a number and a unit (s, m, h, d, w), like 30d; got {text!r}")
+    return float(m.group(1)) * UNIT_SECONDS[m.group(2)]
+
+
+def _tokens(usage: pb.Usage) -> int:
+    return usage.input_tokens + usage.output_tokens
+
+
+def sessions_table(found: Iterable[pb.SessionInfo]) -> Iterator[str]:
+    """The `workbench sessions` lines: id, started, status, model, tokens, cost, title."""
+    yield f"{'ID':<12}  {'STARTED':<16}  {'STATUS':<16}  {'MODEL':<24}  {'TOKENS':>8}  {'COST':>8}  TITLE"
+    for info in found:
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created.seconds))
+        status = "open elsewhere" if info.live else run_status(info.status)
+        cost = f"${info.usage.cost:.4f}" if info.usage.HasField("cost") else "-"
+        yield printable(
+            f"{info.id:<12}  {started:<16}  {status:<16}  {info.model[:24]:<24}  "
+            f"{_tokens(info.usage):>8,}  {cost:>8}  {info.title or '(no prompt yet)'}"
+        )
+
+
+def sessions_json(found: Iterable[pb.SessionInfo]) -> str:
+    return json.dumps(
+        [json_format.MessageToDict(i, preserving_proto_field_name=True) for i in found], ensure_ascii=False
+    )
+
+
+COMMAND = Command(
+    name="sessions",
+    summary="list (or prune) stored sessions",
+    description="List stored sessions, newest first.",
+    flags=flags,
+    handle=handle,
+)

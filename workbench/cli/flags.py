@@ -1,0 +1,86 @@
+"""The flags several commands share, and the settings they make (flags over env over files)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from workbench.cli.command import UsageError
+from workbench.config.report import flag_help
+from workbench.config.settings import APPROVAL_MODES, SANDBOX_MODES, Settings, load
+
+SETTING_FLAGS = (  # the flags whose dest is a setting's name
+    "model",
+    "api_base",
+    "api_key",
+    "workspace",
+    "max_turns",
+    "max_tokens",
+    "max_cost",
+    "data_dir",
+    "sandbox",
+    "sandbox_network",
+    "approval",
+    "guard_model",
+)
+
+
+def data_dir_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data-dir", type=Path, help="where sessions are stored (env WORKBENCH_DATA_DIR)")
+
+
+def where_flags(p: argparse.ArgumentParser) -> None:
+    """The data folder and the sandbox: what every command that starts shells needs."""
+    data_dir_flag(p)
+    p.add_argument("--sandbox", choices=SANDBOX_MODES, help=flag_help("sandbox"))
+
+
+def model_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", help="litellm model string, e.g. openai/gpt-4.1, or 'demo' (env WORKBENCH_MODEL)")
+    p.add_argument("--api-base", help="API base URL (env WORKBENCH_API_BASE)")
+    p.add_argument("--api-key", help="API key (env WORKBENCH_API_KEY or the provider's variable)")
+    p.add_argument("--workspace", type=Path, help="the repository to work in (default: current folder)")
+    where_flags(p)
+    p.add_argument(
+        "--allow-net",
+        "--sandbox-network",
+        dest="sandbox_network",
+        action="store_const",
+        const=True,
+        default=None,
+        help="let commands in the sandbox reach the network (setting sandbox_network)",
+    )
+
+
+def guard_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--approval", choices=APPROVAL_MODES, help=flag_help("approval"))
+    p.add_argument("--guard-model", metavar="MODEL", help=flag_help("guard_model"))
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The settings in force with these flags; the notes of loading them go to stderr."""
+    flags: dict[str, Any] = {key: getattr(args, key, None) for key in SETTING_FLAGS}
+    settings, notes = load(flags)
+    for note in notes:
+        print(f"workbench: {note}", file=sys.stderr)
+    return settings
+
+
+def resumed(settings: Settings, args: argparse.Namespace) -> str | None:
+    """The stored session `--resume ID` or `--continue` names; it brings its workspace and model."""
+    from workbench.session.catalog import find_session, newest_session
+    from workbench.session.errors import SessionError
+
+    if not (args.resume or args.cont):
+        return None
+    try:
+        info = find_session(settings, args.resume) if args.resume else newest_session(settings, settings.workspace)
+    except SessionError as err:
+        raise UsageError(str(err)) from err
+    if args.workspace is None:
+        settings.workspace = Path(info.workspace)
+    if args.model is None:
+        settings.model = info.model
+    return info.id

@@ -1,0 +1,40 @@
+"""The log file of a command that opens a session: in the data folder, secrets redacted."""
+
+from __future__ import annotations
+
+import logging
+
+from workbench.cli.command import UsageError
+from workbench.config.secrets import secrets_of
+from workbench.config.settings import Settings
+
+
+class _Redact(logging.Filter):
+    def __init__(self, secrets: list[str]):
+        super().__init__()
+        self.secrets = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if any(s in text for s in self.secrets):
+            for s in self.secrets:
+                text = text.replace(s, "[redacted]")
+            record.msg, record.args = text, None
+        return True
+
+
+def setup_logging(settings: Settings) -> None:
+    try:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(settings.log_path, encoding="utf-8")
+    except OSError as err:
+        raise UsageError(
+            f"cannot use the data folder {settings.data_dir}: {err.strerror or err}; "
+            "choose another with --data-dir or WORKBENCH_DATA_DIR"
+        ) from err
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(_Redact(secrets_of(settings)))
+    logging.raiseExceptions = False  # a log file on a full disk must not print its own tracebacks
+    log = logging.getLogger("workbench")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)

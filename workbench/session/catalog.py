@@ -1,0 +1,108 @@
+"""The stored sessions of a data folder: list, find, prune, and read one for an export.
+
+What `workbench sessions`, `workbench export`, `--resume`/`--continue` and the TUI's resume
+picker use instead of the store itself. It opens the store for each call and closes it again.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.config.settings import Settings
+from workbench.core.words import FINAL_AGENT_STATUSES
+from workbench.engine.store import Store, StoreError, to_json
+from workbench.pb import workbench_pb2 as pb
+from workbench.session.errors import SessionError
+from workbench.session.lock import is_locked
+
+
+def event_json(event: pb.Event) -> str:
+    """One event as one JSONL line: protobuf's JSON mapping with the proto (snake_case) field names."""
+    return to_json(event)
+
+
+def open_store(settings: Settings) -> Store:
+    try:
+        return Store(settings.db_path)
+    except StoreError as err:
+        raise SessionError(str(err)) from err
+
+
+def list_sessions(settings: Settings) -> list[pb.SessionInfo]:
+    """Stored sessions, newest first; `live` when another process holds one now."""
+    if not settings.db_path.exists():
+        return []
+    store = open_store(settings)
+    try:
+        found = store.sessions()
+        roots = store.root_statuses()
+    finally:
+        store.close()
+    for info in found:
+        info.live = is_locked(settings.sessions_dir / info.id)
+        if not info.live and roots.get(info.id, pb.AGENT_STATUS_COMPLETED) not in FINAL_AGENT_STATUSES:
+            info.status = pb.RUN_STATUS_INTERRUPTED  # its process died mid-run; resuming marks it so
+    return found
+
+
+def find_session(settings: Settings, session_id: str) -> pb.SessionInfo:
+    """One stored session by id (or a unique prefix of it)."""
+    return one_of(list_sessions(settings), session_id, settings)
+
+
+def one_of(stored: list[pb.SessionInfo], session_id: str, settings: Settings) -> pb.SessionInfo:
+    """The session of `stored` that `session_id` (or a unique prefix of it) names."""
+    matches = [s for s in stored if s.id.startswith(session_id)] if session_id else []
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionError(f"no session {session_id!r} in {settings.data_dir}; `workbench sessions` lists them")
+    raise SessionError(f"{session_id!r} names {len(matches)} sessions; give more of the id")
+
+
+def newest_session(settings: Settings, workspace: Path) -> pb.SessionInfo:
+    """The newest session of this workspace (`--continue`)."""
+    here = str(workspace.resolve())
+    for info in list_sessions(settings):
+        if info.workspace == here:
+            return info
+    raise SessionError(f"no session of {here} to continue; start one without --continue")
+
+
+def prune(settings: Settings, older_than: float) -> list[str]:
+    """Delete the sessions last active more than `older_than` seconds ago (never one open elsewhere)."""
+    cutoff = time.time() - older_than
+    old = [s for s in list_sessions(settings) if s.updated.seconds < cutoff and not s.live]
+    if not old:
+        return []
+    store = open_store(settings)
+    try:
+        for info in old:
+            store.delete_session(info.id)
+            shutil.rmtree(settings.sessions_dir / info.id, ignore_errors=True)
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        store.close()
+    return [s.id for s in old]
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """One stored session as committed: its info, its agents (parents first), its events in order."""
+
+    info: pb.SessionInfo
+    agents: list[pb.AgentInfo]
+    events: list[pb.Event]
+
+
+def transcript(settings: Settings, session_id: str) -> Transcript:
+    """The stored session `session_id` (or a unique prefix of it) names, read whole."""
+    info = find_session(settings, session_id)
+    store = open_store(settings)
+    try:
+        return Transcript(info, store.agents(info.id), list(store.events(info.id)))
+    finally:
+        store.close()
