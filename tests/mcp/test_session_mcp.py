@@ -80,6 +80,27 @@ async def test_the_first_request_carries_the_cached_tools_and_never_waits(
         await session.close()
 
 
+async def test_servers_start_after_the_first_request_or_soon_after_opening(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    settings = with_servers(settings, probe(sandbox="off"))
+    session = await Session.open(settings)
+    try:  # a prompt sent at once: the servers start once its request went out
+        connection = session.mcp.connections["probe"]
+        scripted_model.add(reply("answer"))
+        session.send("hi")
+        await asyncio.wait_for(session.wait(), 60)
+        await until(lambda: connection.began_at, 10)
+        assert scripted_model.request_times[0] < connection.began_at
+    finally:
+        await session.close()
+    session = await Session.open(settings)
+    try:  # no prompt: they start on their own, soon
+        await until(lambda: session.mcp.connections["probe"].began_at, 10)
+    finally:
+        await session.close()
+
+
 async def test_ask_mode_reviews_an_mcp_call_and_the_rule_matches_its_json(
     settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:

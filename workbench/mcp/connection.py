@@ -48,6 +48,7 @@ class ServerConnection:
         self.live = False  # `tools` come from this start (not the cache)
         self.started_in = 0.0
         self.ready_at = 0.0  # time.monotonic() when it was last up
+        self.began_at = 0.0  # time.monotonic() when its first start began
         self.restarts = 0
         self.on_change: Callable[[], None] = lambda: None
         self.client: Client | None = None
@@ -82,6 +83,7 @@ class ServerConnection:
     def start(self) -> None:
         """Start the server in the background (never waits for it)."""
         if self._task is None:
+            self.began_at = time.monotonic()
             self._task = asyncio.create_task(self._run(), name=f"mcp server {self.server.name}")
 
     async def ready(self) -> None:

@@ -118,6 +118,11 @@ class McpManager:
         now = ", ".join(n for n, origin in self._origin.items() if origin[0] == found[0]) or "(none)"
         return f"MCP server {found[0]} no longer offers {found[1]} (its tool list changed); its tools now: {now}"
 
+    def origins(self) -> dict[str, tuple[str, str]]:
+        """Every offered tool: exposed name -> (server name, the server's own tool name)."""
+        self.tools()
+        return dict(self._origin)
+
     def origin(self, exposed: str) -> tuple[McpServer, str] | None:
         """The server and the server's own tool name behind an exposed name (the guard reads it)."""
         self.tools()

@@ -1,0 +1,123 @@
+"""MCP servers: the cost of a call through Workbench, and what configured servers cost the start.
+
+    .venv/bin/python -m tools.benchmarks.mcp      # or: .venv/bin/python tools/bench.py mcp
+
+1. A tool call of the probe server (tests/mcp/probe_server.py, over stdio) through Workbench
+   (the registry's invoke of the MCP tool: arguments, the server's sandbox, the result through
+   `to_result`, progress wiring) against the same call made with the SDK's `Client` directly
+   on another instance of the same server, interleaved, medians. Target: <= 1.5x.
+2. Start to the first model request of `workbench run` with three servers configured (their
+   tools cached by an earlier start, the servers starting beside the request) against none,
+   as new processes to the same scripted model server, medians of 5 each, alternating.
+   Target: <= 1.05x.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from tests.scripted_server import ScriptedModel, reply  # noqa: E402
+from workbench.config.mcp_servers import parse_server  # noqa: E402
+from workbench.config.settings import Settings  # noqa: E402
+
+PROBE = ROOT / "tests" / "mcp" / "probe_server.py"
+CALLS = 300
+STARTS = 5
+
+
+async def _calls(tmp: Path) -> tuple[float, float]:
+    from mcp import Client, StdioServerParameters
+
+    from workbench.mcp.manager import McpManager
+    from workbench.pb import workbench_pb2 as pb
+    from workbench.tools.registry import Toolbox, ToolContext
+
+    workspace = tmp / "ws"
+    workspace.mkdir()
+    server = parse_server("probe", {"command": sys.executable, "args": [str(PROBE)]})
+    settings = Settings(workspace=workspace, data_dir=tmp / "data", mcp_servers={"probe": server})
+    manager = McpManager(settings, tmp / "session", "bench")
+    manager.start()
+    direct = Client(StdioServerParameters(command=sys.executable, args=[str(PROBE)]))
+    try:
+        await manager.connections["probe"].ready()
+        box = Toolbox(manager.patterns(), manager)
+        ctx = ToolContext(workspace=workspace, settings=settings, session_dir=tmp / "session")
+        async with direct:
+            ours, theirs = [], []
+            for i in range(CALLS):
+                start = time.perf_counter()
+                result = await box.invoke(pb.ToolCall(id=f"c{i}", name="probe__echo", arguments='{"text": "x"}'), ctx)
+                ours.append(time.perf_counter() - start)
+                assert result.output == "x", result.error
+                start = time.perf_counter()
+                await direct.call_tool("echo", {"text": "x"})
+                theirs.append(time.perf_counter() - start)
+    finally:
+        await manager.close()
+    return statistics.median(ours) * 1000, statistics.median(theirs) * 1000
+
+
+def _config(home: Path, servers: int) -> Path:
+    folder = home / "config" / "workbench"
+    folder.mkdir(parents=True, exist_ok=True)
+    tables = "".join(
+        f'[mcp.servers.probe{i}]\ncommand = "{sys.executable}"\nargs = ["{PROBE}"]\n\n' for i in range(servers)
+    )
+    (folder / "config.toml").write_text(tables)
+    return home / "config"
+
+
+def _first_request(model: ScriptedModel, tmp: Path, servers: int) -> float:
+    """Milliseconds from spawning `workbench run` to its first model request."""
+    workspace = Path(tempfile.mkdtemp(dir=tmp))
+    model.request_times.clear()
+    model.add(reply("ok"))
+    cmd = [sys.executable, "-m", "workbench.cli.launch", "run", "hi", "--model", "openai/scripted"]
+    cmd += ["--api-base", model.url, "--workspace", str(workspace), "--data-dir", str(tmp / f"data{servers}")]
+    env = {**os.environ, "HOME": str(tmp), "XDG_CONFIG_HOME": str(_config(tmp / f"home{servers}", servers))}
+    start = time.monotonic()
+    subprocess.run(cmd, env=env, check=True, capture_output=True, cwd=ROOT)
+    return (model.request_times[0] - start) * 1000
+
+
+def main() -> dict[str, float]:
+    print("mcp: a tool call through Workbench vs the SDK's Client; start to first request, 3 servers vs none")
+    with tempfile.TemporaryDirectory(prefix="wbbench-mcp-") as tmp:
+        ours, theirs = asyncio.run(_calls(Path(tmp)))
+        print(
+            f"  {'MCP call through Workbench (median)':<44} {ours:9.3f} ms   vs SDK Client.call_tool "
+            f"{theirs:9.3f} ms   ratio {ours / theirs:5.2f}x   (target <= 1.5x)"
+        )
+        model = ScriptedModel()
+        try:
+            _first_request(model, Path(tmp), 3)  # untimed: the servers' first start fills their tool cache
+            with_servers, without = [], []
+            for _ in range(STARTS):
+                without.append(_first_request(model, Path(tmp), 0))
+                with_servers.append(_first_request(model, Path(tmp), 3))
+        finally:
+            model.close()
+    three, none = statistics.median(with_servers), statistics.median(without)
+    print(
+        f"  {'first request, 3 servers (median of 5)':<44} {three:9.1f} ms   vs no server "
+        f"{none:9.1f} ms   ratio {three / none:5.2f}x   (target <= 1.05x)"
+    )
+    print(f"  {'samples with / without':<44} {[round(s) for s in with_servers]} / {[round(s) for s in without]} ms")
+    return {"call_ms": ours, "sdk_call_ms": theirs, "first_request_3_ms": three, "first_request_0_ms": none}
+
+
+if __name__ == "__main__":
+    main()
