@@ -16,6 +16,7 @@ import fnmatch
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,10 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.terminal.leftovers import kill_marked, owner_record, records_dir, write_record
 from workbench.tools.registry import Tool, ToolContext
 
+IDLE_START = 0.5  # seconds after opening with no prompt sent that the servers start
+# events that show the first model request went out: the servers start then
+AFTER_REQUEST = frozenset({"text_delta", "usage_update", "retry_wait", "stream_discarded", "run_finished"})
+Subscribe = Callable[[Callable[[pb.Event], None]], Callable[[], None]]  # the store's, for one session
 DESCRIPTION_LIMIT = 1024  # characters of a server's tool description offered to the model
 
 
@@ -55,11 +60,42 @@ class McpManager:
         self._origin: dict[str, tuple[str, str]] = {}  # exposed name -> (server, tool)
         self._offered_before: dict[str, tuple[str, str]] = {}  # every name offered in this session
         self._record: Path | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._watch: Callable[[], None] | None = None
 
     # --- the session's life ----------------------------------------------------------------------
 
+    def start_soon(self) -> None:
+        """Start the servers soon after the session opens, never in the way of its first model
+        request: a prompt sent at once (headless) starts them once its request went out (that request
+        offers the tools cached from their last start, `start_after_request`); else they start after
+        IDLE_START seconds (the person is typing)."""
+        if self.connections:
+            self._timer = asyncio.get_running_loop().call_later(IDLE_START, self.start)
+
+    def start_after_request(self, subscribe: Subscribe) -> None:
+        """A prompt was sent: start at the first event that shows its model request went out."""
+        if self._timer is None or self._watch is not None:
+            return  # started already (or no server), or waiting for that request already
+        self._timer.cancel()
+
+        def after_request(event: pb.Event) -> None:
+            if event.WhichOneof("kind") in AFTER_REQUEST:
+                self.start()
+
+        self._watch = subscribe(after_request)
+
+    def _not_scheduled(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._watch is not None:
+            self._watch()
+            self._watch = None
+
     def start(self) -> None:
         """Start every enabled server in the background (returns at once)."""
+        self._not_scheduled()
         if not self.connections:
             return
         if self._record is None:
@@ -72,6 +108,7 @@ class McpManager:
 
     async def close(self) -> None:
         """Stop every server; nothing of them is left (their marker is scanned for)."""
+        self._not_scheduled()
         await asyncio.gather(*(c.stop() for c in self.connections.values()), return_exceptions=True)
         if self._record is not None:
             await asyncio.to_thread(kill_marked, self.marker)

@@ -46,9 +46,6 @@ from workbench.terminal.sandbox import describe
 
 log = logging.getLogger("workbench")
 
-MCP_IDLE_START = 0.5  # seconds after opening with no prompt sent that the MCP servers start
-# events that show the first model request went out: the MCP servers start then
-AFTER_REQUEST = frozenset({"text_delta", "usage_update", "retry_wait", "stream_discarded", "run_finished"})
 STREAM_LIMIT = 10_000  # events a `stream` reader may fall behind before it is re-synced from the store
 
 
@@ -101,8 +98,6 @@ class Session:
         self.last: pb.RunFinished | None = None
         self._run_task: asyncio.Task[pb.RunFinished] | None = None
         self._warming: asyncio.Task[None] | None = None
-        self._mcp_timer: asyncio.TimerHandle | None = None
-        self._mcp_watch: Callable[[], None] | None = None
         self._titled = False
         self._turns: set[asyncio.Task[None]] = set()  # prompts' checkpoints being taken
         self._closed: pb.SessionInfo | None = None
@@ -148,7 +143,7 @@ class Session:
         session = cls(settings, store, session_id, lock, guard)
         if resume is not None:
             session._rebuild()
-        session._schedule_mcp()
+        session.mcp.start_soon()
         if session.checkpoints is not None:
             session.checkpoints.start()  # the first look at the tree, in the background
         return session
@@ -196,7 +191,6 @@ class Session:
             try:
                 await self.tree.close()
             finally:
-                self._start_mcp(cancelled=True)
                 await self.mcp.close()
             await self._report_git_changes()
         finally:
@@ -311,34 +305,6 @@ class Session:
 
     # --- what a client does ---------------------------------------------------------------
 
-    def _schedule_mcp(self) -> None:
-        """Start the MCP servers soon after opening, but never in the way of the first model request:
-        a prompt sent at once (headless) starts them as its reply begins (that request offers the
-        tools cached from their last start); else they start after MCP_IDLE_START seconds."""
-        if self.mcp.connections:
-            self._mcp_timer = asyncio.get_running_loop().call_later(MCP_IDLE_START, self._start_mcp)
-
-    def _start_mcp(self, cancelled: bool = False) -> None:
-        if self._mcp_timer is not None:
-            self._mcp_timer.cancel()
-            self._mcp_timer = None
-        if self._mcp_watch is not None:
-            self._mcp_watch()
-            self._mcp_watch = None
-        if not cancelled:
-            self.mcp.start()
-
-    def _start_mcp_after_request(self) -> None:
-        if self._mcp_timer is None or self._mcp_watch is not None:
-            return  # started already (or no server), or waiting for the first request already
-        self._mcp_timer.cancel()
-
-        def after_request(event: pb.Event) -> None:
-            if event.WhichOneof("kind") in AFTER_REQUEST:
-                self._start_mcp()
-
-        self._mcp_watch = self.store.subscribe(after_request, self.id)
-
     def send(self, prompt: str, agent_id: str | None = None) -> None:
         """Start a run with `prompt` when idle; while a run goes, queue it for the root's next turn.
 
@@ -370,7 +336,7 @@ class Session:
                 self.store.on_commit(lambda: root.loop.queue_prompt(prompt) if root.loop else None)
             return
         self.failure = None
-        self._start_mcp_after_request()
+        self.mcp.start_after_request(lambda fn: self.store.subscribe(fn, self.id))
         if self._warming is None:
             self._warming = asyncio.create_task(self._warm_terminal(), name=f"session {self.id} tmux start")
         self._run_task = asyncio.create_task(self._run(prompt), name=f"session {self.id} run")
