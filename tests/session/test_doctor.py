@@ -23,6 +23,15 @@ def test_doctor_passes_where_tmux_and_bwrap_work(tmp_path: Path) -> None:
         assert line in text
     assert "ok   namespaces:" in text and "ok   terminal injection:" in text
     assert "ok   leftover sessions: none" in text
+    assert "ok   kept from commands: /run hidden; " in text and ".workbench/ read-only" in text
+
+
+def test_doctor_names_the_repository_it_protects(tmp_path: Path, workspace: Path) -> None:
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    (workspace / ".git" / "config").write_text("")
+    _, text = _doctor(Settings(data_dir=tmp_path / "data", workspace=workspace))
+    assert f"{workspace}/.git pinned with its config, hooks and info read-only" in text, text
+    assert not (workspace / ".workbench").exists() and not (workspace / ".git" / "info").exists()  # made nothing
 
 
 def test_doctor_fails_without_bubblewrap_unless_the_sandbox_is_off(tmp_path: Path) -> None:

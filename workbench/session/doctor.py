@@ -13,11 +13,14 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
 from workbench.config.settings import Settings
-from workbench.terminal.sandbox import INSTALL_HINT, describe, find_bwrap, probe
+from workbench.terminal.protected import PROJECT_CONFIG
+from workbench.terminal.sandbox import INSTALL_HINT, describe, find_bwrap, policy_for, probe, protection
 from workbench.terminal.seccomp import legacy_tiocsti, terminal_injection_filter
 
 TMUX_MIN = (3, 2)
@@ -61,6 +64,8 @@ def check_sandbox(settings: Settings) -> list[Check]:
     reason = probe(settings.bwrap_path)
     works = "bwrap can create the sandbox's namespaces here"
     checks.append(Check("namespaces", reason is None, works if reason is None else reason, needed))
+    if needed:
+        checks.append(Check("kept from commands", True, _protected_text(settings)))
     if terminal_injection_filter() is not None:
         checks.append(Check("terminal injection", True, "TIOCSTI and TIOCLINUX refused by a seccomp filter"))
     elif legacy_tiocsti() is False:
@@ -69,6 +74,20 @@ def check_sandbox(settings: Settings) -> list[Check]:
         text = "no seccomp filter for this machine and the kernel allows TIOCSTI (dev.tty.legacy_tiocsti = 1)"
         checks.append(Check("terminal injection", False, text, needed=False))
     return checks
+
+
+def _protected_text(settings: Settings) -> str:
+    """What the sandbox keeps from commands besides its folders, as it would start now."""
+    policy = policy_for(settings, settings.workspace)
+    if policy is None:
+        return ""
+    found = protection(policy, Path(tempfile.gettempdir()) / "workbench-doctor", make=False)
+    parts = ["/run hidden", f"{len(found.sockets) + len(found.socket_dirs)} host socket(s) or folders masked"]
+    if found.pinned:
+        parts.append(f"{found.pinned[-1]} pinned with its config, hooks and info read-only")
+    if policy.mode == "workspace-write":
+        parts.append(f"{PROJECT_CONFIG}/ read-only")
+    return "; ".join(parts)
 
 
 def check_leftovers(settings: Settings) -> Check:

@@ -67,7 +67,7 @@ def _under(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def git_control(workspace: Path, writable: Callable[[Path], bool]) -> tuple[list[Path], list[Path]]:
+def git_control(workspace: Path, writable: Callable[[Path], bool], make: bool = True) -> tuple[list[Path], list[Path]]:
     """(folders to pin, paths to make read-only) for the repository the workspace is in.
 
     Git finds its folder by walking up from the working directory: so does this. Only what the
@@ -93,7 +93,7 @@ def git_control(workspace: Path, writable: Callable[[Path], bool]) -> tuple[list
         if not folder.is_dir() or not writable(folder):
             continue
         pinned.append(folder)
-        for name in GIT_MADE if folder == common else ():
+        for name in GIT_MADE if folder == common and make else ():
             with contextlib.suppress(OSError):
                 (folder / name).mkdir(exist_ok=True)
         read_only += [folder / name for name in GIT_READ_ONLY if os.path.lexists(folder / name)]
@@ -116,13 +116,14 @@ def _gitdir_of(dot_git_file: Path) -> Path | None:
     return (dot_git_file.parent / first.removeprefix("gitdir:").strip()).resolve()
 
 
-def project_config(workspace: Path, writable: Callable[[Path], bool]) -> list[Path]:
+def project_config(workspace: Path, writable: Callable[[Path], bool], make: bool = True) -> list[Path]:
     """The workspace's `.workbench/`, made (empty) when missing, so that none can be planted."""
     folder = workspace / PROJECT_CONFIG
     if not writable(folder):
         return []
     with contextlib.suppress(OSError):
-        folder.mkdir(exist_ok=True)
+        if make:
+            folder.mkdir(exist_ok=True)
     return [folder] if folder.is_dir() and not folder.is_symlink() else []
 
 
@@ -209,11 +210,13 @@ def protected_paths(
     run_extra: list[str],
     writable: Callable[[Path], bool],
     shown: Callable[[Path], bool],
+    make: bool = True,
 ) -> Protected:
     """Everything above for one start of the sandbox. `writable`: may the sandbox write there as
-    mounted so far; `shown`: would it see the path (not hidden, not in its private /tmp or /run)."""
-    pinned, read_only = git_control(workspace, writable)
-    read_only += project_config(workspace, writable)
+    mounted so far; `shown`: would it see the path (not hidden, not in its private /tmp or /run);
+    `make`: make the empty folders that stand for missing ones (not for a report: `doctor`)."""
+    pinned, read_only = git_control(workspace, writable, make)
+    read_only += project_config(workspace, writable, make)
     sockets, socket_dirs = host_sockets(dict(os.environ), shown)
     return Protected(
         pinned=tuple(pinned),
@@ -243,7 +246,7 @@ def git_changes(workspace: Path, since: float, protected: Path | None, folders: 
         dirs[:] = sorted(d for d in dirs if d not in SCAN_SKIPPED and d != ".git")
         here = Path(top)
         dot = here / ".git"
-        if dot == protected or not os.path.lexists(dot):
+        if not os.path.lexists(dot) or (dot == protected and not dot.is_symlink()):  # a link can be swapped
             continue
         if dot.is_dir() and not dot.is_symlink():
             candidates = [dot / "config", *_entries(dot / "hooks")]

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Protocol
 
 from workbench.core.feedback import Feedback
-from workbench.terminal.protected import PROJECT_CONFIG, RUN_DIRS, in_run, is_socket, protected_paths
+from workbench.terminal.protected import PROJECT_CONFIG, RUN_DIRS, Protected, in_run, is_socket, protected_paths
 
 MODES = ("workspace-write", "read-only", "off")  # loosest last
 INSTALL_HINT = "install it (apt-get install bubblewrap) or choose --sandbox off"
@@ -154,14 +154,7 @@ def mount_args(policy: Policy, session_dir: Path) -> list[str]:
         mounts += [(p, 0, ["--bind", str(p), str(p)]) for p in policy.writable if p.exists()]
     runs = [Path(run) for run in RUN_DIRS if os.path.isdir(run) and not os.path.islink(run)]
     mounts += [(run, 0, ["--tmpfs", str(run)]) for run in runs]
-
-    def shown(path: Path) -> bool:
-        hidden = (Path("/tmp"), session, *policy.hidden)
-        return not in_run(path) and _under(path, hidden) is None
-
-    guard = protected_paths(
-        policy.workspace, policy.network, list(policy.run_visible), lambda p: can_write(policy, session, p), shown
-    )
+    guard = protection(policy, session)
     for place in guard.run_visible:
         if place.is_symlink():
             mounts.append((place, 1, ["--symlink", os.readlink(place), str(place)]))
@@ -181,6 +174,24 @@ def mount_args(policy: Policy, session_dir: Path) -> list[str]:
     for run in runs:  # after what was bound back into it
         args += ["--remount-ro", str(run)]
     return args
+
+
+def protection(policy: Policy, session_dir: Path, make: bool = True) -> Protected:
+    """What is kept from sandboxed commands besides the policy's folders (`protected.py`), as of now."""
+    session = _real(session_dir)
+
+    def shown(path: Path) -> bool:
+        hidden = (Path("/tmp"), session, *policy.hidden)
+        return not in_run(path) and _under(path, hidden) is None
+
+    return protected_paths(
+        policy.workspace,
+        policy.network,
+        list(policy.run_visible),
+        lambda p: can_write(policy, session, p),
+        shown,
+        make,
+    )
 
 
 def _empty_file(session_dir: Path) -> Path:
