@@ -13,11 +13,18 @@ import argparse
 import sys
 
 from workbench.cli.command import Command, Parser, UsageError
-from workbench.cli.commands import config, doctor, export, run, sessions
+from workbench.cli.commands import config, doctor, export, mcp, run, sessions
 from workbench.cli.commands.app import APP
 from workbench.config.settings import ConfigError
 
-COMMANDS: tuple[Command, ...] = (run.COMMAND, sessions.COMMAND, export.COMMAND, config.COMMAND, doctor.COMMAND)
+COMMANDS: tuple[Command, ...] = (
+    run.COMMAND,
+    sessions.COMMAND,
+    export.COMMAND,
+    config.COMMAND,
+    doctor.COMMAND,
+    mcp.COMMAND,
+)
 
 
 def command_parser() -> Parser:

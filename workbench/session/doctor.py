@@ -109,9 +109,21 @@ def check_checkpoints(settings: Settings) -> Check:
         return Check("checkpoint store", False, f"cannot read it: {err}", needed=False)
 
 
+def check_mcp(settings: Settings) -> list[Check]:
+    """Each enabled MCP server: started as a session would (its sandbox), listing its tools."""
+    if not any(server.enabled for server in settings.mcp_servers.values()):
+        return []
+    import asyncio
+
+    from workbench.session.mcp_servers import check_servers
+
+    return [Check(f"mcp {name}", ok, text) for name, ok, text in asyncio.run(check_servers(settings))]
+
+
 def main(settings: Settings, out: TextIO = sys.stdout) -> int:
     """Print one line per check; 0 when bash and tmux can run as the settings ask, else 1."""
     checks = [check_tmux(), *check_sandbox(settings), check_leftovers(settings), check_checkpoints(settings)]
+    checks += check_mcp(settings)
     for check in checks:
         mark = "ok  " if check.ok else "FAIL" if check.needed else "warn"
         print(f"{mark} {check.name}: {check.text}", file=out)

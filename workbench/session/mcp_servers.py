@@ -10,7 +10,7 @@ import asyncio
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -71,9 +71,11 @@ async def list_servers(settings: Settings) -> list[ServerReport]:
     return reports
 
 
-async def call_tool(settings: Settings, name: str, arguments: str) -> pb.ToolResult:
+async def call_tool(
+    settings: Settings, name: str, arguments: str, on_output: Callable[[str], None] = lambda text: None
+) -> pb.ToolResult:
     """One call of an MCP tool by its exposed name, as an agent would make it (without the guard:
-    the person types it)."""
+    the person types it); `on_output` gets its progress as it comes."""
     async with started_servers(settings) as manager:
         box = Toolbox(manager.patterns(), manager)
         settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -81,7 +83,7 @@ async def call_tool(settings: Settings, name: str, arguments: str) -> pb.ToolRes
             workspace=settings.workspace,
             settings=settings,
             session_dir=settings.data_dir / "mcp-cli",
-            on_output=lambda call_id, text: print(text, end="", flush=True),
+            on_output=lambda call_id, text: on_output(text),
         )
         started = time.monotonic()
         result = await box.invoke(pb.ToolCall(id="cli", name=name, arguments=arguments), ctx)
