@@ -145,6 +145,7 @@ async def test_cancelling_one_subagent_leaves_the_parent_running(
     app = make_app(settings, prompt="parent task")
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, lambda: "a1" in app.view.agents and app.view.agents["a1"].tool_calls == 1)
+        await on_screen(pilot, lambda: app.query_one("#side").display, what="the Agents column (shown with a subagent)")
         agents = app.query_one(AgentsPane)
         agents.focus()
 
@@ -188,7 +189,7 @@ async def test_a_child_failure_reaches_the_inbox_and_opens_the_child(
         entry = app.view.inbox[0]
         assert entry.item.status == pb.AGENT_STATUS_FAILED and "401" in entry.item.cause
         inbox = app.query_one(InboxPane)
-        await on_screen(pilot, lambda: inbox.option_count == 1)
+        await on_screen(pilot, lambda: inbox.option_count == 1 and app.query_one("#side").display)
         inbox.focus()
         inbox.highlighted = 0
         await pilot.press("enter")
@@ -370,6 +371,7 @@ async def test_a_selected_subagent_is_steered_by_the_prompt(settings: Settings, 
         await on_screen(pilot, lambda: "a1" in app.view.agents and app.view.agents["a1"].tool_calls == 1)
         prompt = app.query_one(PromptInput)
         assert prompt.border_title == "to main"
+        await on_screen(pilot, lambda: app.query_one("#side").display, what="the Agents column (shown with a subagent)")
         agents = app.query_one(AgentsPane)
         agents.focus()
 
@@ -387,4 +389,65 @@ async def test_a_selected_subagent_is_steered_by_the_prompt(settings: Settings, 
         parent = [r for r in scripted_model.requests if r["messages"][1]["content"] == "parent task"]
         assert all("use blue" not in str(r["messages"]) for r in parent)  # the note went to the child only
         await on_screen(pilot, lambda: "has finished" in str(prompt.border_title), what="the prompt says a1 finished")
+
+
+async def test_the_first_prompt_shows_at_once_while_the_engine_starts(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    """Defect 1: Enter on the first frame showed nothing for ~4 s (the prompt waited for the session)."""
+    scripted_model.add(reply("hello there"))
+    app = make_app(settings)
+    async with app.run_test(size=SIZE) as pilot:
+        app.prompt_input.text = "quick hello"
+        await pilot.press("enter")  # on the first frame: the engine is (normally) still starting
+        await pilot.pause()  # one frame: the prompt is on the screen, whether the session is open or not
+        assert [w.item.text for w in app.query(UserMessage)] == ["quick hello"]
+        if app.session is None:  # still opening: the item and the working line say so
+            assert "sending" in str(app.query_one(UserMessage).render())
+            assert app.working_line.display and "starting" in str(app.working_line.render())
+        await on_screen(pilot, lambda: app.view.last_answer == "hello there", what="the answer")
+        assert [w.item.text for w in app.query(UserMessage)] == ["quick hello"]  # once, not twice
+        await app._close_session()
+
+
+async def test_the_narrow_layout_follows_each_resize(settings: Settings) -> None:
+    """Defect 2: the layout read the previous size, so it switched one resize late."""
+    from tests.tui_events import subagents_with_inbox
+
+    app = WorkbenchApp(settings, blink=False, preload=False, offline=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        app.apply_events(subagents_with_inbox().events)
+        await pilot.pause()
+        assert not app.screen.has_class("narrow")
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert app.screen.has_class("narrow") and app.query_one("#side").size.width <= 27
+        await pilot.resize_terminal(160, 48)
+        await pilot.pause()
+        assert not app.screen.has_class("narrow")
+
+
+async def test_typing_anywhere_goes_to_the_prompt(settings: Settings, scripted_model: ScriptedModel) -> None:
+    """Defect 11: Tab into the transcript, the palette opened and closed, then typing: it reached nothing."""
+    scripted_model.add(reply("", call("read_file", path="a.txt")), reply("one"), reply("two"))
+    (settings.workspace / "a.txt").write_text("a\n")
+    app = make_app(settings, prompt="first")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, lambda: app.view.last_answer == "one" and not app.view.busy)
+        await settled(pilot, app)
+        transcript = app.query_one(Transcript)
+        await pilot.press("tab")  # one tab stop: the transcript (its items are not tab stops)
+        assert app.focused is transcript
+        await pilot.press("ctrl+p")
+        await on_screen(pilot, lambda: len(app.screen_stack) > 1, what="the palette")
+        await pilot.press("escape")
+        await on_screen(pilot, lambda: len(app.screen_stack) == 1)
+        await pilot.press(*"second", "enter")
+        await on_screen(pilot, lambda: app.view.last_answer == "two", what="the typed prompt's answer")
+        await settled(pilot, app)
+        assert any(w.item.text == "second" for w in app.query(UserMessage))
+        assert isinstance(app.focused, PromptInput)
+        await pilot.press("tab")
+        await pilot.press("escape")  # Esc in a pane: back to the prompt
+        assert isinstance(app.focused, PromptInput)
         await app._close_session()

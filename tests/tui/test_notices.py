@@ -11,6 +11,7 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.messages import AssistantMessage, NoticeLine
 from workbench.tui.tool_block import ToolBlock
+from workbench.tui.transcript import Transcript
 
 
 class Clock:
@@ -52,7 +53,9 @@ async def test_retry_countdown_discarded_stream_compaction_and_traceback(tmp_pat
         assert not any(m.display for m in app.query(AssistantMessage))  # the discarded half reply is hidden
         block = next(iter(app.query(ToolBlock)))
         assert "t shows the traceback" in str(block.header_text()) and not block.query(".traceback")
-        block.focus()
+        transcript = app.query_one(Transcript)
+        transcript.focus()
+        transcript.select(block)  # the transcript's cursor on the block (Up/Down move it)
         await pilot.press("t")
         await pilot.pause()
         assert "KeyError: 'x'" in str(block.query_one(".traceback").render())

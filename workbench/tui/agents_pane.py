@@ -15,13 +15,14 @@ from typing import ClassVar
 
 from rich.text import Span, Text
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from workbench.core import words
 from workbench.pb import workbench_pb2 as pb
+from workbench.tui.keymap import bindings
 from workbench.tui.text import duration, printable, tokens
 from workbench.tui.view import ROOT, AgentRow, SessionView
 
@@ -81,7 +82,7 @@ def row_label(row: AgentRow, now: float) -> Text:
 class AgentsPane(Tree[str]):
     """The agent tree. Its node data is the agent id."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("c,delete", "cancel_agent", "cancel agent")]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("agents")
 
     class Selected(Message):
         def __init__(self, agent_id: str) -> None:

@@ -10,6 +10,8 @@ litellm or the engine: they import in a thread after the first frame.
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -17,19 +19,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 import libtmux  # noqa: F401  # reads sys.stdout.encoding at import: before Textual captures stdout
+from textual import events
 from textual.app import ComposeResult, SystemCommand
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Static
+from textual.widgets import Button, Footer, Input, Static
 
 from workbench.config.settings import Settings
 from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.ask_screen import AskText
 from workbench.tui.engine import no_model_help, start_litellm_import
 from workbench.tui.files_screen import ChangedFiles
+from workbench.tui.help_screen import KeysHelp
 from workbench.tui.inbox_pane import InboxPane
+from workbench.tui.keymap import bindings
 from workbench.tui.prompt_input import PromptInput
+from workbench.tui.search_bar import SearchBar, find
 from workbench.tui.session_client import SessionClient
 from workbench.tui.text import printable
 
@@ -44,13 +50,7 @@ NARROW_SCREEN = 110  # columns: below this the side column (Agents, Inbox) narro
 class WorkbenchApp(SessionClient):
     CSS_PATH = Path(__file__).with_name("workbench.tcss")  # also for subclasses in other folders
     TITLE = "workbench"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "interrupt", "interrupt"),
-        Binding("ctrl+c", "quit_twice", "quit (twice)", priority=True),
-        Binding("ctrl+o", "changed_files", "changed files"),
-        Binding("ctrl+t", "cycle_approval", "approval mode"),
-        Binding("ctrl+r", "next_review", "next review"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("app")  # every key is in workbench/tui/keymap.py
 
     # --- layout ------------------------------------------------------------------------
 
@@ -60,11 +60,17 @@ class WorkbenchApp(SessionClient):
             with Vertical(id="side"):
                 yield self.agents_pane
                 yield self.inbox_pane
-            yield self.transcript
+            with Vertical(id="work"):
+                yield self.agent_line
+                yield self.transcript
+                with Horizontal(id="search-row"):
+                    yield self.search_bar
+                    yield self.search_info
         with Vertical(id="prompt-area"):
             with self.setup:
                 yield Static(no_model_help(), markup=False, id="setup-help")
                 yield Button("Try the offline demo", id="try-demo", variant="primary")
+            yield self.working_line
             yield self.prompt_input
         yield self.status_line
         yield Footer()
@@ -73,22 +79,44 @@ class WorkbenchApp(SessionClient):
         self.agents_pane.border_title = "Agents"
         self.inbox_pane.border_title = "Inbox"
         self.setup.display = False
+        self.query_one("#search-row").display = False
         self._show_header()
+        self.layout_side()
         self.prompt_input.focus()
         self.set_interval(1.0, self._tick)
         self.call_after_refresh(self._start)
 
-    def on_resize(self) -> None:
-        self.screen.set_class(self.size.width < NARROW_SCREEN, "narrow")
+    def on_resize(self, event: events.Resize) -> None:
+        """The new size is the event's: `self.size` may still be the previous one here."""
+        self.screen.set_class(event.size.width < NARROW_SCREEN, "narrow")
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key no pane used goes to the prompt, which takes the focus."""
+        if not event.is_printable or not event.character or len(self.screen_stack) > 1:
+            return
+        focused = self.focused
+        if isinstance(focused, (PromptInput, Input)) or not self.prompt_input.display:
+            return
+        if event.key in self.screen.active_bindings:  # the focused pane's own key (c, y, t): it acted
+            return
+        event.stop()
+        event.prevent_default()
+        self.prompt_input.focus()
+        self.prompt_input.insert(event.character)
+
+    def action_focus_prompt(self) -> None:
+        self.prompt_input.focus()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, KeysHelp):
+            self.push_screen(KeysHelp())
 
     def _start(self) -> None:
         """After the first frame: litellm starts importing, then the session opens (or the picker shows)."""
         if self.offline:
             return
-        self.status_line.message = "starting…"
-        self.status_line.sync()
         if self.preload_litellm:
-            start_litellm_import()
+            self.litellm_import = start_litellm_import()
         if self.pick:
             self.run_worker(self._pick(), group="session")
         elif not self.settings.model and not self.resume_id:
@@ -96,28 +124,78 @@ class WorkbenchApp(SessionClient):
             self.status_line.message = "no model set"
             self.status_line.sync()
         else:
+            self.working_line.starting = "resuming the session…" if self.resume_id else "starting the engine…"
+            self.working_line.sync()
             self.open_session(self.settings, self.resume_id, self.initial_prompt)
 
     # --- input -------------------------------------------------------------------------
 
     def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        if self.session is None and not self.settings.model:
+            self.setup.display = True  # the setup area above the prompt says how to set one
+            self.notify("No model is set: see above the prompt.", severity="warning", timeout=4)
+            return
+        item = self.view.pending_prompt(self.selected, event.text, self.clock())  # on the screen at once
+        self.transcript.add([item])
+        if not self.view.busy:
+            self.working_line.starting = "starting the engine…" if self.session is None else "starting…"
+            self.working_line.sync()
         if self.session is not None:
             self._send(self.session, event.text)
-        elif not self.settings.model:
-            self.notify(no_model_help(), severity="warning", timeout=8, markup=False)
         else:
-            self._to_send.append(event.text)  # sent as soon as the session is open
+            self._to_send.append(item)  # sent as soon as the session is open
 
     def on_agents_pane_selected(self, event: AgentsPane.Selected) -> None:
         if event.agent_id != self.selected:
             self.selected = event.agent_id
             self.transcript.show(event.agent_id, self.view.transcript(event.agent_id))
-            self._title_transcript()
+            self._show_agent_line()
+            if self.search_bar.display:
+                self._search(self.search_bar.value)
 
-    def on_agents_pane_cancel_requested(self, event: AgentsPane.CancelRequested) -> None:
-        if self.session is not None:
-            self.notify(f"cancelling {event.agent_id}…", timeout=3)
-            self.run_worker(self._cancel(event.agent_id), group="cancel")
+    # --- search ------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        self.query_one("#search-row").display = True
+        self.search_bar.focus()
+        self._search(self.search_bar.value)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input is self.search_bar:
+            self._search(event.value)
+            if self.matches:
+                self._goto(len(self.matches) - 1)  # the newest match first
+
+    def _search(self, query: str) -> None:
+        self.matches = find(self.transcript.items, query)
+        self.match_index = -1
+        self.transcript.mark({item.key for item in self.matches})
+        self._search_info()
+
+    def _search_info(self) -> None:
+        count, at = len(self.matches), self.match_index + 1
+        shown = f"{at} of {count}" if at else f"{count} match{'es' if count != 1 else ''}"
+        self.search_info.update(shown if self.search_bar.value else "type to search")
+
+    def _goto(self, index: int) -> None:
+        self.match_index = index % len(self.matches)
+        self.transcript.reveal(self.matches[self.match_index])
+        self._search_info()
+
+    def on_search_bar_step(self, event: SearchBar.Step) -> None:
+        if self.matches:
+            self._goto(self.match_index + event.step if self.match_index >= 0 else len(self.matches) - 1)
+
+    def on_search_bar_closed(self, _: SearchBar.Closed) -> None:
+        self.query_one("#search-row").display = False
+        self.transcript.mark(set())
+        self.transcript.focus()
+
+    # --- the side column ---------------------------------------------------------------
+
+    def action_toggle_side(self) -> None:
+        self.side_shown = not self.query_one("#side").display
+        self.layout_side()
 
     def on_inbox_pane_open(self, event: InboxPane.Open) -> None:
         agents = self.agents_pane
@@ -166,11 +244,16 @@ class WorkbenchApp(SessionClient):
         widget.display = not widget.display
 
     def action_copy_answer(self) -> None:
-        if self.view.last_answer:
-            self.copy_to_clipboard(self.view.last_answer)
-            self.notify("Copied the last answer.", timeout=3)
-        else:
+        answer = self.view.last_answer
+        if not answer:
             self.notify("No answer yet.", timeout=3)
+            return
+        self.copy_to_clipboard(answer)  # OSC 52: the terminal's clipboard (tmux passes it on with set-clipboard)
+        where = "the clipboard"
+        if os.environ.get("TMUX"):  # inside tmux: its paste buffer too (prefix ] pastes it)
+            done = subprocess.run(["tmux", "load-buffer", "-"], input=answer, text=True, capture_output=True)
+            where += ", and the tmux buffer" if done.returncode == 0 else ""
+        self.notify(f"Copied the last answer ({len(answer)} characters) to {where}.", timeout=3)
 
     def action_compact(self) -> None:
         if self.session is None:

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
@@ -28,6 +28,7 @@ from textual.widgets import Button, Input, Static
 from workbench.core.safe_text import printable
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.errors import NotWaiting
+from workbench.tui.keymap import bindings
 from workbench.tui.text import diff_line_style
 
 Answer = tuple[bool, str, bool]  # approve, reason, remember
@@ -61,13 +62,7 @@ class ApprovalScreen(ModalScreen[Answer | str]):
     ApprovalScreen #approval-buttons Button { margin-right: 1; }
     """
     AUTO_FOCUS = "#approve"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("y", "approve", "approve once"),
-        Binding("a", "approve_always", "approve for the session"),
-        Binding("n", "deny", "deny"),
-        Binding("c", "cancel_agent", "cancel the agent", show=False),
-        Binding("escape", "later", "later (it keeps waiting; ctrl+r shows it)"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("approval")
 
     def __init__(self, decision: pb.GuardDecision, agent: str = "", task: str = "") -> None:
         super().__init__()

@@ -6,16 +6,18 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
+
+from workbench.tui.keymap import bindings
 
 
 class AskText(ModalScreen[str | None]):
     """Dismisses with the text typed (Enter), or None (Esc)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "back")]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("screens")
 
     def __init__(self, question: str, value: str = "", placeholder: str = "") -> None:
         super().__init__()

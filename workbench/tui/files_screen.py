@@ -6,17 +6,18 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from workbench.tui.keymap import bindings
 from workbench.tui.text import diff_text, printable
 
 
 class ChangedFiles(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss", "back")]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("screens")
 
     def __init__(self, files: dict[str, str]) -> None:
         super().__init__()
@@ -36,6 +37,9 @@ class ChangedFiles(ModalScreen[None]):
     def show(self, path: str) -> None:
         diff = self.files.get(path, "")
         self.query_one("#diff", Static).update(diff_text(diff) if diff else Text("(no diff recorded)", style="dim"))
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option.id:

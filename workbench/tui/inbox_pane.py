@@ -1,12 +1,16 @@
 """The Inbox pane: what subagents sent back to their parents, with the unread count.
 
 Each item: the child, its final status and its cause (or a summary of its result). Enter on
-an item selects that child in the Agents pane. Focusing the pane marks everything read.
+an item selects that child in the Agents pane. An item is read once its recipient took it in
+(an Inbox delivery in its transcript) or the person focused the pane.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
+from textual.binding import BindingType
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -14,6 +18,7 @@ from textual.widgets.option_list import Option
 from workbench.core import words
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import STATUS_STYLE
+from workbench.tui.keymap import bindings
 from workbench.tui.text import one_line, printable
 from workbench.tui.view import InboxEntry, SessionView
 
@@ -38,6 +43,8 @@ def entry_text(entry: InboxEntry) -> Text:
 
 
 class InboxPane(OptionList):
+    BINDINGS: ClassVar[list[BindingType]] = bindings("inbox")
+
     class Open(Message):
         """Show this child (Enter on its Inbox item)."""
 
@@ -63,12 +70,12 @@ class InboxPane(OptionList):
         if new:
             self.add_options([Option(entry_text(e), id=str(e.seq)) for e in new])
             self.shown = len(self.view.inbox)
-        if self.has_focus:
-            self.view.unread = 0
         unread = self.view.unread
         self.border_title = f"Inbox ({unread} unread)" if unread else f"Inbox ({len(self.view.inbox)})"
 
     def on_focus(self) -> None:
+        if self.view is not None:
+            self.view.mark_read()
         self.sync()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -23,6 +23,7 @@ class UserItem(Item):
     def __init__(self, seq: int, time: float, text: str, queued: bool = False) -> None:
         super().__init__(seq, time)
         self.text, self.queued = text, queued
+        self.starting = False  # sent before the session opened: shown at once, sent once it is open
 
 
 class AssistantItem(Item):
@@ -41,6 +42,7 @@ class ToolItem(Item):
         self.call = call
         self.summary = argument_summary(call.name, call.arguments)
         self.output: list[str] = []  # streamed chunks, in order
+        self.agent_id = ""
         self.result: pb.ToolResult | None = None
         self.defect: pb.Defect | None = None
 

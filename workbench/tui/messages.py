@@ -34,9 +34,11 @@ class UserMessage(Static):
         self._version = self.item.version
         text = Text("> ", style="bold")
         text.append_text(plain(self.item.text))
-        if self.item.queued:
+        if self.item.starting:
+            text.append("  (sending…)", style="italic")
+        elif self.item.queued:
             text.append("  (queued: sent at the next turn)", style="italic yellow")
-        self.set_class(self.item.queued, "queued")
+        self.set_class(self.item.queued and not self.item.starting, "queued")
         self.update(text)
 
 
@@ -77,7 +79,6 @@ class NoticeLine(Static):
         self.item = item
         self.clock = clock
         self.expanded = False
-        self.can_focus = bool(item.detail)
         self._countdown: Timer | None = None
 
     def on_mount(self) -> None:
@@ -86,11 +87,17 @@ class NoticeLine(Static):
             self._countdown = self.set_interval(1.0, self.refresh_item)
 
     def on_click(self) -> None:
-        self.expanded = not self.expanded
-        self.refresh_item()
+        self.action_toggle_open()
 
-    def key_t(self) -> None:
-        self.on_click()
+    def action_toggle_open(self) -> None:
+        if self.item.detail:
+            self.expanded = not self.expanded
+            self.refresh_item()
+
+    def show_defect(self) -> bool:
+        """`t`: show or hide a defect's traceback; False when the notice has none."""
+        self.action_toggle_open()
+        return bool(self.item.detail)
 
     def refresh_item(self) -> None:
         item = self.item

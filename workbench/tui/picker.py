@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 from workbench.core import words
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.header_bar import short_path
+from workbench.tui.keymap import bindings
 from workbench.tui.text import one_line, printable, tokens
 
 
@@ -40,7 +41,7 @@ def session_text(info: pb.SessionInfo, here: bool) -> Text:
 class ResumePicker(ModalScreen[str | None]):
     """Pick a session to resume; dismisses with its id, or None (Esc)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "back")]
+    BINDINGS: ClassVar[list[BindingType]] = bindings("screens")
 
     def __init__(self, sessions: list[pb.SessionInfo], workspace: str) -> None:
         super().__init__()

@@ -3,14 +3,21 @@ Up on the first line and Down on the last browse the prompts sent before."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual import events
+from textual.binding import BindingType
 from textual.message import Message
 from textual.widgets import TextArea
+
+from workbench.tui.keymap import bindings
 
 NEWLINE_KEYS = ("ctrl+j", "shift+enter")
 
 
 class PromptInput(TextArea):
+    BINDINGS: ClassVar[list[BindingType]] = bindings("prompt")
+
     class Submitted(Message):
         def __init__(self, text: str) -> None:
             super().__init__()

@@ -10,6 +10,7 @@ import asyncio
 import dataclasses
 import logging
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,21 +23,24 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from workbench.config.settings import Settings
-from workbench.core.words import FINAL_AGENT_STATUSES
+from workbench.core import words
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.errors import SessionError
-from workbench.tui.agents_pane import AgentsPane
+from workbench.tui.agents_pane import STATUS_STYLE, AgentsPane
 from workbench.tui.alert import alert_sequence, alert_text
 from workbench.tui.approval import Approvals
 from workbench.tui.engine import EventsArrived
 from workbench.tui.header_bar import HeaderBar
 from workbench.tui.inbox_pane import InboxPane
+from workbench.tui.items import Item, UserItem
 from workbench.tui.picker import ResumePicker
 from workbench.tui.prompt_input import PromptInput
+from workbench.tui.search_bar import SearchBar
 from workbench.tui.status_line import StatusLine
-from workbench.tui.text import printable
+from workbench.tui.text import duration, printable, tokens
 from workbench.tui.transcript import Transcript
 from workbench.tui.view import ROOT, Changes, SessionView
+from workbench.tui.working_line import WorkingLine
 
 if TYPE_CHECKING:
     from workbench.session.session import Session
@@ -78,7 +82,11 @@ class SessionClient(App[int]):
         self._pending: list[pb.Event] = []
         self._posted = False
         self._unsubscribe: Callable[[], None] | None = None
-        self._to_send: list[str] = []
+        self.litellm_import: threading.Thread | None = None  # litellm's import, started after the first frame
+        self._to_send: list[UserItem] = []  # prompts typed before the session opened, shown already
+        self.side_shown: bool | None = None  # the Agents/Inbox column; None: shown when there is something
+        self.matches: list[Item] = []  # the search's matches in the shown transcript
+        self.match_index = -1
         self._last_ctrl_c = 0.0
         self._changes: Changes | None = None  # applied to the view model, not drawn yet
         self._last_render = 0.0
@@ -88,6 +96,10 @@ class SessionClient(App[int]):
         self.agents_pane = AgentsPane(clock, id="agents")
         self.inbox_pane = InboxPane(id="inbox")
         self.transcript = Transcript(clock, id="transcript")
+        self.agent_line = Static(markup=False, id="agent-line")
+        self.search_bar = SearchBar(placeholder="search this transcript", id="search")
+        self.search_info = Static(markup=False, id="search-info")
+        self.working_line = WorkingLine(clock, id="working")
         self.setup = Horizontal(id="setup")
         self.prompt_input = PromptInput(blink=blink, id="prompt")
         self.status_line = StatusLine(clock, id="status")
@@ -117,8 +129,11 @@ class SessionClient(App[int]):
         except (OSError, sqlite3.Error) as err:  # the data folder: missing rights, disk full
             self._problem(f"cannot open the session in {settings.data_dir}: {err}; choose another --data-dir")
             return
+        if self.litellm_import is not None:  # the run's first model call would wait for it on this loop,
+            await asyncio.to_thread(self.litellm_import.join)  # frozen (4 s): it waits here, in a thread
         self.session, self.settings = session, settings
         self.view = SessionView()
+        self.view.transcript(ROOT).extend(self._to_send)  # typed while it opened: still shown, sent below
         self.view.model, self.view.workspace = settings.model, str(settings.workspace)
         self.view.session_id = session.id
         self.selected = ROOT
@@ -127,6 +142,8 @@ class SessionClient(App[int]):
         self.inbox_pane.show_view(self.view)
         self.transcript.show(ROOT, self.view.transcript(ROOT))
         status.view, status.message = self.view, ""
+        working = self.working_line
+        working.view, working.starting = self.view, ""
         self.approvals = Approvals(
             self,
             session.decide,
@@ -138,11 +155,14 @@ class SessionClient(App[int]):
         status.slots["approval"] = session.approval
         self._unsubscribe = session.subscribe(self._on_event, after=0)
         self.run_worker(self._context_window(session), group="window")
-        for text in [*([prompt] if prompt else []), *self._to_send]:
+        for text in [*([prompt] if prompt else []), *(item.text for item in self._to_send)]:
             self._send(session, text)
         self._to_send.clear()
         self._show_header()
+        self._show_agent_line()
+        self.layout_side()
         status.sync()
+        working.sync()
 
     async def _context_window(self, session: Session) -> None:
         """The model's window for the status line (the session looks it up in a thread: it needs litellm)."""
@@ -167,6 +187,8 @@ class SessionClient(App[int]):
         status = self.status_line
         status.message = ""
         status.sync()
+        self.working_line.starting = ""
+        self.working_line.sync()
         self.query_one("#setup-help", Static).update(Text(printable(text) + "  (ctrl+p: new session, resume session)"))
         self.setup.display = True
         self.notify(printable(text), severity="error", timeout=10, markup=False)
@@ -247,21 +269,67 @@ class SessionClient(App[int]):
                 inbox.sync()
             status = self.status_line
             status.view = self.view
+            working = self.working_line
+            working.view = self.view
+            if self.view.busy and working.starting:
+                working.starting = ""
             if changes.status:
                 status.message = ""
                 status.sync()
                 self._show_header()
-                self._title_transcript()
+                self.working_line.sync()
+            if changes.status or self.selected in changes.agents:
+                self._show_agent_line()
+            if changes.new_agents or changes.inbox:
+                self.layout_side()
+
+    def layout_side(self) -> None:
+        """The Agents/Inbox column: shown when there is more than one agent or an Inbox item,
+        unless Ctrl+B chose otherwise."""
+        view = self.view
+        auto = len(view.agents) > 1 or bool(view.inbox)
+        shown = self.side_shown if self.side_shown is not None else auto
+        side = self.query_one("#side")
+        if side.display != shown:
+            side.display = shown
+            if not shown and side.has_focus_within:
+                self.prompt_input.focus()
+
+    def on_agents_pane_cancel_requested(self, event: AgentsPane.CancelRequested) -> None:
+        if self.session is not None:
+            self.notify(f"cancelling {event.agent_id}…", timeout=3)
+            self.run_worker(self._cancel(event.agent_id), group="cancel")
+
+    def _show_agent_line(self) -> None:
+        """The selected agent in one line above its transcript: status, elapsed, calls, tokens, cost,
+        activity; the prompt's title says whom it goes to."""
+        self.prompt_input.border_title = self._addressee()
+        row = self.view.agents.get(self.selected)
+        if row is None:
+            self.agent_line.update("")
+            return
+        glyph, style = STATUS_STYLE.get(row.status, ("·", ""))
+        text = Text(f"{glyph} ", style=style)
+        text.append(printable(row.info.name or row.info.id), style="bold")
+        text.append(f" {words.agent_status(row.status)}", style=style)
+        if row.started:
+            text.append(f" · {duration((row.ended or self.clock()) - row.started)}")
+        text.append(f" · {row.tool_calls} call{'s' if row.tool_calls != 1 else ''}")
+        usage = row.usage
+        text.append(f" · ↑{tokens(usage.input_tokens)} ↓{tokens(usage.output_tokens)}")
+        if usage.HasField("cost"):
+            text.append(f" · ${usage.cost:.2f}")
+        if row.activity and row.activity != words.agent_status(row.status):
+            text.append(f" · {printable(row.activity)}", style="italic")
+        text.no_wrap, text.overflow = True, "ellipsis"
+        self.agent_line.update(text)
 
     def _tick(self) -> None:
         self.agents_pane.tick()
         self.status_line.sync()
-
-    def _title_transcript(self) -> None:
         row = self.view.agents.get(self.selected)
-        transcript = self.transcript
-        transcript.border_title = printable(f"{row.info.name or row.info.id}" if row else self.selected)
-        self.prompt_input.border_title = self._addressee()
+        if row is not None and not row.final:
+            self._show_agent_line()
 
     def _addressee(self) -> str:
         """Whom the prompt goes to: the selected agent (steering a subagent), else the root."""
@@ -269,7 +337,7 @@ class SessionClient(App[int]):
         if self.selected == ROOT or row is None:
             return "to main"
         who = printable(f"{row.info.name} ({row.info.id})" if row.info.name != row.info.id else row.info.id)
-        if row.info.status in FINAL_AGENT_STATUSES:
+        if row.info.status in words.FINAL_AGENT_STATUSES:
             return f"{who} has finished: select main to write to the root"
         return f"to subagent {who}, at its next turn"
 

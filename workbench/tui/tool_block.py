@@ -3,15 +3,14 @@
 While bash or tmux runs, its output streams into a line-based log view (one widget, not one
 per line). A failed call is marked as an error and expanded, with its partial output and its
 cause side by side when the block is wide, stacked when narrow. A defect's traceback is there
-on demand (`t`). write_file and edit_file show their diff.
+on demand (`t`). write_file and edit_file show their diff. An output longer than FOLD_LINES
+opens folded to its last FOLD_LINES lines ("N more lines: Enter shows them"); Enter again shows
+it all, then closes it. The transcript's cursor sends the keys (the block is not a tab stop).
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from rich.text import Text
-from textual.binding import Binding, BindingType
 from textual.containers import Container, Vertical
 from textual.widget import Widget
 from textual.widgets import Log, Static
@@ -22,27 +21,30 @@ from workbench.tui.text import diff_text, duration, plain, printable
 NARROW = 70  # cells: below this a failed call's output and cause stack instead of sitting side by side
 DIFF_LINES = 40  # lines of a diff shown in the transcript (the whole diff is in Changed files)
 SHOWN_LINES = 400  # lines of a finished call's output shown in the block (the tail; the whole is in the log)
+FOLD_LINES = 40  # a longer output opens folded to its last FOLD_LINES lines
 
 
-def _tail(text: str, lines: int = SHOWN_LINES) -> str:
+def _tail(text: str, lines: int = SHOWN_LINES, folded: bool = False) -> str:
     parts = text.splitlines()
     if len(parts) <= lines:
         return text
-    return f"… {len(parts) - lines} earlier lines not shown\n" + "\n".join(parts[-lines:])
+    hidden = len(parts) - lines
+    head = f"… {hidden} more lines: Enter shows them" if folded else f"… {hidden} earlier lines not shown"
+    return head + "\n" + "\n".join(parts[-lines:])
 
 
-class ToolBlock(Vertical, can_focus=True):
-    """A tool call. Enter or a click toggles it; `t` shows a defect's traceback."""
+def _line_count(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") else 1) if text else 0
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,space", "toggle_open", "expand", show=False),
-        Binding("t", "traceback", "traceback", show=False),
-    ]
+
+class ToolBlock(Vertical):
+    """A tool call. Enter (from the transcript's cursor) or a click opens it; `t` shows a defect's traceback."""
 
     def __init__(self, item: ToolItem) -> None:
         super().__init__(classes="tool")
         self.item = item
         self.expanded = False
+        self.unfolded = False  # a long output: all of it, not its last FOLD_LINES lines
         self.show_traceback = False
         self._version = -1
         self._chunks_written = 0
@@ -65,14 +67,31 @@ class ToolBlock(Vertical, can_focus=True):
         self.action_toggle_open()
 
     def action_toggle_open(self) -> None:
-        self.expanded = not self.expanded
+        """Closed -> open (a long output folded) -> all of a long output -> closed."""
+        if self.expanded and not self.unfolded and self._long():
+            self.unfolded = True
+        else:
+            self.expanded, self.unfolded = not self.expanded, False
         self.refresh_item(force=True)
 
-    def action_traceback(self) -> None:
-        if self.item.defect is not None:
-            self.show_traceback = not self.show_traceback
-            self.expanded = True
-            self.refresh_item(force=True)
+    def _output(self) -> str:
+        """The output the open block shows (a diff has its own limit)."""
+        item, result = self.item, self.item.result
+        if result is None or result.is_error:
+            return item.streamed or (result.output if result is not None else "")
+        return "" if item.diff else result.output
+
+    def _long(self) -> bool:
+        return _line_count(self._output()) > FOLD_LINES
+
+    def show_defect(self) -> bool:
+        """`t`: show or hide the defect's traceback; False when the call has none."""
+        if self.item.defect is None:
+            return False
+        self.show_traceback = not self.show_traceback
+        self.expanded = True
+        self.refresh_item(force=True)
+        return True
 
     # --- rendering ---------------------------------------------------------------------
 
@@ -145,8 +164,10 @@ class ToolBlock(Vertical, can_focus=True):
             return
         item, result = self.item, self.item.result
         widgets: list[Widget] = []
+        lines = SHOWN_LINES if self.unfolded else FOLD_LINES
+        folded = not self.unfolded
         if result is None:
-            widgets.append(Static(plain(_tail(item.streamed) or "(no output yet)"), classes="output"))
+            widgets.append(Static(plain(_tail(item.streamed, lines, folded) or "(no output yet)"), classes="output"))
         elif result.is_error:
             partial = item.streamed or result.output
             cause_text = plain(result.error or "(no cause given)", "red")
@@ -154,19 +175,20 @@ class ToolBlock(Vertical, can_focus=True):
                 cause_text.append("\n" + printable(note), style="yellow")
             cause = Vertical(Static("cause", classes="pane-title"), Static(cause_text, classes="cause"), classes="pane")
             if partial:  # the output it gave before it failed, beside the cause
-                output = Static(plain(_tail(partial)), classes="output")
+                output = Static(plain(_tail(partial, lines, folded)), classes="output")
                 out = Vertical(Static("output so far", classes="pane-title"), output, classes="pane")
                 widgets.append(Container(out, cause, classes="failure"))
             else:
                 widgets.append(Container(cause, classes="failure"))
         elif item.diff:
-            lines = item.diff.splitlines()
-            shown = diff_text("\n".join(lines[:DIFF_LINES]))
-            if len(lines) > DIFF_LINES:
-                shown.append(f"\n… {len(lines) - DIFF_LINES} more lines (ctrl+o: changed files)", style="dim")
+            diff_lines = item.diff.splitlines()
+            shown = diff_text("\n".join(diff_lines[:DIFF_LINES]))
+            if len(diff_lines) > DIFF_LINES:
+                shown.append(f"\n… {len(diff_lines) - DIFF_LINES} more lines (ctrl+o: changed files)", style="dim")
             widgets.append(Static(shown, classes="diff"))
         else:
-            widgets.append(Static(plain(_tail(result.output)) if result.output else Text("(no output)", "dim")))
+            shown = plain(_tail(result.output, lines, folded)) if result.output else Text("(no output)", "dim")
+            widgets.append(Static(shown))
         if item.defect is not None and self.show_traceback:
             widgets.append(Static(plain(item.defect.traceback, "red"), classes="traceback"))
         self._set_body(widgets)

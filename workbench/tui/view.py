@@ -46,6 +46,10 @@ class InboxEntry:
     recipient: str
     item: pb.InboxItem
     seq: int
+    read: bool = False  # its recipient took it in, or the person looked at the Inbox
+
+
+INBOX_DELIVERY = "[Inbox:"  # how a delivery to an agent starts (workbench/engine/inbox.py, drain_text)
 
 
 @dataclass
@@ -77,7 +81,6 @@ class SessionView:
         self.agents: dict[str, AgentRow] = {}
         self.transcripts: dict[str, list[Item]] = {}
         self.inbox: list[InboxEntry] = []
-        self.unread = 0
         self.usage = pb.Usage()
         self.prompt_tokens = 0  # the root's last call: how much of the window it used
         self.changed_files: dict[str, str] = {}  # path -> latest diff
@@ -86,6 +89,9 @@ class SessionView:
         self.busy = False
         self.last_answer = ""
         self.reviews: dict[str, tuple[str, pb.GuardDecision]] = {}  # call id -> (agent, decision): waiting
+        self.run_started = 0.0  # the root's current (or last) run
+        self.streamed_chars = 0  # text streamed since the last usage report: the estimate of output tokens
+        self.running: dict[str, ToolItem] = {}  # call id -> a call that has not finished
         self._tools: dict[str, ToolItem] = {}
         self._streams: dict[str, AssistantItem] = {}  # agent -> the assistant item being streamed
 
@@ -134,6 +140,43 @@ class SessionView:
 
     def tool(self, call_id: str) -> ToolItem | None:
         return self._tools.get(call_id)
+
+    @property
+    def unread(self) -> int:
+        return sum(1 for entry in self.inbox if not entry.read)
+
+    def mark_read(self, recipient: str = "") -> None:
+        """The person looked at the Inbox (every item), or `recipient` took its items in."""
+        for entry in self.inbox:
+            if not recipient or entry.recipient == recipient:
+                entry.read = True
+
+    def pending_prompt(self, agent_id: str, text: str, now: float) -> UserItem:
+        """A prompt the person sent: shown at once, matched by its message (or queued event) later."""
+        item = UserItem(0, now, text, queued=True)
+        item.starting = True
+        self.transcript(agent_id).append(item)
+        return item
+
+    def phase(self, agent_id: str = ROOT) -> str:
+        """What the agent is doing now, in a few words (the working line)."""
+        row = self.agents.get(agent_id)
+        running = [t for t in self.running.values() if t.agent_id == agent_id]
+        if row is not None and row.status == pb.AGENT_STATUS_AWAITING_APPROVAL:
+            return "waiting for your approval"
+        if running:
+            call = running[-1]
+            return f"running {call.call.name}: {call.summary}" if call.summary else f"running {call.call.name}"
+        if row is not None and row.status == pb.AGENT_STATUS_WAITING:
+            children = sum(1 for c in row.children if not self.agents[c].final)
+            return f"waiting for {children} subagent{'s' if children != 1 else ''}"
+        if row is not None and row.activity.startswith("retrying"):
+            return row.activity
+        if agent_id in self._streams:
+            return "writing the answer"
+        if row is not None and row.activity.startswith("writing a "):
+            return row.activity
+        return "thinking"
 
     # --- applying events ---------------------------------------------------------------
 
@@ -188,6 +231,12 @@ class SessionView:
     def _on_run_started(self, event: pb.Event, changes: Changes) -> None:
         run = event.run_started
         if event.agent_id == ROOT:
+            root = self.agents.get(ROOT)
+            if root is not None and root.final:  # a later run: the root's row starts again
+                root.info.status = pb.AGENT_STATUS_RUNNING
+                root.started, root.ended, root.activity = self._time(event), 0.0, "started"
+                changes.agents.add(ROOT)
+            self.run_started = self._time(event)
             self.busy, self.run_files = True, []
             self.model = run.model or self.model
             self.workspace = run.workspace or self.workspace
@@ -204,6 +253,7 @@ class SessionView:
         else:
             self._touch(stream, changes)
         stream.text += event.text_delta.text
+        self.streamed_chars += len(event.text_delta.text)
         self._activity(event.agent_id, "writing", changes)
 
     def _on_message(self, event: pb.Event, changes: Changes) -> None:
@@ -227,16 +277,25 @@ class SessionView:
 
     def _user_message(self, event: pb.Event, changes: Changes) -> None:
         text = event.message.text
+        if text.startswith(INBOX_DELIVERY):
+            self.mark_read(event.agent_id)
+            changes.inbox = True
         for item in self.transcript(event.agent_id):
             if isinstance(item, UserItem) and item.queued and item.text == text:
-                item.queued = False  # the queued prompt reached the agent
+                item.queued = item.starting = False  # the queued prompt reached the agent
+                item.seq = item.seq or event.seq
                 self._touch(item, changes)
                 return
         self._append(event, UserItem(event.seq, self._time(event), text), changes)
 
     def _on_prompt_queued(self, event: pb.Event, changes: Changes) -> None:
-        item = UserItem(event.seq, self._time(event), event.prompt_queued.text, queued=True)
-        self._append(event, item, changes)
+        text = event.prompt_queued.text
+        for item in self.transcript(event.agent_id):
+            if isinstance(item, UserItem) and item.starting and item.text == text:
+                item.starting, item.seq = False, event.seq  # the echo shown at Enter: now queued
+                self._touch(item, changes)
+                return
+        self._append(event, UserItem(event.seq, self._time(event), text, queued=True), changes)
 
     def _on_tool_call_delta(self, event: pb.Event, changes: Changes) -> None:
         delta = event.tool_call_delta
@@ -245,8 +304,11 @@ class SessionView:
     def _on_tool_call_started(self, event: pb.Event, changes: Changes) -> None:
         call = event.tool_call_started.call
         item = ToolItem(event.seq, self._time(event), call)
+        item.agent_id = event.agent_id
         self._tools[call.id] = item
+        self.running[call.id] = item
         self._append(event, item, changes)
+        changes.status = True
         row = self.agents.get(event.agent_id)
         if row is not None:
             row.tool_calls += 1
@@ -268,6 +330,8 @@ class SessionView:
             self._tools[call.id] = item
             self._append(event, item, changes)
         item.result = result
+        self.running.pop(result.call_id, None)
+        changes.status = True
         self._touch(item, changes)
         word = "failed" if result.is_error else "done"
         self._activity(event.agent_id, f"{result.name} {word}", changes)
@@ -344,7 +408,6 @@ class SessionView:
 
     def _on_inbox_item(self, event: pb.Event, changes: Changes) -> None:
         self.inbox.append(InboxEntry(event.agent_id, event.inbox_item, event.seq))
-        self.unread += 1
         changes.inbox = True
         self._activity(event.agent_id, "got an Inbox item", changes)
 
@@ -354,9 +417,12 @@ class SessionView:
         if row is not None:
             row.info.status = change.status
             changes.agents.add(change.agent_id)
+            if row.ended and change.status not in words.FINAL_AGENT_STATUSES:  # it runs again
+                row.started, row.ended = self._time(event), 0.0
             waiting = change.status == pb.AGENT_STATUS_WAITING
-            word = "waiting for its subagents" if waiting else words.agent_status(change.status)
+            word = "for its subagents" if waiting else words.agent_status(change.status)
             self._activity(change.agent_id, word, changes)
+            changes.status = True
 
     def _on_agent_finished(self, event: pb.Event, changes: Changes) -> None:
         done = event.agent_finished
@@ -367,6 +433,8 @@ class SessionView:
         row.ended = self._time(event)
         row.usage.CopyFrom(done.usage)
         self._streams.pop(done.agent_id, None)
+        for call_id in [c for c, t in self.running.items() if t.agent_id == done.agent_id]:
+            del self.running[call_id]
         if done.agent_id != ROOT:  # in the child's own transcript: how it ended
             ok = done.status == pb.AGENT_STATUS_COMPLETED
             detail = one_line(done.cause or done.result, 200)
@@ -382,9 +450,13 @@ class SessionView:
             return  # a child's end is told by its agent_finished
         run = event.run_finished
         if run.status not in (pb.RUN_STATUS_FINISHED, pb.RUN_STATUS_TERMINATED):
-            text = f"run {words.run_status(run.status)}{': ' + one_line(run.reason, 200) if run.reason else ''}"
+            word = words.run_status(run.status)
+            reason = one_line(run.reason, 200) if run.reason and run.reason != word else ""
+            text = f"run {word}{': ' + reason if reason else ''}"
             self._append(event, NoticeItem(event.seq, self._time(event), "run", text, "warning"), changes)
         self.busy = False
+        self._streams.pop(ROOT, None)
+        self.running.clear()
         changes.status = True
         changes.runs_ended.append(run)
         if self.run_files:
@@ -398,6 +470,7 @@ class SessionView:
     def _on_usage_update(self, event: pb.Event, changes: Changes) -> None:
         update = event.usage_update
         self.usage.CopyFrom(update.session_total)
+        self.streamed_chars = 0
         row = self.agents.get(event.agent_id)
         if row is not None:
             row.usage.CopyFrom(update.agent_total)

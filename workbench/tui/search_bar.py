@@ -1,0 +1,58 @@
+"""Ctrl+F: search the shown transcript. Matches are highlighted; Enter (or Down) goes to the next,
+Shift+Enter (or Up) to the previous, Esc closes. Every item is searched, mounted or not."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.binding import BindingType
+from textual.message import Message
+from textual.widgets import Input
+
+from workbench.tui.items import AssistantItem, Item, NoticeItem, ToolItem, UserItem
+from workbench.tui.keymap import bindings
+
+
+def item_text(item: Item) -> str:
+    """What a search looks through in one item."""
+    if isinstance(item, (UserItem, AssistantItem)):
+        return item.text
+    if isinstance(item, NoticeItem):
+        return item.text
+    if isinstance(item, ToolItem):
+        result = item.result
+        parts = [item.call.name, item.summary, item.streamed]
+        if result is not None:
+            parts += [result.output, result.error]
+        return "\n".join(parts)
+    return ""
+
+
+def find(items: list[Item], query: str) -> list[Item]:
+    needle = query.casefold()
+    return [item for item in items if needle and needle in item_text(item).casefold()] if needle else []
+
+
+class SearchBar(Input):
+    """The search field under the transcript (hidden until Ctrl+F)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = bindings("search")
+
+    class Step(Message):
+        """Go to the next (+1) or previous (-1) match."""
+
+        def __init__(self, step: int) -> None:
+            super().__init__()
+            self.step = step
+
+    class Closed(Message):
+        pass
+
+    def action_next_match(self) -> None:
+        self.post_message(self.Step(1))
+
+    def action_previous_match(self) -> None:
+        self.post_message(self.Step(-1))
+
+    def action_close_search(self) -> None:
+        self.post_message(self.Closed())
