@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -189,6 +189,42 @@ def _check_scheme(url: str, what: str) -> None:
         raise Feedback(f"{what} has no host: {url}")
 
 
+# what a fetch can fail with; each gets its own words in `_failure`
+FETCH_FAILURES = (
+    Feedback,
+    httpx.InvalidURL,
+    UnicodeError,
+    AddressRefused,
+    ResolveFailed,
+    TimeoutError,
+    httpx.HTTPError,
+)
+
+
+@dataclass
+class _Attempt:
+    """One web_fetch call's record: the URL asked for, the hops taken, the connections made; what
+    its result's (or failure's) metadata holds."""
+
+    url: str
+    backend: CheckedBackend
+    hops: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def where(self) -> str:
+        """The URL being fetched when something failed (the last hop)."""
+        return self.hops[-1] if self.hops else self.url
+
+    def record(self) -> None:
+        self.metadata["redirects"] = [redact(h) for h in self.hops[1:]]
+        self.metadata["connected"] = [f"{host} {address}" for host, address in self.backend.connected]
+
+    def failed(self, message: str, output: str = "") -> Feedback:
+        self.record()
+        return Feedback(message, output=output, metadata=self.metadata)
+
+
 @tool(read_only=True)
 async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) -> pb.ToolResult:
     """Fetch a web page over HTTP(S) and return it as readable text (HTML becomes Markdown).
@@ -198,6 +234,15 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
         max_chars: cut the returned text after this many characters
     """
     settings = ctx.settings
+    url = _checked_request(url, max_chars)
+    attempt = _Attempt(url, CheckedBackend(HostPolicy(settings.web_allow_hosts), settings.web_timeout))
+    attempt.metadata["url"] = redact(url)
+    page = await _get(attempt, settings)
+    return await _page_result(page, attempt, settings, max_chars)
+
+
+def _checked_request(url: str, max_chars: int | None) -> str:
+    """The URL to fetch (stripped), or a Feedback saying what is wrong with the call."""
     url = url.strip()
     if len(url) > URL_MAX_CHARS:
         raise Feedback(
@@ -207,45 +252,47 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
     _check_scheme(url, f"the URL {url!r}")
     if max_chars is not None and max_chars < 1:
         raise Feedback(f"max_chars must be at least 1, got {max_chars}")
-    backend = CheckedBackend(HostPolicy(settings.web_allow_hosts), settings.web_timeout)
-    hops: list[str] = []
-    metadata: dict[str, Any] = {"url": redact(url)}
+    return url
 
-    def failed(message: str, output: str = "") -> Feedback:
-        metadata["redirects"] = [redact(h) for h in hops[1:]]
-        metadata["connected"] = [f"{host} {address}" for host, address in backend.connected]
-        return Feedback(message, output=output, metadata=metadata)
 
+async def _get(attempt: _Attempt, settings: Settings) -> Fetched:
+    """The page, or a Feedback that says why it could not be fetched (each failure its words)."""
     deadline = settings.web_timeout * 3  # each step has web_timeout; the whole fetch has this
     try:
-        async with asyncio.timeout(deadline), guarded_client(settings, backend) as client:
-            page = await _fetch(client, url, settings, hops)
-    except Feedback as err:
-        raise failed(err.message) from err
-    except (httpx.InvalidURL, UnicodeError) as err:  # UnicodeError: a host name IDNA cannot encode
-        raise failed(f"invalid URL {hops[-1] if hops else url}: {err}") from err
-    except AddressRefused as err:
-        where = f"{hops[-1]} (a redirect from {url})" if len(hops) > 1 else url
-        raise failed(
-            f"refused to fetch {where}: {err}. web_fetch only reaches public addresses; "
-            f"a person can allow this host with web.allow_hosts in their user config"
-        ) from err
-    except ResolveFailed as err:
-        raise failed(f"DNS lookup failed for {err.host} fetching {hops[-1]}: {err}") from err
-    except httpx.TimeoutException as err:
-        raise failed(f"timed out after {settings.web_timeout:g} s fetching {hops[-1] if hops else url}") from err
-    except TimeoutError as err:
-        raise failed(
-            f"fetching {hops[-1] if hops else url} did not finish within {deadline:g} s "
-            f"(the whole fetch, redirects included)"
-        ) from err
-    except httpx.HTTPError as err:
-        where = hops[-1] if hops else url
-        tls = _tls_problem(err) if urlsplit(where).scheme == "https" else ""
-        if tls:
-            raise failed(f"TLS error fetching {where}: {tls}") from err
-        raise failed(f"could not fetch {where}: {type(err).__name__}: {err or 'connection failed'}") from err
+        async with asyncio.timeout(deadline), guarded_client(settings, attempt.backend) as client:
+            return await _fetch(client, attempt.url, settings, attempt.hops)
+    except FETCH_FAILURES as err:
+        raise attempt.failed(_failure(err, attempt, settings, deadline)) from err
 
+
+def _failure(err: BaseException, attempt: _Attempt, settings: Settings, deadline: float) -> str:
+    """What the model reads of a fetch that failed with `err`."""
+    url, where = attempt.url, attempt.where
+    if isinstance(err, Feedback):
+        return err.message
+    if isinstance(err, httpx.InvalidURL | UnicodeError):  # UnicodeError: a host name IDNA cannot encode
+        return f"invalid URL {where}: {err}"
+    if isinstance(err, AddressRefused):
+        refused = f"{where} (a redirect from {url})" if len(attempt.hops) > 1 else url
+        return (
+            f"refused to fetch {refused}: {err}. web_fetch only reaches public addresses; "
+            f"a person can allow this host with web.allow_hosts in their user config"
+        )
+    if isinstance(err, ResolveFailed):
+        return f"DNS lookup failed for {err.host} fetching {where}: {err}"
+    if isinstance(err, httpx.TimeoutException):
+        return f"timed out after {settings.web_timeout:g} s fetching {where}"
+    if isinstance(err, TimeoutError):
+        return f"fetching {where} did not finish within {deadline:g} s (the whole fetch, redirects included)"
+    tls = _tls_problem(err) if urlsplit(where).scheme == "https" else ""
+    if tls:
+        return f"TLS error fetching {where}: {tls}"
+    return f"could not fetch {where}: {type(err).__name__}: {err or 'connection failed'}"
+
+
+async def _page_result(page: Fetched, attempt: _Attempt, settings: Settings, max_chars: int | None) -> pb.ToolResult:
+    """The fetched page as the model reads it: an HTTP error, a binary's size, or its text."""
+    metadata = attempt.metadata
     metadata.update(
         {
             "final_url": redact(page.url),
@@ -253,35 +300,20 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
             "content_type": page.content_type,
             "bytes": len(page.body),
             "truncated": page.more,
-            "redirects": [redact(h) for h in hops[1:]],
-            "connected": [f"{host} {address}" for host, address in backend.connected],
         }
     )
+    attempt.record()
+    kind = _kind(page.content_type, page.body)
     if page.status >= 400:
         snippet = clean_text(_decode(page.body[:300], page.charset)) if page.body else ""
-        kind = _kind(page.content_type, page.body)
-        raise failed(
+        raise attempt.failed(
             f"HTTP {page.status} {page.reason} from {page.url}"
             + (f"; the page says: {snippet[:200]}" if snippet and kind != "binary" else "")
         )
-    redirected = f" (redirected from {url})" if page.url != url else ""
-    size = f"{page.declared:,}" if page.declared is not None else f"{len(page.body):,}"
-    kind = _kind(page.content_type, page.body)
+    redirected = f" (redirected from {attempt.url})" if page.url != attempt.url else ""
     if kind == "binary":
-        if page.declared is not None:
-            size_text = f"{page.declared:,} bytes"
-        elif page.more:
-            size_text = f"more than {settings.web_max_bytes:,} bytes"
-        else:
-            size_text = f"{len(page.body):,} bytes"
         metadata["size"] = page.declared if page.declared is not None else len(page.body)
-        result = pb.ToolResult(
-            output=(
-                f"{page.url}{redirected}: {page.content_type or 'unknown type'}, {size_text}. "
-                "This is not text, so web_fetch shows no content; download it with bash "
-                "(curl -o FILE URL) if you need the file."
-            )
-        )
+        result = pb.ToolResult(output=_binary_text(page, redirected, settings))
         result.metadata.update(metadata)
         return result
     title = ""
@@ -292,17 +324,9 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
     metadata["chars"] = len(text)
     if title:
         metadata["title"] = title
-    mime = page.content_type or "no content type"
-    header = f"[{page.url}{redirected}: HTTP {page.status}, {mime}, {size} bytes]"
-    if title:
-        header += f"\n# {title}"
-    cut = ""
-    if max_chars is not None and len(text) > max_chars:
-        cut = f"\n[... cut at max_chars={max_chars:,} of {len(text):,} characters; fetch again with a larger max_chars]"
-        text = text[:max_chars]
-    output = f"{header}\n\n{text}{cut}"
+    output = _text_output(page, redirected, title, text, max_chars)
     if page.more:
-        raise failed(
+        raise attempt.failed(
             f"the body of {page.url} is larger than the size cap of {settings.web_max_bytes:,} bytes"
             + (f" (Content-Length {page.declared:,})" if page.declared else "")
             + "; reading stopped at the cap, so the text above is only its beginning",
@@ -311,6 +335,34 @@ async def web_fetch(url: str, ctx: ToolContext, max_chars: int | None = None) ->
     result = pb.ToolResult(output=output)
     result.metadata.update(metadata)
     return result
+
+
+def _binary_text(page: Fetched, redirected: str, settings: Settings) -> str:
+    """A page that is not text: its type and size, and how to download it."""
+    if page.declared is not None:
+        size_text = f"{page.declared:,} bytes"
+    elif page.more:
+        size_text = f"more than {settings.web_max_bytes:,} bytes"
+    else:
+        size_text = f"{len(page.body):,} bytes"
+    return (
+        f"{page.url}{redirected}: {page.content_type or 'unknown type'}, {size_text}. "
+        "This is not text, so web_fetch shows no content; download it with bash "
+        "(curl -o FILE URL) if you need the file."
+    )
+
+
+def _text_output(page: Fetched, redirected: str, title: str, text: str, max_chars: int | None) -> str:
+    """The page's text under a header line (URL, status, type, size, title), cut at max_chars."""
+    size = f"{page.declared:,}" if page.declared is not None else f"{len(page.body):,}"
+    header = f"[{page.url}{redirected}: HTTP {page.status}, {page.content_type or 'no content type'}, {size} bytes]"
+    if title:
+        header += f"\n# {title}"
+    cut = ""
+    if max_chars is not None and len(text) > max_chars:
+        cut = f"\n[... cut at max_chars={max_chars:,} of {len(text):,} characters; fetch again with a larger max_chars]"
+        text = text[:max_chars]
+    return f"{header}\n\n{text}{cut}"
 
 
 __all__ = ["MAX_REDIRECTS", "html_to_markdown", "web_fetch"]
