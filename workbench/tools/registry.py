@@ -45,6 +45,7 @@ BUILTIN_MODULES = (
     "web.fetch",
     "skills",
     "shell",
+    "tmux",
     "subagent",
 )
 
