@@ -15,6 +15,7 @@ from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, model_text
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import Toolbox, ToolContext
+from workbench.tools.seams import SpawnRequest
 
 
 @dataclass
@@ -34,10 +35,10 @@ class FakeHost:
     kids: list[Child] = field(default_factory=list)
     calls: list[tuple[str, Any]] = field(default_factory=list)
 
-    def create(self, prompt: str, mode: str = "async", **kwargs: Any) -> pb.AgentInfo:
-        if prompt == "fail":
+    def create(self, request: SpawnRequest) -> pb.AgentInfo:
+        if request.prompt == "fail":
             raise Feedback("depth limit reached")
-        self.calls.append(("create", (prompt, mode, kwargs)))
+        self.calls.append(("create", request))
         return pb.AgentInfo(id="a1", name="helper", status=self.status)
 
     def running_children(self) -> tuple[int, int]:
@@ -80,8 +81,8 @@ async def test_a_call_without_action_creates(tmp_path: Path) -> None:
     args = {"model": "", "tools": ["read_file"], "prompt": "Read VERSION.txt", "text": "", "name": "v", "mode": "sync"}
     result = await invoke(host, tmp_path, **args)
     assert not result.is_error and result.output == "1.4.2"
-    kwargs = {"name": "v", "tools": ["read_file"], "model": "", "timeout": 0.0}
-    assert host.calls[0] == ("create", ("Read VERSION.txt", "sync", kwargs))
+    asked = SpawnRequest("Read VERSION.txt", "sync", name="v", tools=["read_file"], model="", timeout=0.0)
+    assert host.calls[0] == ("create", asked)
 
 
 async def test_without_a_tree_it_says_so(tmp_path: Path) -> None:
@@ -94,7 +95,7 @@ async def test_async_create_returns_the_id_at_once(tmp_path: Path) -> None:
     result = await invoke(host, tmp_path, action="create", prompt="count", tools=["bash"], timeout=5)
     assert not result.is_error
     assert "Started subagent helper (a1) in async mode: running" in result.output and "Inbox" in result.output
-    assert host.calls == [("create", ("count", "async", {"name": "", "tools": ["bash"], "model": "", "timeout": 5.0}))]
+    assert host.calls == [("create", SpawnRequest("count", "async", name="", tools=["bash"], model="", timeout=5.0))]
 
 
 async def test_queued_create_says_it_waits_for_a_slot(tmp_path: Path) -> None:

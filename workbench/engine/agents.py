@@ -30,7 +30,7 @@ from workbench.mcp.manager import McpManager
 from workbench.model.gateway import ModelClient, ModelSpec, missing_keys
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import Toolbox, ToolContext, covered, record_defect
-from workbench.tools.seams import TerminalPort
+from workbench.tools.seams import SpawnRequest, TerminalPort
 from workbench.tools.skills import discover
 
 if TYPE_CHECKING:
@@ -280,35 +280,55 @@ class AgentTree:
 
     # --- children -------------------------------------------------------------------------
 
-    def spawn(
-        self,
-        parent_id: str,
-        prompt: str,
-        mode: str = "async",
-        *,
-        name: str = "",
-        tools: list[str] | None = None,
-        model: str = "",
-        timeout: float = 0.0,
-    ) -> Agent:
+    def spawn(self, parent_id: str, request: SpawnRequest) -> Agent:
         """Create a child of `parent_id`: running now, or QUEUED past the running limit.
 
         A creation error is Feedback (the subagent tool's error result), and nothing starts.
         """
         parent = self.nodes[parent_id]
+        self._check_limits(parent, request)
+        allowed = self._child_tools(parent, request)
+        spec = self.spec(request.model, parent.info.model)
+        if request.model and request.model != parent.info.model and (missing := missing_keys(spec)):
+            raise Feedback(  # else the child fails after its retries (docs/DECISIONS.md)
+                f"model {request.model!r} cannot be called from here: {' and '.join(missing)} is not set. Leave "
+                f"model empty to run the subagent on your own model ({parent.info.model})"
+            )
+        info = self._child_info(parent, request, allowed)
+        if request.mode == "fork":
+            assert parent.loop is not None
+            messages = _fork_history(parent.loop.messages)
+        else:
+            note = CHILD_NOTE.format(name=info.name, id=info.id, parent=parent_id)
+            messages = [pb.Message(role=pb.ROLE_SYSTEM, text=self._child_base_prompt(parent) + note)]
+        has_slot = parent.running_children < bound(self.settings.max_running_children)
+        if has_slot:
+            info.status = pb.AGENT_STATUS_RUNNING
+        agent = self._build(info, parent, messages, spec)
+        if request.mode == "fork":
+            agent.run_prompt = FORK_NOTE.format(name=info.name, id=info.id, prompt=request.prompt)
+        if request.mode != "sync":
+            parent.inbox.expect(info.id)
+        if has_slot:
+            self._start(agent)
+        else:
+            parent.queue.append(agent)
+        return agent
+
+    def _check_limits(self, parent: Agent, request: SpawnRequest) -> None:
+        """Feedback when `parent` may not start this child: a bad mode, prompt or timeout, or a limit."""
         s = self.settings
         if parent.ending:
-            raise Feedback(f"agent {parent_id} is ending; it cannot start subagents")
-        if mode not in MODES:
-            raise Feedback(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-        if not prompt.strip():
+            raise Feedback(f"agent {parent.id} is ending; it cannot start subagents")
+        if request.mode not in MODES:
+            raise Feedback(f"mode must be one of {', '.join(MODES)}, got {request.mode!r}")
+        if not request.prompt.strip():
             raise Feedback("prompt is required to create a subagent: the task it should do, self-contained")
-        if timeout < 0:
-            raise Feedback(f"timeout is in seconds and must be 0 (none) or more, got {timeout:g}")
-        depth = parent.info.depth + 1
-        if depth > bound(s.max_depth):
+        if request.timeout < 0:
+            raise Feedback(f"timeout is in seconds and must be 0 (none) or more, got {request.timeout:g}")
+        if parent.info.depth + 1 > bound(s.max_depth):
             raise Feedback(
-                f"depth limit reached: agent {parent_id} is at depth {parent.info.depth} and subagents "
+                f"depth limit reached: agent {parent.id} is at depth {parent.info.depth} and subagents "
                 f"nest at most {s.max_depth} deep (setting max_depth); do this task yourself"
             )
         total = len(self.nodes) - 1
@@ -318,58 +338,40 @@ class AgentTree:
                 f"{s.max_total_children} subagents (setting max_total_children); do the rest yourself "
                 "or wait for running subagents and reuse their results"
             )
+
+    def _child_tools(self, parent: Agent, request: SpawnRequest) -> list[str]:
+        """The child's tools: those asked for (each one of the parent's), or all of the parent's."""
         allowed = list(parent.info.tools)
-        if tools:  # None or []: all of the parent's (a small model sends [] for "the default")
-            unknown = [t for t in tools if not covered(t, allowed)]
+        if request.tools:  # None or []: all of the parent's (a small model sends [] for "the default")
+            unknown = [t for t in request.tools if not covered(t, allowed)]
             if unknown:
                 raise Feedback(
                     f"unknown tool(s) in tools: {', '.join(unknown)}; a subagent may use these tools of "
                     f"its parent: {', '.join(allowed) or '(none)'}"
                 )
-            allowed = list(dict.fromkeys(tools))
-        spec = self.spec(model, parent.info.model)
-        if model and model != parent.info.model and (missing := missing_keys(spec)):
-            raise Feedback(  # else the child fails after its retries (docs/DECISIONS.md)
-                f"model {model!r} cannot be called from here: {' and '.join(missing)} is not set. Leave model "
-                f"empty to run the subagent on your own model ({parent.info.model})"
-            )
-        if depth >= bound(s.max_depth) and "subagent" in allowed:
+            allowed = list(dict.fromkeys(request.tools))
+        if parent.info.depth + 1 >= bound(self.settings.max_depth) and "subagent" in allowed:
             allowed.remove("subagent")  # it could only fail at the depth limit
+        return allowed
 
+    def _child_info(self, parent: Agent, request: SpawnRequest, allowed: list[str]) -> pb.AgentInfo:
+        """The new child's AgentInfo (QUEUED), with the next child id."""
         self._spawned += 1
         child_id = f"a{self._spawned}"
         info = pb.AgentInfo(
             id=child_id,
-            parent_id=parent_id,
-            name=name.strip() or _name_from(prompt),
-            mode=MODES[mode],
+            parent_id=parent.id,
+            name=request.name.strip() or _name_from(request.prompt),
+            mode=MODES[request.mode],
             status=pb.AGENT_STATUS_QUEUED,
-            model=model or parent.info.model,
-            prompt=prompt,
-            depth=depth,
+            model=request.model or parent.info.model,
+            prompt=request.prompt,
+            depth=parent.info.depth + 1,
             tools=allowed,
-            timeout=timeout,
+            timeout=request.timeout,
         )
         info.created.FromNanoseconds(time.time_ns())  # not GetCurrentTime(): a datetime round trip
-        if mode == "fork":
-            assert parent.loop is not None
-            messages = _fork_history(parent.loop.messages)
-        else:
-            note = CHILD_NOTE.format(name=info.name, id=child_id, parent=parent_id)
-            messages = [pb.Message(role=pb.ROLE_SYSTEM, text=self._child_base_prompt(parent) + note)]
-        has_slot = parent.running_children < bound(s.max_running_children)
-        if has_slot:
-            info.status = pb.AGENT_STATUS_RUNNING
-        agent = self._build(info, parent, messages, spec)
-        if mode == "fork":
-            agent.run_prompt = FORK_NOTE.format(name=info.name, id=child_id, prompt=prompt)
-        if mode != "sync":
-            parent.inbox.expect(child_id)
-        if has_slot:
-            self._start(agent)
-        else:
-            parent.queue.append(agent)
-        return agent
+        return info
 
     def _child_base_prompt(self, parent: Agent) -> str:
         """The system prompt's common part for a child (instructions, skills): read once for all
@@ -590,18 +592,8 @@ class AgentHandle:
     def __init__(self, tree: AgentTree, agent_id: str):
         self.tree, self.agent_id = tree, agent_id
 
-    def create(
-        self,
-        prompt: str,
-        mode: str = "async",
-        *,
-        name: str = "",
-        tools: list[str] | None = None,
-        model: str = "",
-        timeout: float = 0.0,
-    ) -> pb.AgentInfo:
-        agent = self.tree.spawn(self.agent_id, prompt, mode, name=name, tools=tools, model=model, timeout=timeout)
-        return agent.info
+    def create(self, request: SpawnRequest) -> pb.AgentInfo:
+        return self.tree.spawn(self.agent_id, request).info
 
     def running_children(self) -> tuple[int, int]:
         """(running, queued) children of this agent."""

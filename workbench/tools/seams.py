@@ -10,6 +10,7 @@ imports the loop or the tree, and the tree imports no tool's host.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from workbench.pb import workbench_pb2 as pb
@@ -39,19 +40,23 @@ class ChildState(Protocol):
     def elapsed(self) -> float: ...
 
 
+@dataclass(frozen=True)
+class SpawnRequest:
+    """A subagent to start, as the subagent tool was asked for it; the agent tree checks it
+    (`AgentTree.spawn`: a bad request is Feedback and nothing starts)."""
+
+    prompt: str
+    mode: str = "async"  # sync, async or fork
+    name: str = ""  # empty: made from the prompt
+    tools: list[str] | None = None  # None or []: all of the parent's
+    model: str = ""  # empty: the parent's
+    timeout: float = 0.0  # seconds; 0: none
+
+
 class SubagentHost(Protocol):
     """What the subagent tool needs from the agent tree, bound to the calling agent."""
 
-    def create(
-        self,
-        prompt: str,
-        mode: str = "async",
-        *,
-        name: str = "",
-        tools: list[str] | None = None,
-        model: str = "",
-        timeout: float = 0.0,
-    ) -> pb.AgentInfo: ...
+    def create(self, request: SpawnRequest) -> pb.AgentInfo: ...
 
     def running_children(self) -> tuple[int, int]: ...
 

@@ -13,7 +13,7 @@ from workbench.core.feedback import Feedback
 from workbench.core.words import agent_status, spawn_mode
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import ToolContext, tool
-from workbench.tools.seams import SubagentHost
+from workbench.tools.seams import SpawnRequest, SubagentHost
 
 
 @tool
@@ -75,7 +75,7 @@ async def subagent(
 async def _create(
     host: SubagentHost, prompt: str, mode: str, name: str, tools: list[str] | None, model: str, timeout: float
 ) -> str | pb.ToolResult:
-    info = host.create(prompt, mode, name=name, tools=tools, model=model, timeout=timeout)
+    info = host.create(SpawnRequest(prompt, mode, name, tools, model, timeout))
     who = f"subagent {info.name} ({info.id})"
     if mode != "sync":
         running, queued = host.running_children()
