@@ -120,8 +120,9 @@ def check_mcp(settings: Settings) -> list[Check]:
     return [Check(f"mcp {name}", ok, text) for name, ok, text in asyncio.run(check_servers(settings))]
 
 
-def main(settings: Settings, out: TextIO = sys.stdout) -> int:
+def main(settings: Settings, out: TextIO | None = None) -> int:
     """Print one line per check; 0 when bash and tmux can run as the settings ask, else 1."""
+    out = out or sys.stdout  # looked up at the call: a caller (a test) may have replaced it
     checks = [check_tmux(), *check_sandbox(settings), check_leftovers(settings), check_checkpoints(settings)]
     checks += check_mcp(settings)
     for check in checks:
