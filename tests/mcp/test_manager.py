@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
+from google.protobuf.json_format import MessageToDict
 
 from tests.mcp.conftest import probe, with_servers
 from workbench.config.mcp_servers import parse_server
@@ -175,5 +177,25 @@ async def test_cached_tools_of_a_server_that_then_fails_to_start(
         failed = await asyncio.wait_for(call(box, context(settings, []), "probe__echo", '{"text": "x"}'), 60)
         assert failed.is_error and "MCP server probe is not running" in failed.error
         assert "PROBE_TOKEN, which is not set" in failed.error
+    finally:
+        await manager.close()
+
+
+async def test_a_large_server_is_deferred_until_the_model_lists_its_tools(settings: Settings) -> None:
+    settings = with_servers(settings, probe(sandbox="off"))
+    settings.mcp_defer_above = 5
+    manager = await started(settings)
+    try:
+        box = Toolbox(manager.patterns(), manager)
+        names = [d.name for d in box.definitions()]
+        assert names == ["mcp__tools"]
+        (lister,) = box.definitions()
+        assert "- probe: 14 tools (Test server for Workbench.)" in lister.description
+        deferred_size = len(json.dumps([MessageToDict(d) for d in box.definitions()]))
+        listed = await call(box, context(settings, []), "mcp__tools", '{"server": "probe"}')
+        assert "probe__echo: Return the text unchanged." in listed.output
+        assert "probe__echo" in box.tools and "mcp__tools" not in box.tools  # nothing deferred any more
+        offered_size = len(json.dumps([MessageToDict(d) for d in box.definitions()]))
+        assert offered_size > 5 * deferred_size
     finally:
         await manager.close()

@@ -6,7 +6,9 @@
    (the registry's invoke of the MCP tool: arguments, the server's sandbox, the result through
    `to_result`, progress wiring) against the same call made with the SDK's `Client` directly
    on another instance of the same server, interleaved, medians. Target: <= 1.5x.
-2. Start to the first model request of `workbench run` with three servers configured (their
+2. Prompt tokens of a first request with the probe server's 14 tools offered against the same
+   server deferred (`mcp_defer_above`: one line in the `mcp__tools` tool), counted by litellm.
+3. Start to the first model request of `workbench run` with three servers configured (their
    tools cached by an earlier start, the servers starting beside the request) against none,
    as new processes to the same scripted model server, medians of 5 each, alternating.
    Target: <= 1.05x.
@@ -34,6 +36,7 @@ from workbench.config.settings import Settings  # noqa: E402
 
 PROBE = ROOT / "tests" / "mcp" / "probe_server.py"
 CALLS = 300
+TOKEN_MODEL = "gpt-4o"  # litellm's tokenizer for the count (tiktoken o200k)
 STARTS = 5
 
 
@@ -70,6 +73,35 @@ async def _calls(tmp: Path) -> tuple[float, float]:
     return statistics.median(ours) * 1000, statistics.median(theirs) * 1000
 
 
+async def _prompt_tokens(tmp: Path) -> tuple[int, int, int]:
+    """Prompt tokens of a first request (system prompt, a prompt, every tool) with the probe server's
+    tools offered, deferred behind mcp__tools, and with no server at all."""
+    from workbench.engine.prompt import system_prompt
+    from workbench.mcp.manager import McpManager
+    from workbench.model.gateway import litellm, tools_to_wire
+    from workbench.tools.registry import Toolbox
+
+    workspace = tmp / "ws-tokens"
+    workspace.mkdir()
+    server = parse_server("probe", {"command": sys.executable, "args": [str(PROBE)], "sandbox": "off"})
+    counts = []
+    for defer, servers in ((0, {"probe": server}), (5, {"probe": server}), (0, {})):
+        settings = Settings(workspace=workspace, data_dir=tmp / "data-tokens", mcp_servers=servers)
+        settings.mcp_defer_above = defer
+        manager = McpManager(settings, tmp / "session-tokens", "tokens")
+        manager.start()
+        try:
+            for connection in manager.connections.values():
+                await connection.ready()
+            box = Toolbox([*Toolbox().tools, *manager.patterns()], manager)
+            messages = [{"role": "system", "content": system_prompt(settings)}, {"role": "user", "content": "hi"}]
+            tools = tools_to_wire(box.definitions())
+            counts.append(litellm().token_counter(model=TOKEN_MODEL, messages=messages, tools=tools))
+        finally:
+            await manager.close()
+    return counts[0], counts[1], counts[2]
+
+
 def _config(home: Path, servers: int) -> Path:
     folder = home / "config" / "workbench"
     folder.mkdir(parents=True, exist_ok=True)
@@ -101,6 +133,11 @@ def main() -> dict[str, float]:
             f"  {'MCP call through Workbench (median)':<44} {ours:9.3f} ms   vs SDK Client.call_tool "
             f"{theirs:9.3f} ms   ratio {ours / theirs:5.2f}x   (target <= 1.5x)"
         )
+        offered, deferred, none = asyncio.run(_prompt_tokens(Path(tmp)))
+        print(
+            f"  {'prompt tokens, probe server deferred':<44} {deferred:9d} tok  vs its 14 tools offered "
+            f"{offered:9d} tok  ratio {deferred / offered:5.2f}x   (no server: {none} tok)"
+        )
         model = ScriptedModel()
         try:
             _first_request(model, Path(tmp), 3)  # untimed: the servers' first start fills their tool cache
@@ -116,7 +153,14 @@ def main() -> dict[str, float]:
         f"{none:9.1f} ms   ratio {three / none:5.2f}x   (target <= 1.05x)"
     )
     print(f"  {'samples with / without':<44} {[round(s) for s in with_servers]} / {[round(s) for s in without]} ms")
-    return {"call_ms": ours, "sdk_call_ms": theirs, "first_request_3_ms": three, "first_request_0_ms": none}
+    return {
+        "call_ms": ours,
+        "sdk_call_ms": theirs,
+        "first_request_3_ms": three,
+        "first_request_0_ms": none,
+        "tokens_offered": offered,
+        "tokens_deferred": deferred,
+    }
 
 
 if __name__ == "__main__":

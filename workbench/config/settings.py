@@ -447,6 +447,14 @@ class Settings:
             project=ALLOWED,
         ),
     )
+    mcp_defer_above: int = field(
+        default=0,
+        metadata=about(
+            doc="an MCP server offering more tools than this is deferred: one line about it in the prompt, its "
+            "tools offered once the model lists them with the mcp__tools tool; 0: never",
+            project=LOWER,
+        ),
+    )
     mcp_allowed: list[str] = field(
         default_factory=list,
         metadata=about(

@@ -30,6 +30,7 @@ from workbench.guard.model_judge import ModelJudge
 from workbench.guard.review import describe_call
 from workbench.guard.rules import Rule, arguments, bash_rule, file_rule, parse_rules, primary_text
 from workbench.guard.shell_parse import Places, opaque, simple_commands
+from workbench.mcp.deferred import LISTER
 from workbench.mcp.manager import McpManager
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import REGISTRY, builtin_tools
@@ -37,7 +38,7 @@ from workbench.tools.registry import REGISTRY, builtin_tools
 log = logging.getLogger("workbench")
 RECORD, REVIEW, BLOCK = pb.GUARD_VERDICT_RECORD, pb.GUARD_VERDICT_REVIEW, pb.GUARD_VERDICT_BLOCK
 # Tools that only read (or, for subagent, start agents whose own calls are judged): recorded in every mode.
-READING = frozenset({"read_file", "ls", "glob", "grep", "web_search", "skill", "subagent"})
+READING = frozenset({"read_file", "ls", "glob", "grep", "web_search", "skill", "subagent", LISTER})
 TMUX_READING = frozenset({"capture", "wait", "list"})
 SHELL_TOOLS = frozenset({"bash", "tmux"})
 FILE_WRITERS = frozenset({"write_file", "edit_file"})

@@ -46,6 +46,7 @@ class ServerConnection:
         self.reason = ""
         self.tools: list[dict[str, Any]] = self._read_cache()  # name, description, inputSchema, annotations
         self.live = False  # `tools` come from this start (not the cache)
+        self.instructions = ""  # what the server says it is for (its instructions)
         self.started_in = 0.0
         self.ready_at = 0.0  # time.monotonic() when it was last up
         self.began_at = 0.0  # time.monotonic() when its first start began
@@ -137,6 +138,7 @@ class ServerConnection:
                 await stack.enter_async_context(client)
                 listing = await client.list_tools()
             self.client = client
+            self.instructions = " ".join((client.instructions or "").split())
             self._take(listing.tools)
             self.ready_at = time.monotonic()
             self.started_in = self.ready_at - began

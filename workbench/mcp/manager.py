@@ -23,6 +23,7 @@ from typing import Any
 from workbench.config.mcp_servers import McpServer
 from workbench.config.settings import Settings
 from workbench.mcp.connection import ServerConnection
+from workbench.mcp.deferred import LISTER, lister_tool
 from workbench.mcp.names import exposed_names, server_prefix
 from workbench.pb import workbench_pb2 as pb
 from workbench.terminal.leftovers import kill_marked, owner_record, records_dir, write_record
@@ -56,6 +57,7 @@ class McpManager:
         for connection in self.connections.values():
             connection.on_change = self._changed
         self.notes: list[str] = []  # renamed tools, for `workbench mcp list` and the log
+        self.revealed: set[str] = set()  # deferred servers whose tools the model listed
         self._tools: dict[str, Tool] | None = None
         self._origin: dict[str, tuple[str, str]] = {}  # exposed name -> (server, tool)
         self._offered_before: dict[str, tuple[str, str]] = {}  # every name offered in this session
@@ -123,15 +125,22 @@ class McpManager:
     # --- what the registry offers ---------------------------------------------------------------
 
     def patterns(self) -> list[str]:
-        """The tool selectors of an agent that may use every server (`github__*`, ...)."""
-        return [f"{server_prefix(name)}*" for name in self.connections]
+        """The tool selectors of an agent that may use every server (`github__*`, ...), and the
+        lister of deferred servers when servers may be deferred."""
+        lister = [LISTER] if self.settings.mcp_defer_above and self.connections else []
+        return [f"{server_prefix(name)}*" for name in self.connections] + lister
 
     def tools(self) -> dict[str, Tool]:
         """Every offered MCP tool by its exposed name (live lists, else the cached ones)."""
         if self._tools is None:
             self._tools, self._origin, self.notes = {}, {}, []
+            deferred: dict[str, tuple[int, str]] = {}
             for name, connection in self.connections.items():
                 listed = [t for t in connection.tools if _offered(connection.server, t["name"])]
+                limit = self.settings.mcp_defer_above
+                if limit and len(listed) > limit and name not in self.revealed:
+                    deferred[name] = (len(listed), connection.instructions[:120])
+                    continue
                 names, notes = exposed_names(name, [t["name"] for t in listed], set(self._tools))
                 self.notes += notes
                 for spec in listed:
@@ -139,7 +148,20 @@ class McpManager:
                     self._tools[exposed] = self._tool(exposed, connection, spec)
                     self._origin[exposed] = (name, spec["name"])
             self._offered_before.update(self._origin)
+            if deferred:
+                self._tools[LISTER] = lister_tool(deferred, self._reveal)
         return self._tools
+
+    def _reveal(self, server: str) -> list[tuple[str, str]]:
+        """Offer a deferred server's tools from now on; its tools: (exposed name, first line of description)."""
+        self.revealed.add(server)
+        self._tools = None
+        tools = self.tools()
+        return [
+            (exposed, (tools[exposed].definition.description.splitlines() or [""])[0])
+            for exposed, origin in self._origin.items()
+            if origin[0] == server
+        ]
 
     def missing(self, exposed: str) -> str:
         """Why an MCP tool the model named is not offered: which server, what failed, what to try."""
