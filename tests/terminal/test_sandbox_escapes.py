@@ -261,7 +261,7 @@ async def test_host_sockets_in_run_and_in_home_cannot_be_reached(
         s = open_session()
         for listener in listeners:
             result = await s.call("bash", command=_send(listener.path))
-            assert result.is_error, model_text(result)
+            assert result.is_error and "sandbox_run_visible" in result.error, model_text(result)  # the hint
         assert [listener.got for listener in listeners] == [b"", b"", b""]
         result = await s.call(
             "bash", command=f"ls {_run_folder()}; socat - UNIX-CONNECT:{listeners[0].path} </dev/null"

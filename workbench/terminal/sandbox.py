@@ -376,15 +376,28 @@ def _protected_hint(policy: Policy, line: str, paths: list[Path]) -> str | None:
     return None
 
 
-def refusal_hint(policy: Policy, session_dir: Path, output: str, cwd: str = "") -> str | None:
-    """A short note when a failed command's output shows the sandbox refusing it; else None.
+_SOCKETISH = re.compile(r"""(?:^|[\s'"=(:])(/[^\s'"();|&<>]+)""")
+
+
+def _command_socket_hint(command: str, output: str) -> str | None:
+    """A program that names no path in its error (python: "[Errno 2] No such file or directory",
+    "Connection refused"): the paths the command itself names, under /run or a host socket."""
+    if not (_NOT_FOUND.search(output) or _REFUSED.search(output)):
+        return None
+    paths = [Path(os.path.realpath(p)) for p in _SOCKETISH.findall(command[:SCAN_BYTES])]
+    return _socket_hint(paths, refused=bool(_REFUSED.search(output)))
+
+
+def refusal_hint(policy: Policy, session_dir: Path, output: str, cwd: str = "", command: str = "") -> str | None:
+    """A short note when a failed command's output (or, for an error that names no path, the
+    command) shows the sandbox refusing it; else None.
 
     Observable signs only: a write error (EROFS, EACCES) on a path outside the writable folders
     that the person could write, a path under a hidden folder that is "not found", a network
     error while the network is off. `cwd` is the shell's directory, for relative paths.
     """
     text = output if len(output) <= 2 * SCAN_BYTES else output[:SCAN_BYTES] + "\n" + output[-SCAN_BYTES:]
-    network = False
+    network = refused = False
     for line in text.splitlines():
         paths = _paths(line, cwd)
         if _WRITE_REFUSED.search(line) or _BUSY.search(line):
@@ -419,10 +432,19 @@ def refusal_hint(policy: Policy, session_dir: Path, output: str, cwd: str = "") 
             )
         if not policy.network and _NO_NETWORK.search(line):
             network = True
+            refused = refused or bool(_REFUSED.search(line))
+    if command and (from_command := _command_socket_hint(command, text)):
+        return from_command
     if network:
+        sockets = (
+            " The host's Unix sockets (under /run, in the home folder) are masked as well; "
+            "sandbox_run_visible shows one under /run"
+            if refused
+            else ""
+        )
         return (
             "sandbox: commands have no network (127.0.0.1 is the sandbox's own: a server started in a "
             "tmux window is reachable, one outside the sandbox is not). The person can allow it with "
-            "--allow-net or sandbox_network = true"
+            f"--allow-net or sandbox_network = true.{sockets}"
         )
     return None

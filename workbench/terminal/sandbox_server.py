@@ -260,11 +260,11 @@ class TmuxSandbox:
                 return pid
         return GONE
 
-    def refusal_hint(self, output: str, session_dir: Path | None, cwd: str) -> str | None:
+    def refusal_hint(self, output: str, session_dir: Path | None, cwd: str, command: str = "") -> str | None:
         """A note for a failed command that the sandbox refused (see `sandbox.refusal_hint`)."""
         if self.policy is None or session_dir is None:
             return None
-        return refusal_hint(self.policy, session_dir, output, cwd)
+        return refusal_hint(self.policy, session_dir, output, cwd, command)
 
     def tidy(self) -> None:
         """At the session's end: remove the empty folders made for the sandbox (left if used)."""

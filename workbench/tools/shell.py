@@ -122,7 +122,7 @@ async def bash(
     if status != 0:
         close = await asyncio.to_thread(close_commands, missing_command(text)) if status == 127 else []
         metadata = {"exit_code": status, "window": "bash", **cut}
-        hint = host.sandbox.refusal_hint(text, host.dir, host.agent(ctx.agent_id).cwd)
+        hint = host.sandbox.refusal_hint(text, host.dir, host.agent(ctx.agent_id).cwd, command)
         secret = missing_secret_hint(text, os.environ, host.env_passthrough)
         notes = [*(h for h in (hint, secret) if h), *notes]
         raise Feedback("; ".join([_status_text(status, close), *notes]), output=text, metadata=metadata)
