@@ -308,3 +308,21 @@ def test_git_control_files_made_during_the_session_are_reported_at_its_end(
     line = next((x for x in err.splitlines() if "git control files appeared" in x), "")
     assert "sub/.git/config" in line and "core.fsmonitor" in line, err
     assert ".git/config," not in line.replace("sub/.git/config", "")  # the protected repository's own: not told
+
+
+async def test_a_restart_never_trusts_the_session_s_config_files(
+    open_session: Callable[..., SandboxedTerm],  # noqa: F811
+) -> None:
+    """tmux.conf and the rc file are written anew at every server start, whatever changed them."""
+    s = open_session()
+    await s.ok("bash", command="true")
+    folder = s.host.dir
+    assert folder is not None
+    conf, rc = (folder / "tmux.conf").read_text(), (folder / "bashrc").read_text()
+    for name in ("tmux.conf", "bashrc"):
+        (folder / name).unlink()
+        (folder / name).symlink_to("/etc/hostname")  # anything but ours, even a link
+    os.kill(s.host.server_pid, signal.SIGKILL)
+    assert await s.ok("bash", command="echo again") == "again\n"
+    assert not (folder / "tmux.conf").is_symlink() and (folder / "tmux.conf").read_text() == conf
+    assert not (folder / "bashrc").is_symlink() and (folder / "bashrc").read_text() == rc
