@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.mcp.conftest import PROBE
+from tests.scripted_server import ScriptedModel, reply
 from workbench.cli.main import main
 from workbench.config.settings import Settings
 from workbench.session.doctor import main as doctor
@@ -52,3 +53,14 @@ def test_doctor_checks_each_server(tmp_path: Path) -> None:
     assert doctor(settings, out) == 1
     text = out.getvalue()
     assert "ok   mcp probe: probe: " in text and "FAIL mcp gone: gone: /nonexistent/x (sandbox off)" in text
+
+
+def test_the_header_names_the_servers_and_those_without_sandbox(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    user_config(tmp_path, PROBE_TABLE + PROBE_TABLE.replace("probe]", "loose]") + 'sandbox = "off"\n')
+    scripted_model.add(reply("fine"))
+    argv = ["run", "--model", "openai/scripted", "--api-base", scripted_model.url, "--workspace", str(workspace)]
+    assert main([*argv, "--data-dir", str(tmp_path / "d"), "hello"]) == 0
+    header = capsys.readouterr().err.splitlines()[0]
+    assert header.endswith(" · MCP probe, loose (sandbox off)")

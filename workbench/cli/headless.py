@@ -26,6 +26,8 @@ def header(session: Session) -> str:
     s = session.settings
     model = f"{s.model} (scripted demo, not a language model)" if s.model == "demo" else s.model
     fields = [f"session {session.id}", f"data {s.data_dir}", f"model {model}", f"sandbox {session.sandbox}"]
+    if servers := session.mcp_servers:
+        fields.append(f"MCP {servers}")
     return "workbench: " + " · ".join(fields)
 
 

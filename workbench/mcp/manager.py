@@ -119,6 +119,13 @@ class McpManager:
                 self._record.unlink()
             self._record = None
 
+    def summary(self) -> str:
+        """The enabled servers in words, those without their sandbox marked: `probe, docker (sandbox off)`."""
+        return ", ".join(
+            f"{name} (sandbox off)" if c.server.transport == "stdio" and not c.server.sandboxed else name
+            for name, c in self.connections.items()
+        )
+
     def _changed(self) -> None:
         self._tools = None
 

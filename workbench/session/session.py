@@ -233,6 +233,11 @@ class Session:
         """The sandbox in force, in words: `workspace-write, network off`, or `off`."""
         return describe(self.settings)
 
+    @property
+    def mcp_servers(self) -> str:
+        """The enabled MCP servers in words, those without their sandbox marked: `probe, docker (sandbox off)`."""
+        return self.mcp.summary()
+
     async def context_window(self) -> int:
         """The model's input window in tokens (0: unknown), looked up in a thread (it needs litellm)."""
         return await asyncio.to_thread(context_window, ModelSpec(self.settings.model).wire_model)
