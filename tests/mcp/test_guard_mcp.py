@@ -62,3 +62,18 @@ def test_rules_match_the_arguments_as_compact_json(settings: Settings) -> None:
     assert check(g, "gh__create_issue", repo="theirs/app", title="t").verdict == REVIEW
     blocked = check(g, "gh__create_issue", repo="mine/app", label="secret")
     assert blocked.verdict == BLOCK and "guard_block" in blocked.reason
+
+
+def test_mcp_tools_count_as_changing_for_repeats_unless_marked_read_only(settings: Settings) -> None:
+    """A create_issue between two identical reads is a change (the repeat check must not refuse the
+    second read); the tools arrive after the loop was built, so the set is read at each question."""
+    from workbench.tools.registry import Toolbox
+
+    settings = with_servers(settings, probe("gh", read_only=["get_*"]))
+    manager = McpManager(settings, settings.sessions_dir / "s1", "s1")
+    box = Toolbox(["read_file", *manager.patterns()], manager)
+    changing = box.changing()
+    assert "gh__create_issue" not in changing  # not offered yet
+    manager.connections["gh"].tools = list(LISTED)
+    manager._changed()  # as a start or list_changed does
+    assert "gh__create_issue" in changing and "gh__get_issue" not in changing and "read_file" not in changing

@@ -95,7 +95,7 @@ class AgentLoop:
         self.prompts: list[str] = []  # the person's prompts sent while a run goes: the next turn's
         self.outcome: pb.RunFinished | None = None
         self.stopped = ""  # why the run stops after this turn's calls: it kept repeating one (looping.py)
-        self.repeats = Repeats([n for n, t in toolbox.tools.items() if not t.read_only])
+        self.repeats = Repeats(toolbox.changing())
         self._text_calls: dict[str, str] = {}  # call id -> why a call recovered from text cannot run
         self._started: dict[str, float] = {}  # call id -> when its tool started (an interrupted call's duration)
         self._abandoned: set[str] = set()  # calls recorded as interrupted while their tool still ran

@@ -67,7 +67,7 @@ class Repeats:
     """One agent's memory of its calls in the current run (`reset` at each run's start)."""
 
     def __init__(self, changing: Collection[str]):
-        self.changing = set(changing)  # tools whose success may change what other calls return
+        self.changing = changing  # tools whose success may change what other calls return (MCP ones come and go)
         self.reset()
 
     def reset(self) -> None:

@@ -20,7 +20,7 @@ import time
 import traceback
 import types
 import typing
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -337,6 +337,23 @@ def covered(selector: str, allowed: Iterable[str]) -> bool:
     return any(selector == a or (is_dynamic(a) and fnmatch.fnmatchcase(selector, a)) for a in allowed)
 
 
+class ChangingTools(Collection[str]):
+    """A Toolbox's tools that are not read-only, read anew at each question (MCP tools come and go)."""
+
+    def __init__(self, box: Toolbox):
+        self.box = box
+
+    def __contains__(self, name: object) -> bool:
+        found = self.box.tools.get(name) if isinstance(name, str) else None
+        return found is not None and not found.read_only
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([n for n, t in self.box.tools.items() if not t.read_only])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class Toolbox:
     """The tools one agent may call: built-ins by name, and the tools of `dynamic` (the session's
     MCP servers) that its selectors name (`github__*`), as they are at each turn."""
@@ -365,6 +382,10 @@ class Toolbox:
             if any(fnmatch.fnmatchcase(name, s) for s in self.selectors)
         }
         return {**self.builtin, **found}
+
+    def changing(self) -> ChangingTools:
+        """The names of the tools that may change something, as offered at each turn (for repeats)."""
+        return ChangingTools(self)
 
     def definitions(self) -> list[pb.ToolDefinition]:
         return [t.definition for t in self.tools.values()]
