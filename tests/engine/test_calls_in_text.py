@@ -126,7 +126,7 @@ def test_arguments_that_are_not_an_object_are_an_error() -> None:
 def test_a_long_block_is_quoted_shortened() -> None:
     text = '<tool_call>{"name": "write_file", "arguments": {"content": "' + "x" * 50_000 + "</tool_call>"
     (found,), _ = find_calls(text, TOOLS)
-    assert len(found.error) < 600 and "characters)" in found.error
+    assert len(found.error) < 1000 and "characters)" in found.error
 
 
 def test_calls_in_one_reply_are_capped() -> None:
@@ -139,3 +139,117 @@ def test_deep_nesting_is_not_a_crash() -> None:
     text = '{"name": "ls", "arguments": ' + "[" * 100_000 + "]" * 100_000 + "}"
     (found,), _ = find_calls(text, TOOLS)
     assert found.error
+
+
+# --- read leniently (a model litellm does not know; issue 28 item 3) -------------------------
+
+SCHEMAS = {
+    "read_file": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "offset": {"type": "integer"}, "limit": {"type": "integer"}},
+        "required": ["path"],
+    },
+    "grep": {
+        "type": "object",
+        "properties": {"pattern": {"type": "string"}, "path": {"type": "string"}, "glob": {"type": "string"}},
+        "required": ["pattern"],
+    },
+    "bash": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+}
+LENIENT_TOOLS = [*TOOLS, "grep"]
+COMMENTED = (  # the issue's block: the model's corrected call, with a comment inside
+    '```json\n{\n  "name": "grep",\n  "arguments": {\n    "pattern": "def login\\\\(",  // Corrected pattern\n'
+    '    "glob": "*.py"\n  }\n}\n```'
+)
+
+
+def lenient(text: str) -> tuple[list[TextCall], str]:
+    return find_calls(text, LENIENT_TOOLS, schemas=SCHEMAS, lenient=True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        COMMENTED,
+        "```json\n{'name': 'grep', 'arguments': {'pattern': 'def login\\\\(', 'glob': '*.py',},}\n```",
+        '{"name": "grep", "arguments": {"pattern": "def login\\\\(", /* escaped */ "glob": "*.py",}}',
+        "<tool_call>{name: 'grep', arguments: {pattern: 'def login\\\\(', glob: '*.py'}}</tool_call>",
+        "{\"name\": \"grep\", \"arguments\": \"{'pattern': 'def login\\\\\\\\(', 'glob': '*.py'}\"}",
+    ],
+)
+def test_comments_trailing_commas_and_single_quotes_are_read_as_a_repaired_call(text: str) -> None:
+    (found,), prose = lenient(text)
+    assert found == TextCall("grep", '{"pattern": "def login\\\\(", "glob": "*.py"}', repaired=True)
+    assert prose == ""
+
+
+def test_strict_json_is_not_marked_repaired() -> None:
+    (found,), _ = lenient('```json\n{"name": "ls", "arguments": {"path": "."}}\n```')
+    assert found == TextCall("ls", '{"path": "."}')
+
+
+def test_without_lenient_a_comment_is_an_error_showing_the_spot_and_the_call_written_right() -> None:
+    (found,), _ = find_calls(COMMENTED, LENIENT_TOOLS, schemas=SCHEMAS)
+    assert found.name == "grep" and found.arguments == "{}" and not found.repaired
+    assert "It stops being readable at line 4, column 33:\n" in found.error
+    assert '    "pattern": "def login\\\\(",  // Corrected pattern\n' + " " * 32 + "^\n" in found.error
+    assert found.error.endswith(
+        "Write the call as strict JSON: double quotes, no comments, no trailing commas, for example "
+        '{"name": "grep", "arguments": {"pattern": "...", "glob": "..."}} (optional arguments: path, glob).'
+    )
+
+
+def test_a_block_json5_cannot_read_either_gets_json5s_spot() -> None:
+    (found,), _ = lenient('```json\n{"name": "read_file", "arguments": {"path": src/auth.py}}\n```')
+    assert found.name == "read_file" and not found.repaired
+    assert "It stops being readable at line 1, column 45:" in found.error
+    assert '{"name": "read_file", "arguments": {"path": "..."}}' in found.error
+
+
+@pytest.mark.parametrize(
+    ("text", "arguments"),
+    [
+        ('<read_file path="src/auth.py" limit="1000" />', {"path": "src/auth.py", "limit": 1000}),
+        ("<read_file path='a.py'></read_file>", {"path": "a.py"}),
+        (
+            "<read_file>\n<path>src/auth.py</path>\n<offset>3</offset>\n</read_file>",
+            {"path": "src/auth.py", "offset": 3},
+        ),
+        ('<tool name="read_file"><parameter name="path">a.py</parameter></tool>', {"path": "a.py"}),
+        ('<invoke name="read_file">{"path": "a.py", "limit": 5,}</invoke>', {"path": "a.py", "limit": 5}),
+        (
+            "<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/auth.py\n</parameter>\n</function>\n</tool_call>",
+            {"path": "src/auth.py"},
+        ),
+        ('<bash command="grep -n &quot;x&quot; a &amp;&amp; ls"/>', {"command": 'grep -n "x" a && ls'}),
+    ],
+)
+def test_xml_style_calls_are_read_with_typed_arguments(text: str, arguments: dict[str, object]) -> None:
+    (found,), prose = lenient(f"Reading it.\n<tools>\n{text}\n</tools>")
+    name = "bash" if "bash" in text else "read_file"
+    assert (found.name, args(found), found.repaired) == (name, arguments, True)
+    assert prose == "Reading it."  # the wrapper left empty goes too
+
+
+def test_the_issues_reply_is_a_call_that_wrote_its_own_result() -> None:
+    text = (
+        '<tools>\n<read_file path="src/auth.py" limit="1000" />\n</tools>\n'
+        "<result>\ndef login(self, username, password):\n    return True\n</result>"
+    )
+    (found,), _ = lenient(text)
+    assert (found.name, args(found), found.wrote_result) == ("read_file", {"path": "src/auth.py", "limit": 1000}, True)
+
+
+def test_xml_calls_are_read_only_leniently_and_code_is_not_a_call() -> None:
+    text = '<read_file path="a.py"/>'
+    assert find_calls(text, LENIENT_TOOLS) == ([], text)  # a model litellm knows: its text stays text
+    for prose in ['<div class="x">hi</div>', '<function name="parse">body</function>', "a <b>bold</b> word"]:
+        assert lenient(prose) == ([], prose)
+
+
+def test_a_tag_naming_a_tool_that_no_form_reads_is_an_error_not_an_answer() -> None:
+    (found,), _ = lenient("Reading it.\n<read_file path=src/auth.py>")
+    assert found.name == "read_file" and "not written in a form that can be read" in found.error
+    assert '{"name": "read_file", "arguments": {"path": "..."}}' in found.error
+    (found,), _ = lenient('<tool name="cat"><parameter name="path">a</parameter></tool>')
+    assert found.name == UNREADABLE and "'cat'" in found.error and "not one of the offered tools" in found.error

@@ -99,7 +99,7 @@ async def test_a_text_call_to_an_unknown_tool_or_unreadable_json_is_an_error_the
     assert results["content"].endswith(ECHO_FIX) and ECHO_NEXT not in results["content"]
     unknown, broken = results["content"].removesuffix(ECHO_FIX).split("\n\nResult of your ")
     assert "'delete_all'" in unknown and "not one of the offered tools" in unknown and "read_file" in unknown
-    assert "not valid JSON" in broken and '{"name": "<tool>", "arguments": {...}}' in broken
+    assert "not valid JSON" in broken and '{"name": "read_file", "arguments": {"path": "..."}}' in broken
     assert all(r.is_error for r in run.results())
     started = [e.call for e in run.of("tool_call_started")]
     assert len(started) == 2 and all(c.from_text for c in started)

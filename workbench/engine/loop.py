@@ -24,7 +24,7 @@ from workbench.engine.inbox import Inbox
 from workbench.engine.repeats import Repeats
 from workbench.engine.store import Recorder
 from workbench.guard.guardrail import Guard
-from workbench.model.gateway import ModelClient, add_usage
+from workbench.model.gateway import ModelClient, add_usage, litellm_knows
 from workbench.model.retry import ContextOverflow, ModelCallFailed, RetryPolicy, call_with_retry
 from workbench.model.stream import new_call_id
 from workbench.pb import workbench_pb2 as pb
@@ -35,6 +35,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("workbench")
 
+# After the real result of a call whose reply also wrote a result for it (docs/DECISIONS.md).
+WROTE_RESULT = (
+    "Your reply also wrote a result for this {name} call itself; that text was made up, not the call's result. "
+    "The real result is the one above: answer only from it."
+)
 CANCEL_GRACE = 1.5  # seconds the tools of a cancelled run get to stop their work
 
 
@@ -97,6 +102,7 @@ class AgentLoop:
         self.stopped = ""  # why the run stops after this turn's calls: it kept repeating one (looping.py)
         self.repeats = Repeats(toolbox.changing())
         self._text_calls: dict[str, str] = {}  # call id -> why a call recovered from text cannot run
+        self._wrote_result: set[str] = set()  # calls recovered from text whose reply wrote a result for them
         self._started: dict[str, float] = {}  # call id -> when its tool started (an interrupted call's duration)
         self._abandoned: set[str] = set()  # calls recorded as interrupted while their tool still ran
         self.policy = RetryPolicy(
@@ -181,7 +187,7 @@ class AgentLoop:
                 raise RunEnded(pb.RUN_STATUS_BUDGET_EXHAUSTED, reason)
             reply = await self._call_model()
             self.turns += 1
-            self._recover_text_calls(reply)
+            await self._recover_text_calls(reply)
             self._append(reply)
             if not reply.tool_calls:
                 if self.prompts:  # the person wrote during this call: they get the next turn
@@ -263,22 +269,29 @@ class AgentLoop:
         count(reply.usage)
         return reply
 
-    def _recover_text_calls(self, reply: pb.Message) -> None:
+    async def _recover_text_calls(self, reply: pb.Message) -> None:
         """Tool calls the model wrote as text (see calls_in_text) become the reply's calls.
 
         The reply keeps its whole text, blocks included: on the wire it goes back as that text and
         the results as text (text_calls.echo_results), so the model sees the calls it wrote
-        worked. Each recovered call is marked `from_text`; a block that cannot run gets its
-        error as its result.
+        worked. Each recovered call is marked `from_text` (and `repaired` when it was read
+        leniently: for a model litellm does not know); a block that cannot run gets its error as
+        its result, and a call whose reply wrote its result itself gets a note saying so.
         """
         if reply.tool_calls or not reply.text:
             return
-        found, _prose = find_calls(reply.text, self.toolbox.tools)
+        tools = self.toolbox.tools
+        schemas = {name: t.schema for name, t in tools.items()}
+        lenient = not litellm_knows(self.client.spec)
+        # in a thread: reading a long block as JSON5 takes up to about a second (calls_in_text.LENIENT_CHARS)
+        found, _prose = await asyncio.to_thread(find_calls, reply.text, tools, schemas=schemas, lenient=lenient)
         for text_call in found:
             call = reply.tool_calls.add(id=new_call_id(), name=text_call.name, arguments=text_call.arguments)
-            call.from_text = True
+            call.from_text, call.repaired = True, text_call.repaired
             if text_call.error:
                 self._text_calls[call.id] = text_call.error
+            if text_call.wrote_result:
+                self._wrote_result.add(call.id)
 
     def _count(self, usage: pb.Usage) -> None:
         """A model call's usage (the agent's own, or the model judge's) toward the agent and the budget."""
@@ -363,6 +376,9 @@ class AgentLoop:
         self._started.pop(call.id, None)
         if call.id in self._abandoned:
             return result  # the run already recorded this call as interrupted
+        if call.id in self._wrote_result:
+            self._wrote_result.discard(call.id)
+            result.notes.append(WROTE_RESULT.format(name=call.name))
         self.repeats.record(call, result, self.turns)
         self.recorder.emit(pb.ToolCallFinished(result=result))
         return result

@@ -190,11 +190,17 @@ def _results_at_the_end(messages: list[pb.Message]) -> list[pb.ToolResult]:
     return tail[::-1]
 
 
+def litellm_knows(spec: ModelSpec) -> bool:
+    """Whether litellm's table knows this model: not, for a local or small one. Such a model gets
+    the answer reminder (auto) and its calls written as text are read leniently (calls_in_text)."""
+    return bool(context_window(spec.wire_model))
+
+
 def reminds(spec: ModelSpec) -> bool:
     """Whether this model's requests end with the answer reminder (the `answer_reminder` setting;
     auto: for a model litellm's table does not know, which is a local or small one)."""
     if spec.answer_reminder == "auto":
-        return not context_window(spec.wire_model)
+        return not litellm_knows(spec)
     return spec.answer_reminder == "on"
 
 
