@@ -195,3 +195,26 @@ def test_nothing_is_left_after_a_kill_9(settings: Settings, workspace: Path) -> 
     assert marked_pids(MARKER, marker) == []
     assert not Path(f"/tmp/workbench-{marker}").exists()
     assert json.dumps([]) == "[]"
+
+
+async def test_a_resumed_session_offers_the_servers_configured_now(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    session = await Session.open(settings)  # no server configured then
+    try:
+        scripted_model.add(reply("first"))
+        session.send("hi")
+        await asyncio.wait_for(session.wait(), 60)
+    finally:
+        await session.close()
+    settings = with_servers(settings, probe())
+    session = await Session.open(settings, resume=session.id)
+    try:
+        await asyncio.wait_for(session.mcp.connections["probe"].ready(), 60)
+        scripted_model.add(reply("", call("probe__echo", text="after resume")), reply("done"))
+        session.send("again")
+        await asyncio.wait_for(session.wait(), 60)
+    finally:
+        await session.close()
+    assert "probe__echo" in offered(scripted_model.requests[1])
+    assert tool_texts(scripted_model.requests[2])[-1].startswith("after resume")

@@ -241,8 +241,8 @@ class AgentTree:
         skills, problems = discover(self.settings)
         if tools is None and not skills:  # no skill installed: the tool could only fail
             names.remove("skill")
-        if tools is None and self.mcp is not None:  # every MCP server's tools, as they come and go
-            names += self.mcp.patterns()
+        if self.mcp is not None and (tools is None or not announce):  # every MCP server's tools, as they
+            names += [p for p in self.mcp.patterns() if p not in names]  # come and go (resumed: as configured now)
         info.tools.extend(names)
         new = not messages
         if not messages:
