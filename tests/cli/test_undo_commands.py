@@ -11,7 +11,7 @@ import pytest
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.cli.main import main
 from workbench.config.settings import Settings
-from workbench.session.session import list_sessions
+from workbench.session.catalog import list_sessions
 
 
 def run(scripted_model: ScriptedModel, workspace: Path, data: Path, prompt: str) -> str:

@@ -215,19 +215,11 @@ def test_kill_9_mid_bash_then_undo_restores_the_tree_before_that_call(
     _kill_tmux(session_id)
     assert not (workspace / "src").exists()
 
-    async def undo() -> None:
-        session = await Session.open(
-            Settings(model="openai/scripted", api_base=scripted_model.url, workspace=workspace, data_dir=data),
-            resume=session_id,
-        )
-        try:
-            plan = await session.plan_rewind()
-            assert not plan.outside  # the killed call's changes are its own, not the person's
-            await session.rewind(plan)
-        finally:
-            await session.close()
+    from workbench.cli.main import main
 
-    asyncio.run(undo())
+    # `workbench undo` resumes the session (marking the killed call interrupted) and puts back the
+    # tree as it was before that call; the call's changes are its own, so nothing is asked about
+    assert main(["undo", session_id, "--yes", "--data-dir", str(data)]) == 0
     assert tree_state(workspace, SKIP) == before
 
 

@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from workbench.cli.command import Command, Parser, UsageError
-from workbench.cli.commands import config, doctor, export, mcp, run, sessions
+from workbench.cli.commands import checkpoints, config, doctor, export, mcp, rewind, run, sessions, undo
 from workbench.cli.commands.app import APP
 from workbench.config.settings import ConfigError
 
@@ -24,6 +24,9 @@ COMMANDS: tuple[Command, ...] = (
     config.COMMAND,
     doctor.COMMAND,
     mcp.COMMAND,
+    undo.COMMAND,
+    rewind.COMMAND,
+    checkpoints.COMMAND,
 )
 
 

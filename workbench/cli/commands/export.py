@@ -84,6 +84,24 @@ def _event_md(event: pb.Event) -> Iterator[str]:
         yield f"\n_run {run_status(event.run_finished.status)}: {event.run_finished.reason}_\n"
     elif kind == "compaction":
         yield f"\n_compacted: {event.compaction.messages_before} -> {event.compaction.messages_after} messages_\n"
+    elif kind == "checkpoint":
+        yield from _checkpoint_md(event.checkpoint)
+    elif kind == "rewind":
+        r = event.rewind
+        what = " and ".join(w for w, on in (("files", r.code), ("conversation", r.conversation)) if on)
+        how = "undo: " if r.undo else ""
+        yield f"\n_{how}{what} rewound to before turn {r.to_turn} ({len(r.files)} path(s) put back)_\n"
+
+
+def _checkpoint_md(cp: pb.Checkpoint) -> Iterator[str]:
+    """A checkpoint that kept changes, failed or skipped files (the unchanged ones say nothing)."""
+    if cp.error:
+        yield f"\n_checkpoint failed: {cp.error}_\n"
+    elif cp.files_changed and not cp.unchanged:
+        before = f" before `{cp.tool}`" if cp.tool else ""
+        yield f"\n_checkpoint {cp.commit[:12]}{before}: {cp.files_changed} file(s) changed since the last one_\n"
+    for line in cp.skipped:
+        yield f"\n_checkpoint skipped {line}_\n"
 
 
 COMMAND = Command(
