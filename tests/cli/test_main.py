@@ -46,7 +46,13 @@ def test_help_lists_every_command_and_says_when_dashes_are_needed(capsys: pytest
 
 @pytest.mark.parametrize("name", [c.name for c in COMMANDS])
 def test_each_command_has_its_own_usage_and_bad_flags_are_exit_2(name: str, capsys: pytest.CaptureFixture[str]) -> None:
-    positional = {"run": ["go"], "export": ["an-id"], "mcp": ["list"]}.get(name, [])
+    positional = {
+        "run": ["go"],
+        "export": ["an-id"],
+        "mcp": ["list"],
+        "rewind": ["an-id", "--to", "1"],
+        "checkpoints": ["an-id"],
+    }.get(name, [])
     assert main([name, *positional, "--no-such-flag"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"usage: workbench {name}") and "--no-such-flag" in err
