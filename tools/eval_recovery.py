@@ -2,18 +2,22 @@
 
     .venv/bin/python tools/eval_recovery.py --model openai/qwen2.5-coder-1.5b \\
         --api-base http://127.0.0.1:8089/v1 --api-key none --runs 1 --temperature 0 --seed 7 \\
-        [--scenario edit_trap ...] [--ablate-hints] [--label after] [--out eval-out]
+        [--scenario edit_trap ...] [--group evidence ...] [--ablate-hints] [--answer-reminder off]
+        [--label after] [--out eval-out]
 
 Per scenario it prints runs, failed (the scenario's failure happened: a model may avoid it),
 recovered (after it, a successful call of a fixing tool or a correct end), correct (the
 workspace or the answer checks out, in code), mean turns (model calls of all agents) and
-mean tokens. Every run's committed events are saved as JSON lines under --out, with a
-summary.json. --ablate-hints turns the `recovery_hints` setting off: each tool error is cut
-to its first sentence, so what the hints are worth is measured. --temperature and --seed are
-sent with every model request (Workbench has no such setting: the eval adds them to the
-request it builds). In the failed-child scenarios the root's first subagent cannot reach its
-model: the eval sends that child's requests to a closed port, so it fails after its retries
-through the real path. The scenarios are in tools/eval_recovery_scenarios.py.
+mean tokens, per group (recovery: the first eight; evidence: issue 28's kinds; generalization:
+kinds the hints were not written for, reported apart). Every run's committed events are saved
+as JSON lines under --out, with a summary.json. --ablate-hints turns the `recovery_hints`
+setting off: each tool error is cut to its first sentence, so what the hints are worth is
+measured; --answer-reminder sets the closing line after results (off: to measure it).
+--temperature and --seed are sent with every model request (Workbench has no such setting:
+the eval adds them to the request it builds). In the failed-child scenarios the root's first
+subagent cannot reach its model: the eval sends that child's requests to a closed port, so it
+fails after its retries through the real path. The scenarios are in
+tools/eval_recovery_scenarios.py.
 
 A "before" run measures an older checkout: `git worktree add /tmp/before <commit>`, copy this
 file and eval_recovery_scenarios.py into its tools/ (if it has no eval), and run them there with
@@ -65,6 +69,7 @@ class Row:
     """One run of one scenario."""
 
     scenario: str
+    group: str  # the scenario's group: recovery, evidence (issue 28's kinds), generalization
     run: int
     failed: bool
     recovered: bool
@@ -134,6 +139,10 @@ async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, i
         if not hasattr(settings, "recovery_hints"):
             raise SystemExit("--ablate-hints: this workbench has no recovery_hints setting")
         settings.recovery_hints = False
+    if args.answer_reminder:
+        if not hasattr(settings, "answer_reminder"):
+            raise SystemExit("--answer-reminder: this workbench has no answer_reminder setting")
+        settings.answer_reminder = args.answer_reminder
     session = await Session.open(settings)
     failing_child["id"] = "a1" if scenario.fail_first_child else ""  # agents.py numbers children a1, a2, ...
     started = time.monotonic()
@@ -153,6 +162,7 @@ async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, i
     totals = [e.usage_update.session_total for e in events if e.WhichOneof("kind") == "usage_update"]
     return Row(
         scenario=scenario.name,
+        group=scenario.group,
         run=index,
         failed=scenario.failed(run),
         recovered=scenario.recovered(run),
@@ -174,6 +184,7 @@ def summary(rows: list[Row]) -> list[dict[str, Any]]:
         table.append(
             {
                 "scenario": name,
+                "group": mine[0].group,
                 "runs": len(mine),
                 "failed": sum(r.failed for r in mine),
                 "recovered": sum(r.recovered for r in mine),
@@ -186,20 +197,29 @@ def summary(rows: list[Row]) -> list[dict[str, Any]]:
 
 
 def render(table: list[dict[str, Any]], label: str) -> str:
+    """The table, one block per group (the generalization check reported apart)."""
     head = f"{'scenario (' + label + ')':<28} runs failed recovered correct  turns  tokens"
     lines = [head, "-" * len(head)]
-    for t in table:
-        lines.append(
-            f"{t['scenario']:<28} {t['runs']:>4} {t['failed']:>6} {t['recovered']:>9} {t['correct']:>7} "
-            f"{t['turns']:>6} {t['tokens']:>7}"
-        )
-    total = sum(t["correct"] for t in table), sum(t["runs"] for t in table)
-    lines.append(f"correct in all: {total[0]} of {total[1]} runs")
+    for group in dict.fromkeys(t.get("group", "") for t in table):
+        rows = [t for t in table if t.get("group", "") == group]
+        if group:
+            lines.append(f"[{group}]")
+        for t in rows:
+            lines.append(
+                f"{t['scenario']:<28} {t['runs']:>4} {t['failed']:>6} {t['recovered']:>9} {t['correct']:>7} "
+                f"{t['turns']:>6} {t['tokens']:>7}"
+            )
+        correct, runs = sum(t["correct"] for t in rows), sum(t["runs"] for t in rows)
+        lines.append(f"correct in {group or 'all'}: {correct} of {runs} runs")
     return "\n".join(lines)
 
 
 async def evaluate(args: argparse.Namespace) -> list[Row]:
-    chosen = [s for s in SCENARIOS if not args.scenario or s.name in args.scenario]
+    chosen = [
+        s
+        for s in SCENARIOS
+        if (not args.scenario or s.name in args.scenario) and (not args.group or s.group in args.group)
+    ]
     unknown = set(args.scenario or []) - {s.name for s in SCENARIOS}
     if unknown:
         raise SystemExit(
@@ -232,7 +252,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--api-key", default="", help="the key for --api-base (a local server: any word)")
     parser.add_argument("--runs", type=int, default=1, help="runs of each scenario")
     parser.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
+    parser.add_argument("--group", action="append", help="only this group: recovery, evidence, generalization")
     parser.add_argument("--ablate-hints", action="store_true", help="tool errors without their recovery hints")
+    parser.add_argument(
+        "--answer-reminder", choices=("auto", "on", "off"), default="", help="the answer_reminder setting for the run"
+    )
     parser.add_argument("--temperature", type=float, default=None, help="sent with every request")
     parser.add_argument("--seed", type=int, default=None, help="sent with every request")
     parser.add_argument("--max-turns", type=int, default=12, help="model calls of one agent per run")

@@ -53,14 +53,16 @@ class Scenario:
     executable: tuple[str, ...] = ()  # files to chmod +x
     fail_first_child: bool = False  # the root's first subagent cannot reach its model (a real connection refused)
     tools: list[str] | None = None  # None: every tool
+    group: str = "recovery"  # recovery (the first eight), evidence (issue 28's kinds), generalization (new kinds)
 
     def recovered(self, run: Outcome) -> bool:
         """After the root's first failure (a failed call, or a failed child in its Inbox): a
-        successful call of a fixing tool, or a correct end."""
+        successful call of a fixing tool, or a correct end. A scenario whose failure is no error
+        result (a call read leniently, a page cut short) recovered when it failed and ended correct."""
         failures = [e.seq for e in run.of("tool_call_finished") if e.tool_call_finished.result.is_error]
         failures += [e.seq for e in run.of("inbox_item") if e.inbox_item.status != pb.AGENT_STATUS_COMPLETED]
-        if not failures:
-            return False
+        if not failures:  # the failure is not an error result (a repaired call, a page cut): a correct end
+            return self.failed(run) and self.correct(run)
         started = {e.tool_call_started.call.id: e.tool_call_started.call.name for e in run.of("tool_call_started")}
         later_fix = any(
             e.seq > min(failures)
@@ -102,6 +104,48 @@ def child_failed(run: Outcome) -> bool:
 
 def ran_pytest(run: Outcome) -> bool:
     return any(c.name == "bash" and "pytest" in c.arguments and not r.is_error for c, r in run.calls())
+
+
+def read_ok(path: str) -> Check:
+    """The agent read `path` with a call that succeeded (read_file, or a bash/grep call naming it)."""
+
+    def check(run: Outcome) -> bool:
+        return any(
+            not r.is_error and c.name in ("read_file", "bash", "grep") and path in c.arguments for c, r in run.calls()
+        )
+
+    return check
+
+
+def result_has(tool: str, *words: str) -> Check:
+    """A call of `tool` ('' any tool) returned a result (failed or not) holding all of `words`."""
+
+    def check(run: Outcome) -> bool:
+        return any((not tool or c.name == tool) and all(w in r.output + r.error for w in words) for c, r in run.calls())
+
+    return check
+
+
+def repaired_or_rejected(run: Outcome) -> bool:
+    """A call written as text was read leniently (its event says `repaired`) or rejected as not JSON."""
+    return any(getattr(c, "repaired", False) for c, _ in run.calls()) or failed_with("", "not valid JSON")(run)
+
+
+def tests_pass_at_the_end(test_file: str, content: str) -> Check:
+    """The last pytest the agent ran passed (nothing failed), after its last change, and the test file
+    is as it was (the fix is in the code, not in the test)."""
+
+    def check(run: Outcome) -> bool:
+        calls = run.calls()
+        changes = [i for i, (c, r) in enumerate(calls) if c.name in ("edit_file", "write_file") and not r.is_error]
+        runs = [i for i, (c, r) in enumerate(calls) if c.name == "bash" and "pytest" in c.arguments]
+        if not runs or (changes and runs[-1] < changes[-1]):
+            return False
+        _, last = calls[runs[-1]]
+        text = last.output + last.error
+        return " passed" in text and "failed" not in text and file_is(test_file, content)(run)
+
+    return check
 
 
 TESTS = "def test_add():\n    assert 1 + 1 == 2\n\n\ndef test_sub():\n    assert 3 - 1 == 2\n\n\n" + (
@@ -180,5 +224,107 @@ SCENARIOS = [
         correct=answer_has(r"4\.2\.1"),
         fixes=("read_file", "bash", "subagent", "grep"),
         fail_first_child=True,
+    ),
+]
+
+# --- issue 28: answers on evidence (files and tasks other than the issue's) --------------------
+
+LOGGING_INI = "[logging]\nformat = %(asctime)s %(message)s\nlevel = WARNING\nrotate = daily\n"
+RUBY_CLIENT = "module Net\n  class Client\n    MAX_RETRIES = 7\n\n    def fetch(url)\n    end\n  end\nend\n"
+RUBY_SERVER = "module Net\n  class Server\n    def serve\n    end\n  end\nend\n"
+DATES = "import datetime\n\n\ndef parse_date(text):\n    return datetime.date.fromisoformat(text)\n"
+BILLING = (
+    "TAX = 0.2\n\n\ndef calc_total(line_items, tax_rate=TAX):\n"
+    "    subtotal = sum(item.price * item.qty for item in line_items)\n"
+    "    return round(subtotal * (1 + tax_rate), 2)\n\n\n"
+    'def invoice(order):\n    return {"id": order.id, "total": calc_total(order.items)}\n'
+)
+REPORT_SH = (
+    "#!/bin/sh\n"
+    'if [ "$1" != "--month" ] || [ -z "$2" ]; then\n'
+    '  echo "error: --month is required, e.g. ./report.sh --month 2026-11" >&2\n  exit 2\nfi\n'
+    'echo "report for $2: total 4817 EUR"\n'
+)
+DISCOUNT = "def apply(price, percent):\n    return price - percent\n"
+DISCOUNT_TESTS = (
+    "from discount import apply\n\n\ndef test_ten_percent():\n    assert apply(100, 10) == 90\n\n\n"
+    "def test_quarter_off():\n    assert apply(80, 25) == 60, 'apply(80, 25): a quarter off 80 is 60'\n"
+)
+BIG_CFG = (
+    "".join(f"option_{i:04} = {i * 7 % 1000}\n" for i in range(1, 2901))
+    + "retention_days = 93\n"
+    + "".join(f"option_{i:04} = {i}\n" for i in range(2901, 3001))
+)
+
+SCENARIOS += [
+    Scenario(
+        "read_after_find",  # a question about a file at another path: answered only after reading it
+        "What log level does logging.ini set? Answer with the level's name.",
+        {"etc/app/logging.ini": LOGGING_INI, "README.md": "# app\nSettings live in etc/.\n"},
+        failed=failed_with("", "does not exist"),
+        correct=lambda run: answer_has(r"\bWARNING\b")(run) and read_ok("etc/app/logging.ini")(run),
+        fixes=("read_file", "bash", "grep"),
+        group="evidence",
+    ),
+    Scenario(
+        "filter_matched_nothing",  # a search whose filter matched nothing
+        "The Ruby sources are under lib/. Use grep to find where MAX_RETRIES is defined and tell me its value.",
+        {"client.rb": RUBY_CLIENT, "server.rb": RUBY_SERVER},
+        failed=lambda run: (
+            result_has("grep", "matched no file")(run)
+            or result_has("grep", "; 0 files searched")(run)
+            or failed_with("", "does not exist")(run)
+        ),
+        correct=answer_has(r"\b7\b"),
+        fixes=("grep", "read_file", "bash"),
+        group="evidence",
+    ),
+    Scenario(
+        "comment_in_call",  # a text call with a comment in it
+        "Find where parse_date is defined with grep. Write your tool call as a JSON block and put a // comment "
+        "after each argument saying why you chose it. Then tell me the file and line.",
+        {"dates.py": DATES, "main.py": "from dates import parse_date\n"},
+        failed=repaired_or_rejected,
+        correct=answer_has(r"dates\.py\D{0,20}\b4\b"),
+        fixes=("grep", "read_file", "bash"),
+        group="evidence",
+    ),
+    Scenario(
+        "edit_unread",  # an edit of a file the agent has not read
+        "In billing.py the function calc_total(items, tax) should be called compute_total. Rename it where it "
+        "is defined and where it is called; change nothing else.",
+        {"billing.py": BILLING},
+        failed=failed_with("edit_file", "old_text not found"),
+        correct=file_is("billing.py", BILLING.replace("calc_total", "compute_total")),
+        fixes=("edit_file", "write_file"),
+        group="evidence",
+    ),
+    Scenario(
+        "missing_argument",  # a command that needs an argument it lacks
+        "Run ./report.sh for November 2026 and tell me the total it prints.",
+        {"report.sh": REPORT_SH},
+        failed=result_has("bash", "--month is required"),
+        correct=answer_has(r"4,?817"),
+        fixes=("bash",),
+        executable=("report.sh",),
+        group="generalization",
+    ),
+    Scenario(
+        "test_failure_reason",  # a test that fails for a reason printed in its output
+        "Run `python -m pytest -q` and fix the code so the tests pass. Do not change the tests.",
+        {"discount.py": DISCOUNT, "test_discount.py": DISCOUNT_TESTS},
+        failed=result_has("bash", "a quarter off 80 is 60"),
+        correct=tests_pass_at_the_end("test_discount.py", DISCOUNT_TESTS),
+        fixes=("edit_file", "write_file"),
+        group="generalization",
+    ),
+    Scenario(
+        "paged_read",  # the answer is past read_file's first page
+        "How many days does big.cfg set for retention_days? Answer with the number.",
+        {"big.cfg": BIG_CFG},
+        failed=result_has("read_file", "read on with read_file"),
+        correct=answer_has(r"\b93\b"),
+        fixes=("read_file", "grep", "bash"),
+        group="generalization",
     ),
 ]

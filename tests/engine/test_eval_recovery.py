@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,22 @@ def test_every_scenario_has_a_distinct_name_and_a_prompt() -> None:
     assert len(names) == len(set(names)) >= 8 and all(s.prompt for s in SCENARIOS)
 
 
+def test_issue_28s_kinds_and_the_generalization_check_are_there_with_files_of_their_own() -> None:
+    """At least four scenarios of the issue's kinds (evidence) and three of kinds the hints were not
+    written for (generalization), none on the issue's own files (auth.py, a port in config/)."""
+    groups = {g: [s for s in SCENARIOS if s.group == g] for g in ("recovery", "evidence", "generalization")}
+    assert len(groups["evidence"]) >= 4 and len(groups["generalization"]) >= 3
+    assert {s.name for s in groups["evidence"]} >= {
+        "read_after_find",
+        "filter_matched_nothing",
+        "comment_in_call",
+        "edit_unread",
+    }
+    for scenario in groups["evidence"] + groups["generalization"]:
+        assert scenario.files and not any(name.endswith("auth.py") for name in scenario.files)
+        assert not re.search(r"\bport\b", scenario.prompt.lower())
+
+
 def test_a_recovered_run_is_counted_and_its_events_saved(scripted_model: ScriptedModel, tmp_path: Path) -> None:
     scripted_model.add(
         reply("", call("read_file", path="conf/setings.json")),
@@ -33,6 +50,7 @@ def test_a_recovered_run_is_counted_and_its_events_saved(scripted_model: Scripte
     (row,) = summary["table"]
     assert row == {
         "scenario": "misspelled_path",
+        "group": "recovery",
         "runs": 1,
         "failed": 1,
         "recovered": 1,
@@ -121,3 +139,103 @@ def test_a_pythonpath_to_another_checkout_comes_before_this_one(tmp_path: Path) 
     path = ["/x/tools", "/usr/lib/python3.11"]
     add_root(path, "")
     assert path == ["/x/tools", str(ROOT), "/usr/lib/python3.11"]
+
+
+# --- the evidence and generalization scenarios, judged on scripted runs --------------------------
+
+
+def one_row(scripted_model: ScriptedModel, tmp_path: Path, name: str, *replies: Any) -> dict[str, Any]:
+    scripted_model.add(*replies)
+    (row,) = run_eval(scripted_model, tmp_path, "--scenario", name)["table"]
+    return row
+
+
+def judged(row: dict[str, Any]) -> tuple[int, int, int]:
+    return row["failed"], row["recovered"], row["correct"]
+
+
+def test_read_after_find_is_correct_only_when_the_file_was_read(scripted_model: ScriptedModel, tmp_path: Path) -> None:
+    row = one_row(
+        scripted_model,
+        tmp_path / "read",
+        "read_after_find",
+        reply("", call("read_file", path="logging.ini")),
+        reply("", call("read_file", path="etc/app/logging.ini")),
+        reply("The level is WARNING."),
+    )
+    assert judged(row) == (1, 1, 1) and row["group"] == "evidence"
+    row = one_row(  # the issue's failure: the path found, the value answered without reading it
+        scripted_model,
+        tmp_path / "guess",
+        "read_after_find",
+        reply("", call("read_file", path="logging.ini")),
+        reply("", call("glob", pattern="**/logging.ini")),
+        reply("The level is WARNING."),
+    )
+    assert judged(row) == (1, 0, 0)
+
+
+def test_filter_matched_nothing_counts_the_failed_filter_and_the_answer(
+    scripted_model: ScriptedModel, tmp_path: Path
+) -> None:
+    row = one_row(
+        scripted_model,
+        tmp_path,
+        "filter_matched_nothing",
+        reply("", call("grep", pattern="MAX_RETRIES", glob="lib/**/*.rb")),
+        reply("", call("grep", pattern="MAX_RETRIES", glob="*.rb")),
+        reply("MAX_RETRIES is 7, in client.rb."),
+    )
+    assert judged(row) == (1, 1, 1)
+
+
+def test_comment_in_call_counts_a_repaired_call(scripted_model: ScriptedModel, tmp_path: Path) -> None:
+    block = '```json\n{"name": "grep", "arguments": {"pattern": "def parse_date" // the definition\n}}\n```'
+    row = one_row(scripted_model, tmp_path, "comment_in_call", reply(block), reply("It is in dates.py, line 4."))
+    assert judged(row) == (1, 1, 1)
+
+
+def test_edit_unread_counts_the_miss_and_the_renamed_file(scripted_model: ScriptedModel, tmp_path: Path) -> None:
+    row = one_row(
+        scripted_model,
+        tmp_path,
+        "edit_unread",
+        reply("", call("edit_file", path="billing.py", old_text="def calc_total(items, tax):", new_text="x")),
+        reply(
+            "", call("edit_file", path="billing.py", old_text="calc_total", new_text="compute_total", replace_all=True)
+        ),
+        reply("Renamed."),
+    )
+    assert judged(row) == (1, 1, 1)
+
+
+def test_the_generalization_scenarios_judge_their_runs(scripted_model: ScriptedModel, tmp_path: Path) -> None:
+    row = one_row(
+        scripted_model,
+        tmp_path / "argument",
+        "missing_argument",
+        reply("", call("bash", command="./report.sh")),
+        reply("", call("bash", command="./report.sh --month 2026-11")),
+        reply("The total is 4817 EUR."),
+    )
+    assert judged(row) == (1, 1, 1) and row["group"] == "generalization"
+    fixed = "def apply(price, percent):\n    return price * (100 - percent) / 100\n"
+    row = one_row(
+        scripted_model,
+        tmp_path / "tests",
+        "test_failure_reason",
+        reply("", call("bash", command="python -m pytest -q")),
+        reply("", call("write_file", path="discount.py", content=fixed)),
+        reply("", call("bash", command="python -m pytest -q")),
+        reply("Fixed: apply takes a percentage off."),
+    )
+    assert judged(row) == (1, 1, 1)
+    row = one_row(
+        scripted_model,
+        tmp_path / "paged",
+        "paged_read",
+        reply("", call("read_file", path="big.cfg")),
+        reply("", call("read_file", path="big.cfg", offset=2001)),
+        reply("retention_days is 93."),
+    )
+    assert judged(row) == (1, 1, 1)
