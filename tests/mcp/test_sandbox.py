@@ -65,3 +65,25 @@ async def test_network_and_env_per_server(settings: Settings, monkeypatch: pytes
     assert "--unshare-net" in closed.args and closed.command.endswith("bwrap")
     off = stdio_parameters(settings, probe(sandbox="off"), settings.data_dir / "scratch", "m")
     assert "bwrap" not in off.command and off.args == [str(Path(__file__).with_name("probe_server.py"))]
+
+
+def test_what_a_server_runs_from_under_tmp_is_bound_read_only(tmp_path: Path) -> None:
+    """A checkout or a virtual environment under /tmp (CI's clones): the sandbox's /tmp is empty, so the
+    command's installation and the files its arguments name are bound back, read-only; never a folder
+    that holds the workspace."""
+    from workbench.config.mcp_servers import parse_server
+    from workbench.mcp.launch import program_paths
+
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("")
+    script = tmp_path / "server.py"
+    script.write_text("")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    server = parse_server("s", {"command": str(venv / "bin" / "python"), "args": [str(script), "--flag", "/nope"]})
+    assert program_paths(server, workspace) == [venv, script]
+    around = parse_server("s", {"command": str(tmp_path / "tool"), "args": [str(workspace / "x")]})
+    assert program_paths(around, workspace) == []  # tmp_path holds the workspace; the workspace is bound already
+    system = parse_server("s", {"command": "python3", "args": []})
+    assert program_paths(system, workspace) == []  # not under /tmp: `/` is visible read-only

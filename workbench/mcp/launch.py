@@ -12,6 +12,7 @@ with pipes for stdin and stdout: no terminal it could inject keys into.
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -66,10 +67,29 @@ def stdio_parameters(
         raise NotStartable(f"MCP server {server.name}: the command {server.command!r} was not found on PATH")
     scratch.mkdir(parents=True, exist_ok=True)
     argv = bwrap_argv(exe, policy, scratch, None)
+    for path in program_paths(server, settings.workspace):
+        argv[-1:-1] = ["--ro-bind", str(path), str(path)]
     argv[-1:-1] = ["--chdir", str(cwd)]
     return StdioServerParameters(
         command=argv[0], args=[*argv[1:], server.command, *server.args], env={**variables, "TMPDIR": "/tmp"}, cwd=cwd
     )
+
+
+def program_paths(server: McpServer, workspace: Path) -> list[Path]:
+    """What the server's configuration names to run that lies under /tmp, where the sandbox has an
+    empty /tmp of its own: the command's installation (the folder above its `bin/`, so a virtual
+    environment finds its packages) and the arguments that are files or folders there. Bound
+    read-only; nothing that holds the workspace (it would lose its writable bind)."""
+    tmp = Path("/tmp")
+    found: list[Path] = []
+    command = Path(shutil.which(server.command) or server.command).absolute()
+    found.append(command.parent.parent if command.parent.name == "bin" else command.parent)
+    found += [Path(arg) for arg in server.args if arg.startswith("/") and os.path.lexists(arg)]
+    return [
+        path
+        for path in dict.fromkeys(found)
+        if tmp in path.parents and not (workspace == path or path in workspace.parents or workspace in path.parents)
+    ]
 
 
 def http_transport(server: McpServer, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
