@@ -20,7 +20,7 @@ from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.ask_screen import AskText
 from workbench.tui.inbox_pane import InboxPane
-from workbench.tui.items import ToolItem
+from workbench.tui.items import ToolItem, UserItem
 from workbench.tui.messages import AssistantMessage, UserMessage
 from workbench.tui.picker import ResumePicker
 from workbench.tui.prompt_input import PromptInput
@@ -450,4 +450,54 @@ async def test_typing_anywhere_goes_to_the_prompt(settings: Settings, scripted_m
         await pilot.press("tab")
         await pilot.press("escape")  # Esc in a pane: back to the prompt
         assert isinstance(app.focused, PromptInput)
+        await app._close_session()
+
+
+async def test_three_children_each_delivery_once_inbox_read_root_row_restarts(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    """Defects 4, 5, 10: with three async children (fast, failing with HTTP 500, slow) each Inbox
+    delivery shows once in the root's transcript, the unread count goes down once the root took
+    them in, and the root's row starts again (status, elapsed) with the next run."""
+    settings.retry_max_attempts = 1
+    router = Router(
+        FAST=[reply("fast done")],
+        BROKEN=[error(500, "upstream exploded")],
+        SLOW=[reply("", call("bash", command="sleep 1; echo slow")), reply("slow done")],
+        parent=[
+            reply(
+                "",
+                call("subagent", {"action": "create", "mode": "async", "name": "fast", "prompt": "FAST: go"}),
+                call("subagent", {"action": "create", "mode": "async", "name": "broken", "prompt": "BROKEN: go"}),
+                call("subagent", {"action": "create", "mode": "async", "name": "slow", "prompt": "SLOW: go"}),
+            ),
+            *[
+                reply("noted", delay=0.5) for _ in range(6)
+            ],  # one a turn (deliveries take 1 to 3 turns); 0.5 s: a run long enough to look at
+        ],
+    )
+    scripted_model.add(*[router] * 12)
+    app = make_app(settings, prompt="parent task")
+    async with app.run_test(size=SIZE) as pilot:
+
+        def all_reported() -> bool:
+            rows = app.view.agents
+            return not app.view.busy and len(rows) == 4 and all(r.final for r in rows.values())
+
+        await on_screen(pilot, all_reported, timeout=90, what="the three children to report and the root to end")
+        await settled(pilot, app)
+        items = app.view.transcript("main")
+        deliveries = [i for i in items if isinstance(i, UserItem) and i.author == pb.AUTHOR_INBOX]
+        assert deliveries and len({i.text for i in deliveries}) == len(deliveries)  # each delivery once
+        delivered = "\n".join(i.text for i in deliveries)
+        assert all(f"({a})" in delivered for a in ("a1", "a2", "a3"))
+        assert app.view.unread == 0 and "unread" not in str(app.inbox_pane.border_title)
+        root = app.view.agents["main"]
+        assert root.status == pb.AGENT_STATUS_COMPLETED
+        first_end = root.ended
+        await type_prompt(pilot, "again")
+        await on_screen(pilot, lambda: app.view.busy, what="the second run")
+        assert root.started >= first_end and root.ended == 0.0
+        assert root.status not in (pb.AGENT_STATUS_COMPLETED, pb.AGENT_STATUS_FAILED)
+        await on_screen(pilot, lambda: not app.view.busy, what="the second run's end")
         await app._close_session()

@@ -23,6 +23,7 @@ class UserItem(Item):
     def __init__(self, seq: int, time: float, text: str, queued: bool = False) -> None:
         super().__init__(seq, time)
         self.text, self.queued = text, queued
+        self.author: int = pb.AUTHOR_PERSON  # who wrote it: the person, a parent agent, the Inbox, Workbench
         self.starting = False  # sent before the session opened: shown at once, sent once it is open
 
 

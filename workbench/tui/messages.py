@@ -13,10 +13,17 @@ from rich.text import Text
 from textual.timer import Timer
 from textual.widgets import Static
 
+from workbench.core import words
+from workbench.pb import workbench_pb2 as pb
 from workbench.tui.items import AssistantItem, NoticeItem, UserItem
 from workbench.tui.text import plain, printable
 
 _LEVEL_STYLE = {"info": "dim", "warning": "yellow", "error": "red"}
+_AUTHOR_LABEL: dict[int, str] = {
+    pb.AUTHOR_PARENT: "task from its parent:",
+    pb.AUTHOR_INBOX: "⇠",
+    pb.AUTHOR_WORKBENCH: "workbench:",
+}
 
 
 class UserMessage(Static):
@@ -32,8 +39,14 @@ class UserMessage(Static):
         if self.item.version == self._version:
             return
         self._version = self.item.version
-        text = Text("> ", style="bold")
-        text.append_text(plain(self.item.text))
+        item = self.item
+        if item.author == pb.AUTHOR_PERSON:
+            text = Text("> ", style="bold")
+            text.append_text(plain(item.text))
+        else:  # not the person's words: who wrote them, then the text
+            text = Text(f"{_AUTHOR_LABEL.get(item.author, words.author(item.author))} ", style="bold italic")
+            text.append_text(plain(item.text))
+        self.set_class(item.author != pb.AUTHOR_PERSON, "from-agent")
         if self.item.starting:
             text.append("  (sending…)", style="italic")
         elif self.item.queued:

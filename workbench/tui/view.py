@@ -276,17 +276,20 @@ class SessionView:
                 self._touch(item, changes)
 
     def _user_message(self, event: pb.Event, changes: Changes) -> None:
-        text = event.message.text
-        if text.startswith(INBOX_DELIVERY):
+        text, author = event.message.text, event.message.author
+        if author == pb.AUTHOR_INBOX or (not author and text.startswith(INBOX_DELIVERY)):  # older logs: no author
             self.mark_read(event.agent_id)
             changes.inbox = True
+            author = pb.AUTHOR_INBOX
         for item in self.transcript(event.agent_id):
             if isinstance(item, UserItem) and item.queued and item.text == text:
                 item.queued = item.starting = False  # the queued prompt reached the agent
                 item.seq = item.seq or event.seq
                 self._touch(item, changes)
                 return
-        self._append(event, UserItem(event.seq, self._time(event), text), changes)
+        item = UserItem(event.seq, self._time(event), text)
+        item.author = author or pb.AUTHOR_PERSON
+        self._append(event, item, changes)
 
     def _on_prompt_queued(self, event: pb.Event, changes: Changes) -> None:
         text = event.prompt_queued.text

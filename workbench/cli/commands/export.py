@@ -11,7 +11,7 @@ from workbench.cli.command import Command
 from workbench.cli.flags import data_dir_flag, settings_of
 from workbench.config.settings import Settings
 from workbench.core.feedback import model_text
-from workbench.core.words import agent_ended, run_status, spawn_mode
+from workbench.core.words import agent_ended, author, run_status, spawn_mode
 from workbench.pb import workbench_pb2 as pb
 
 
@@ -52,22 +52,56 @@ def export(settings: Settings, session_id: str, fmt: str) -> Iterator[str]:
 
 
 def markdown(info: pb.SessionInfo, agents: list[pb.AgentInfo], events: list[pb.Event]) -> Iterator[str]:
+    """The root agent first, then each subagent in the order it started; each message labelled by
+    its author (the person, a parent agent, the Inbox, Workbench); a reply cut off by an interrupt
+    is kept, marked as partial."""
     yield f"# {info.title or 'session ' + info.id}\n"
     yield f"session {info.id} · model {info.model} · workspace {info.workspace} · {run_status(info.status)}\n"
-    for agent in agents:
-        mine = [e for e in events if e.agent_id == agent.id]
+    first: dict[str, int] = {}
+    for event in events:
+        first.setdefault(event.agent_id, event.seq)
+    names = {a.id: a.name or a.id for a in agents}
+    for agent in sorted(agents, key=lambda a: (bool(a.parent_id), first.get(a.id, 1 << 62))):
         if agent.parent_id:
             yield f"\n## subagent {agent.name} ({agent.id}, {spawn_mode(agent.mode)}, started by {agent.parent_id})\n"
-        for event in mine:
-            yield from _event_md(event)
+        parent = names.get(agent.parent_id, agent.parent_id)
+        yield from _agent_md([e for e in events if e.agent_id == agent.id], parent)
 
 
-def _event_md(event: pb.Event) -> Iterator[str]:
+def _agent_md(events: list[pb.Event], parent: str) -> Iterator[str]:
+    streamed: list[str] = []  # the reply being streamed: kept if no whole message follows it
+    for event in events:
+        kind = event.WhichOneof("kind")
+        if kind == "text_delta":
+            streamed.append(event.text_delta.text)
+            continue
+        if kind == "stream_discarded":
+            streamed.clear()  # asked again: the broken reply was never the answer
+            continue
+        if kind == "message" and event.message.role == pb.ROLE_ASSISTANT:
+            streamed.clear()
+        elif kind in ("run_finished", "agent_finished", "message") and streamed:
+            yield f"\n**Agent (interrupted, partial):** {''.join(streamed)}\n"
+            streamed.clear()
+        yield from _event_md(event, parent)
+    if streamed:
+        yield f"\n**Agent (interrupted, partial):** {''.join(streamed)}\n"
+
+
+def _label(message: pb.Message, parent: str) -> str:
+    if message.author == pb.AUTHOR_PARENT:
+        return f"Task from {parent}" if parent else "Task"
+    if message.author in (pb.AUTHOR_INBOX, pb.AUTHOR_WORKBENCH):
+        return author(message.author)
+    return "Person"
+
+
+def _event_md(event: pb.Event, parent: str = "") -> Iterator[str]:
     kind = event.WhichOneof("kind")
     if kind == "message":
         m = event.message
         if m.role == pb.ROLE_USER:
-            yield f"\n**Person:** {m.text}\n"
+            yield f"\n**{_label(m, parent)}:** {m.text}\n"
         elif m.role == pb.ROLE_ASSISTANT:
             if m.text:
                 yield f"\n**Agent:** {m.text}\n"
@@ -81,7 +115,9 @@ def _event_md(event: pb.Event) -> Iterator[str]:
     elif kind == "agent_finished" and event.agent_finished.cause:
         yield f"\n_{agent_ended(event.agent_finished.status)}: {event.agent_finished.cause}_\n"
     elif kind == "run_finished" and event.run_finished.reason:
-        yield f"\n_run {run_status(event.run_finished.status)}: {event.run_finished.reason}_\n"
+        word = run_status(event.run_finished.status)
+        reason = event.run_finished.reason
+        yield f"\n_run {word}{': ' + reason if reason != word else ''}_\n"
     elif kind == "compaction":
         yield f"\n_compacted: {event.compaction.messages_before} -> {event.compaction.messages_after} messages_\n"
     elif kind == "checkpoint":
