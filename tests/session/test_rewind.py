@@ -245,3 +245,22 @@ def test_prune_drops_deleted_sessions_checkpoints_and_doctor_reports_the_store(
     err = capsys.readouterr().err
     assert "checkpoints: dropped those of 1 session(s)" in err
     assert not list((store / "refs" / REF_PREFIX.removeprefix("refs/")).iterdir())
+
+
+async def test_a_large_ignored_tree_is_named_once_in_a_notice(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / ".gitignore").write_text("node_modules/\n")
+    (workspace / "node_modules").mkdir()
+    (workspace / "node_modules" / "big.js").write_bytes(b"x" * 900_000)
+    (workspace / "node_modules" / "big2.js").write_bytes(b"x" * 900_000)
+    settings.checkpoint_ignored_total = 1_000_000
+    scripted_model.add(reply("", call("bash", command="true")), reply("", call("bash", command="true 2")), reply("ok"))
+    session = await Session.open(settings)
+    try:
+        session.send("go")
+        await session.wait()
+        notices = [e.notice.text for e in kinds(session, "notice") if "checkpoint" in e.notice.text]
+        assert notices == ["checkpoint: not kept: node_modules/ (ignored, over 1 MB in all)"]
+    finally:
+        await session.close()

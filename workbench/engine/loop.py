@@ -416,6 +416,8 @@ class AgentLoop:
         if cp is None:
             return None
         self.recorder.emit(cp)
+        for line in cp.skipped:  # a large ignored tree, a file over the limit: once per session
+            self.recorder.emit(pb.Notice(level="info", text=f"checkpoint: not kept: {line}"))
         if not cp.error:
             return None
         if not self.checkpoints.refuse_on_failure:

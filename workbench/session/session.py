@@ -370,8 +370,14 @@ class Session:
         if self.checkpoints is None:
             return
         cp = await self.checkpoints.take(reason)
-        if cp is not None and not (cp.unchanged and reason == pb.CHECKPOINT_REASON_RUN_END):
-            Recorder(self.store, self.id, ROOT_ID).emit(cp)
+        if cp is None or (cp.unchanged and reason == pb.CHECKPOINT_REASON_RUN_END):
+            return
+        recorder = Recorder(self.store, self.id, ROOT_ID)
+        recorder.emit(cp)
+        for line in cp.skipped:  # a large ignored tree, a file over the limit: once per session
+            recorder.emit(pb.Notice(level="info", text=f"checkpoint: not kept: {line}"))
+        if cp.error:
+            recorder.emit(pb.Notice(level="warning", text=cp.error))
 
     async def _run(self, prompt: str) -> pb.RunFinished:
         """Runs of the root until no prompt is left; then the tree is kept as the run left it."""
