@@ -12,7 +12,8 @@ mean tokens, per group (recovery: the first eight; evidence: issue 28's kinds; g
 kinds the hints were not written for, reported apart). Every run's committed events are saved
 as JSON lines under --out, with a summary.json. --ablate-hints turns the `recovery_hints`
 setting off: each tool error is cut to its first sentence, so what the hints are worth is
-measured; --answer-reminder sets the closing line after results (off: to measure it).
+measured; --answer-reminder sets the closing line after results (off: to measure it);
+--answer-check turns on the question after an answer whose value no result shows.
 --temperature and --seed are sent with every model request (Workbench has no such setting:
 the eval adds them to the request it builds). In the failed-child scenarios the root's first
 subagent cannot reach its model: the eval sends that child's requests to a closed port, so it
@@ -139,6 +140,10 @@ async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, i
         if not hasattr(settings, "recovery_hints"):
             raise SystemExit("--ablate-hints: this workbench has no recovery_hints setting")
         settings.recovery_hints = False
+    if args.answer_check:
+        if not hasattr(settings, "answer_check"):
+            raise SystemExit("--answer-check: this workbench has no answer_check setting")
+        settings.answer_check = True
     if args.answer_reminder:
         if not hasattr(settings, "answer_reminder"):
             raise SystemExit("--answer-reminder: this workbench has no answer_reminder setting")
@@ -254,6 +259,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
     parser.add_argument("--group", action="append", help="only this group: recovery, evidence, generalization")
     parser.add_argument("--ablate-hints", action="store_true", help="tool errors without their recovery hints")
+    parser.add_argument(
+        "--answer-check", action="store_true", help="ask once which result shows an answer's uncited value"
+    )
     parser.add_argument(
         "--answer-reminder", choices=("auto", "on", "off"), default="", help="the answer_reminder setting for the run"
     )

@@ -239,3 +239,19 @@ def test_the_generalization_scenarios_judge_their_runs(scripted_model: ScriptedM
         reply("retention_days is 93."),
     )
     assert judged(row) == (1, 1, 1)
+
+
+def test_the_answer_check_is_an_eval_variant(scripted_model: ScriptedModel, tmp_path: Path) -> None:
+    """--answer-check: the answer found without reading is asked which result shows it, and the
+    scripted model then reads the file (the real model's choice is what the variant measures)."""
+    scripted_model.add(
+        reply("", call("glob", pattern="**/logging.ini")),
+        reply("The level is WARNING."),
+        reply("", call("read_file", path="etc/app/logging.ini")),
+        reply("The level is WARNING."),
+    )
+    summary = run_eval(scripted_model, tmp_path, "--scenario", "read_after_find", "--answer-check")
+    (row,) = summary["table"]
+    assert row["correct"] == 1 and row["turns"] == 4
+    asked = scripted_model.requests[2]["messages"][-1]["content"]
+    assert asked.startswith("Your answer states 'WARNING', which no tool result")

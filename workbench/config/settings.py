@@ -232,6 +232,16 @@ class Settings:
             project=USER_ONLY,
         ),
     )
+    answer_check: bool = field(
+        default=False,
+        metadata=about(
+            doc="a final answer that states a value (a number, a file's path, a `quoted` name) no tool result of "
+            "the conversation shows is asked once which result shows it before it is accepted (small models "
+            "answered about files they never read); off unless turned on, to be measured with "
+            "tools/eval_recovery.py --answer-check",
+            project=USER_ONLY,
+        ),
+    )
     answer_reminder: str = field(
         default="auto",
         metadata=about(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, interrupted, machinery_bug, to_result
-from workbench.engine import looping
+from workbench.engine import evidence, looping
 from workbench.engine.calls_in_text import find_calls
 from workbench.engine.compaction import Compactor, NothingToCompact
 from workbench.engine.inbox import Inbox
@@ -99,6 +99,7 @@ class AgentLoop:
         self.cancel_as: tuple[pb.RunStatus, str] | None = None  # how a cancel ends the run (a timeout)
         self.prompts: list[str] = []  # the person's prompts sent while a run goes: the next turn's
         self.outcome: pb.RunFinished | None = None
+        self.asked_for_evidence = False  # this run's answer was asked which result shows it (evidence.py)
         self.stopped = ""  # why the run stops after this turn's calls: it kept repeating one (looping.py)
         self.repeats = Repeats(toolbox.changing())
         self._text_calls: dict[str, str] = {}  # call id -> why a call recovered from text cannot run
@@ -132,6 +133,7 @@ class AgentLoop:
         self.turns = 0
         self.outcome = None
         self.stopped = ""
+        self.asked_for_evidence = False
         self.repeats.reset()
         self.task = prompt or self.task
         self.recorder.emit(
@@ -195,6 +197,8 @@ class AgentLoop:
                 # children still to hear from, or an item that came during this call: another turn
                 if self.inbox is not None and (self.inbox.pending or len(self.inbox)):
                     await self._wait_for_children()
+                    continue
+                if self._asks_for_evidence(reply.text):
                     continue
                 return reply.text
             results = await self._run_tools(list(reply.tool_calls))
@@ -268,6 +272,18 @@ class AgentLoop:
             raise RunEnded(pb.RUN_STATUS_FAILED, f"model call failed: {err.reason}") from err
         count(reply.usage)
         return reply
+
+    def _asks_for_evidence(self, answer: str) -> bool:
+        """With `answer_check` on, once a run: an answer stating values no tool result shows gets the
+        question which result shows them (evidence.py), and the run goes on."""
+        if not self.settings.answer_check or self.asked_for_evidence:
+            return False
+        values = evidence.unsupported(answer, self.messages)
+        if not values:
+            return False
+        self.asked_for_evidence = True
+        self._append(pb.Message(role=pb.ROLE_USER, text=evidence.question(values), author=pb.AUTHOR_WORKBENCH))
+        return True
 
     async def _recover_text_calls(self, reply: pb.Message) -> None:
         """Tool calls the model wrote as text (see calls_in_text) become the reply's calls.

@@ -96,7 +96,8 @@ ECHO_NEXT = (
 # After paths (ls, glob): told to answer now, a model answers about a file it never read (docs/DECISIONS.md).
 ECHO_READ = (
     "\n\nThat lists paths, not what the files hold: if the task asks what a file holds, read it first "
-    "(read_file) and answer from its text; else make the next call."
+    "(read_file) and answer from its text; if the paths themselves answer the task, reply now with them "
+    "in plain words; else make the next call."
 )
 # After an async child's start: told to answer now, a model guesses the child's result (docs/DECISIONS.md).
 ECHO_WAIT = (
