@@ -296,7 +296,7 @@ class AgentLoop:
         """
         if reply.tool_calls or not reply.text:
             return
-        tools = self.toolbox.tools
+        tools = dict(self.toolbox.tools)  # a copy for the thread: MCP tools may arrive meanwhile
         schemas = {name: t.schema for name, t in tools.items()}
         lenient = not litellm_knows(self.client.spec)
         # in a thread: reading a long block as JSON5 takes up to about a second (calls_in_text.LENIENT_CHARS)
