@@ -162,10 +162,13 @@ class AgentTree:
 
     def set_status(self, agent_id: str, status: pb.AgentStatus) -> None:
         """Save an agent's new status and its event in one transaction; memory follows the commit."""
-        info = self.nodes[agent_id].info
+        node = self.nodes[agent_id]
+        info = node.info
         saved = pb.AgentInfo()
         saved.CopyFrom(info)
         saved.status = status
+        if node.loop is not None:
+            saved.usage.CopyFrom(node.loop.usage)  # its own calls so far: `workbench sessions ID` reads them live
         with self.store.transaction():
             self.store.save_agent(self.session_id, saved)
             Recorder(self.store, self.session_id, agent_id).emit(
@@ -471,6 +474,7 @@ class AgentTree:
             saved = pb.AgentInfo()
             saved.CopyFrom(agent.info)
             saved.status = status
+            saved.usage.CopyFrom(usage)
             with self.store.transaction():
                 self.store.save_agent(self.session_id, saved)
                 if run_status is not None:

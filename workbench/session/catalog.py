@@ -106,3 +106,13 @@ def transcript(settings: Settings, session_id: str) -> Transcript:
         return Transcript(info, store.agents(info.id), list(store.events(info.id)))
     finally:
         store.close()
+
+
+def agents_of(settings: Settings, session_id: str) -> tuple[pb.SessionInfo, list[pb.AgentInfo]]:
+    """The stored session `session_id` names and its agents (parents first), each with its own usage."""
+    info = find_session(settings, session_id)
+    store = open_store(settings)
+    try:
+        return info, store.agents(info.id)
+    finally:
+        store.close()

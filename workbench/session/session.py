@@ -178,6 +178,7 @@ class Session:
         root = self.tree.make_root(root_info.prompt, list(root_info.tools), messages, announce=False)
         root.info.CopyFrom(root_info)
         assert root.loop is not None
+        root.loop.usage.CopyFrom(root_info.usage)  # its own calls of earlier processes count on
         interrupt_leftovers(self.store, self.id, root, events)
 
     async def close(self) -> None:

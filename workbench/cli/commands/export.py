@@ -8,10 +8,11 @@ import sys
 from collections.abc import Iterator
 
 from workbench.cli.command import Command
+from workbench.cli.commands.sessions import cost_text
 from workbench.cli.flags import data_dir_flag, settings_of
 from workbench.config.settings import Settings
 from workbench.core.feedback import model_text
-from workbench.core.words import agent_ended, author, run_status, spawn_mode
+from workbench.core.words import agent_ended, agent_status, author, run_status, spawn_mode
 from workbench.pb import workbench_pb2 as pb
 
 
@@ -57,6 +58,7 @@ def markdown(info: pb.SessionInfo, agents: list[pb.AgentInfo], events: list[pb.E
     is kept, marked as partial."""
     yield f"# {info.title or 'session ' + info.id}\n"
     yield f"session {info.id} · model {info.model} · workspace {info.workspace} · {run_status(info.status)}\n"
+    yield from usage_table(info, agents)
     first: dict[str, int] = {}
     for event in events:
         first.setdefault(event.agent_id, event.seq)
@@ -66,6 +68,19 @@ def markdown(info: pb.SessionInfo, agents: list[pb.AgentInfo], events: list[pb.E
             yield f"\n## subagent {agent.name} ({agent.id}, {spawn_mode(agent.mode)}, started by {agent.parent_id})\n"
         parent = names.get(agent.parent_id, agent.parent_id)
         yield from _agent_md([e for e in events if e.agent_id == agent.id], parent)
+
+
+def usage_table(info: pb.SessionInfo, agents: list[pb.AgentInfo]) -> Iterator[str]:
+    """Each agent's own calls, tokens and cost, and the session's total (— for an unpriced model)."""
+    yield "\n| agent | status | calls | tokens in | tokens out | cost |\n|---|---|---|---|---|---|\n"
+    for agent in agents:
+        u = agent.usage
+        yield (
+            f"| {agent.name} ({agent.id}) | {agent_status(agent.status)} | {u.calls} | {u.input_tokens:,} | "
+            f"{u.output_tokens:,} | {cost_text(u)} |\n"
+        )
+    t = info.usage
+    yield f"| total | | {t.calls} | {t.input_tokens:,} | {t.output_tokens:,} | {cost_text(t)} |\n"
 
 
 def _agent_md(events: list[pb.Event], parent: str) -> Iterator[str]:

@@ -14,7 +14,7 @@ from google.protobuf import json_format
 from workbench.cli.command import Command, UsageError
 from workbench.cli.flags import data_dir_flag, settings_of
 from workbench.core.safe_text import printable
-from workbench.core.words import run_status
+from workbench.core.words import agent_status, run_status
 from workbench.pb import workbench_pb2 as pb
 
 DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
@@ -22,6 +22,7 @@ UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", nargs="?", help="a session (an id or a unique prefix): its agents and the total")
     data_dir_flag(p)
     p.add_argument("--json", action="store_true", help="one JSON array (protobuf JSON names)")
     p.add_argument("--prune", action="store_true", help="delete sessions older than --older-than")
@@ -49,6 +50,11 @@ def handle(args: argparse.Namespace) -> int:
             return 0
         if args.older_than:
             raise UsageError("--older-than goes with --prune")
+        if args.id:
+            info, agents = catalog.agents_of(settings, args.id)
+            for line in [agents_json(agents)] if args.json else agents_table(info, agents):
+                print(line)
+            return 0
         found = catalog.list_sessions(settings)
     except SessionError as err:
         print(f"workbench: {err}", file=sys.stderr)
@@ -88,6 +94,32 @@ def sessions_table(found: Iterable[pb.SessionInfo]) -> Iterator[str]:
         )
 
 
+def cost_text(usage: pb.Usage) -> str:
+    """USD, or — when a model of it has no price (unknown is not 0)."""
+    return f"${usage.cost:.4f}" if usage.HasField("cost") else "—"
+
+
+def agents_table(info: pb.SessionInfo, agents: list[pb.AgentInfo]) -> Iterator[str]:
+    """`workbench sessions ID`: each agent's own calls, tokens and cost, subagents indented under
+    their parent, then the session's total (every agent's calls, the model judge's too)."""
+    yield f"{'AGENT':<36}  {'STATUS':<18}  {'CALLS':>5}  {'IN':>9}  {'OUT':>9}  {'COST':>10}"
+    for agent in agents:
+        name = "  " * agent.depth + (agent.id if agent.name == agent.id else f"{agent.name} ({agent.id})")
+        u = agent.usage
+        yield printable(
+            f"{name[:36]:<36}  {agent_status(agent.status):<18}  {u.calls:>5}  {u.input_tokens:>9,}  "
+            f"{u.output_tokens:>9,}  {cost_text(u):>10}"
+        )
+    t = info.usage
+    yield f"{'total':<36}  {'':<18}  {t.calls:>5}  {t.input_tokens:>9,}  {t.output_tokens:>9,}  {cost_text(t):>10}"
+
+
+def agents_json(agents: list[pb.AgentInfo]) -> str:
+    return json.dumps(
+        [json_format.MessageToDict(a, preserving_proto_field_name=True) for a in agents], ensure_ascii=False
+    )
+
+
 def sessions_json(found: Iterable[pb.SessionInfo]) -> str:
     return json.dumps(
         [json_format.MessageToDict(i, preserving_proto_field_name=True) for i in found], ensure_ascii=False
@@ -97,7 +129,7 @@ def sessions_json(found: Iterable[pb.SessionInfo]) -> str:
 COMMAND = Command(
     name="sessions",
     summary="list (or prune) stored sessions",
-    description="List stored sessions, newest first.",
+    description="List stored sessions, newest first; with an id, that session's agents with their tokens and cost.",
     flags=flags,
     handle=handle,
 )
