@@ -4,6 +4,7 @@ subagent), the scripted model server over HTTP, a real SQLite log and checkpoint
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -262,5 +263,31 @@ async def test_a_large_ignored_tree_is_named_once_in_a_notice(
         await session.wait()
         notices = [e.notice.text for e in kinds(session, "notice") if "checkpoint" in e.notice.text]
         assert notices == ["checkpoint: not kept: node_modules/ (ignored, over 1 MB in all)"]
+    finally:
+        await session.close()
+
+
+async def test_one_file_restored_leaves_the_others(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("a1\n")
+    (workspace / "b.txt").write_text("b1\n")
+    os.chmod(workspace / "b.txt", 0o600)
+    scripted_model.add(
+        reply("", call("bash", command="echo a2 > a.txt && echo b2 > b.txt && chmod 644 b.txt")),
+        reply("ok"),
+    )
+    session = await Session.open(settings)
+    try:
+        session.send("change both")
+        await session.wait()
+        plan = await session.plan_rewind()
+        diffs = {f.path: f.diff for f in plan.files}
+        assert "-a2" in diffs["a.txt"] and "+a1" in diffs["a.txt"]
+        await session.restore_file("a.txt")
+        assert (workspace / "a.txt").read_text() == "a1\n"
+        assert (workspace / "b.txt").read_text() == "b2\n" and (workspace / "b.txt").stat().st_mode & 0o777 == 0o644
+        with pytest.raises(SessionError, match=r"a\.txt is as it was before every turn"):
+            await session.restore_file("a.txt")
     finally:
         await session.close()

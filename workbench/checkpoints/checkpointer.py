@@ -17,7 +17,7 @@ from pathlib import Path
 import pygit2
 
 from workbench.checkpoints.repo import REF_PREFIX, Store, size_of
-from workbench.checkpoints.restore import Change, Restorer, diff, line_counts, modes
+from workbench.checkpoints.restore import Change, Restorer, diff, line_counts, modes, patches
 from workbench.checkpoints.snapshot import Limits, Scan, Snapshot
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
@@ -173,12 +173,13 @@ class Checkpointer:
     def changes(self, now: str, target: str) -> list[Change]:
         return diff(self.store.repo, now, target)
 
-    def restore(self, now: str, target: str, changes: list[Change]) -> None:
-        """Put the files of `changes` back as `target` holds them (`now`: the tree as it is)."""
+    def restore(self, now: str, target: str, changes: list[Change], *, whole: bool = True) -> None:
+        """Put the files of `changes` back as `target` holds them (`now`: the tree as it is); with
+        `whole` (the whole tree goes back), the modes of the other paths too."""
         repo = self.store.repo
         restorer = Restorer(self.workspace, repo)
         try:
-            restorer.apply(changes, modes(repo, target), modes(repo, now))
+            restorer.apply(changes, modes(repo, target), modes(repo, now), whole=whole)
         finally:
             restorer.close()
 
@@ -193,6 +194,9 @@ class Checkpointer:
 
     def line_counts(self, old: str, new: str) -> dict[str, tuple[int, int]]:
         return line_counts(self.store.repo, old, new)
+
+    def patches(self, old: str, new: str, text_limit: int = 20_000) -> dict[str, tuple[int, int, str]]:
+        return patches(self.store.repo, old, new, text_limit)
 
     def close(self) -> None:
         if self._first is not None and not self._first.done():

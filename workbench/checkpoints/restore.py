@@ -113,8 +113,11 @@ class Restorer:
             os.close(fd)
         self._folders.clear()
 
-    def apply(self, changes: list[Change], target_modes: dict[str, int], now_modes: dict[str, int]) -> None:
-        """Remove what the target does not hold (deepest first), then write what it holds."""
+    def apply(
+        self, changes: list[Change], target_modes: dict[str, int], now_modes: dict[str, int], *, whole: bool = True
+    ) -> None:
+        """Remove what the target does not hold (deepest first), then write what it holds; with
+        `whole`, also give every other path whose mode differs the target's mode."""
         self.root.mkdir(parents=True, exist_ok=True)
         for change in sorted(changes, key=lambda c: -c.path.count("/")):
             if change.now is not None and (
@@ -125,7 +128,7 @@ class Restorer:
             if change.target is not None:
                 self._write(change.path, change.target, target_modes)
         changed = {c.path for c in changes}
-        for key in sorted(target_modes.keys() | now_modes.keys(), key=lambda k: -k.count("/")):
+        for key in sorted(target_modes.keys() | now_modes.keys() if whole else (), key=lambda k: -k.count("/")):
             path = key.rstrip("/") if key != "/" else ""
             if target_modes.get(key) != now_modes.get(key) and path not in changed:
                 self._chmod(path, key.endswith("/"), target_modes.get(key))
@@ -205,11 +208,20 @@ class Restorer:
 
 def line_counts(repo: pygit2.Repository, old: str, new: str) -> dict[str, tuple[int, int]]:
     """Lines added and removed per file between two checkpoints (binary files: 0, 0)."""
+    return {path: (added, removed) for path, (added, removed, _text) in patches(repo, old, new).items()}
+
+
+def patches(repo: pygit2.Repository, old: str, new: str, text_limit: int = 0) -> dict[str, tuple[int, int, str]]:
+    """Per file: lines added, removed, and (up to `text_limit` characters each) the unified diff."""
     a, b = _tree(repo, old), _tree(repo, new)
-    counts: dict[str, tuple[int, int]] = {}
+    found: dict[str, tuple[int, int, str]] = {}
     for patch in a.diff_to_tree(b):
         if patch is None:
             continue
         _ctx, added, removed = patch.line_stats
-        counts[patch.delta.new_file.path or patch.delta.old_file.path] = (added, removed)
-    return counts
+        text = ""
+        if text_limit:
+            text = patch.text or ""
+            text = text if len(text) <= text_limit else text[:text_limit] + "\n… (cut)\n"
+        found[patch.delta.new_file.path or patch.delta.old_file.path] = (added, removed, text)
+    return found

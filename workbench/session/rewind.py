@@ -10,6 +10,7 @@ just before is a checkpoint too (reason REWIND), so `workbench undo` can take th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
@@ -37,6 +38,7 @@ class FileChange:
     kind: str
     added: int = 0
     removed: int = 0
+    diff: str = ""  # the unified diff from the file as it is to the file as it will be (cut when long)
 
 
 @dataclass
@@ -53,6 +55,7 @@ class RewindPlan:
     conversation_seq: int = 0
     messages_dropped: int = 0
     changes: list[Change] = field(default_factory=list)
+    whole: bool = True  # the whole tree goes back (False: one file, from the changed-files screen)
 
 
 def new_checkpointer(settings: Settings, session_id: str) -> Checkpointer | None:
@@ -132,11 +135,11 @@ async def plan(session: Session, to_turn: int | None, *, code: bool = True, conv
             )
     if code and cps is not None and result.target:
         result.changes = cps.changes(result.now, result.target)
-        counts = cps.line_counts(result.now, result.target)
+        found = cps.patches(result.now, result.target)
         for change, path in zip(result.changes, files_of(result.changes), strict=True):
             kind = "created" if change.now is None else "deleted" if change.target is None else "changed"
-            added, removed = counts.get(change.path, (0, 0))
-            result.files.append(FileChange(path, kind, added, removed))
+            added, removed, text = found.get(change.path, (0, 0, ""))
+            result.files.append(FileChange(path, kind, added, removed, text))
         changed = {c.path for c in result.changes}
         for path, mode in cps.mode_changes(result.now, result.target).items():
             if path.rstrip("/") not in changed:
@@ -197,7 +200,7 @@ async def apply(session: Session, plan: RewindPlan, *, overwrite_outside: bool =
             for c in plan.changes
             if c.path not in keep and not any(k.startswith(c.path + "/") or c.path.startswith(k + "/") for k in keep)
         ]
-        cps.restore(plan.now, plan.target, changes)
+        cps.restore(plan.now, plan.target, changes, whole=plan.whole)
         record.files.extend(c.path for c in changes)
     if plan.conversation and plan.conversation_seq:
         record.conversation_seq = plan.conversation_seq
@@ -212,6 +215,31 @@ async def apply(session: Session, plan: RewindPlan, *, overwrite_outside: bool =
             Recorder(session.store, session.id, ROOT_ID).emit(after)
     session.put_back_to = plan.to_turn if plan.code and not plan.conversation else 0
     return record
+
+
+async def restore_one(session: Session, path: str) -> pb.Rewind:
+    """One file back as it was before the newest turn whose start differs from it now."""
+    if Path(path).is_absolute():
+        try:
+            path = str(Path(path).relative_to(session.settings.workspace))
+        except ValueError as err:
+            raise RewindRefused(f"{path} is outside the workspace: checkpoints keep only the workspace") from err
+    path = path.strip("/")
+    cps = session.checkpoints
+    if cps is None:
+        raise RewindRefused("checkpoints are off for this session (setting checkpoints), so no file can be put back")
+    events = list(session.events())
+    history = read_history(events)
+    whole = await plan(session, None)  # the tree as it is now becomes a checkpoint
+    for turn in reversed(history.turns):
+        if not turn.commit:
+            continue
+        changes = [c for c in cps.changes(whole.now, turn.commit) if c.path == path]
+        if changes:
+            one = RewindPlan(turn.number, True, False, False, f"{path} as before turn {turn.number}")
+            one.now, one.target, one.changes, one.whole = whole.now, turn.commit, changes, False
+            return await apply(session, one, overwrite_outside=True)
+    raise RewindRefused(f"{path} is as it was before every turn of this session: nothing to put back")
 
 
 def _short(prompt: str, limit: int = 50) -> str:
@@ -241,8 +269,6 @@ class TurnSummary:
 def summaries(settings: Settings, info: pb.SessionInfo, events: list[pb.Event]) -> list[TurnSummary]:
     """Each turn with the files it changed (from its checkpoint to the next turn's, or to the
     newest checkpoint for the last turn), with +/- line counts."""
-    from pathlib import Path
-
     from workbench.checkpoints.repo import Store
     from workbench.checkpoints.restore import diff, files_of, line_counts
 

@@ -475,6 +475,14 @@ class Session:
         except rewinding.RewindRefused as err:
             raise SessionError(str(err)) from err
 
+    async def restore_file(self, path: str) -> pb.Rewind:
+        """Put one file (relative to the workspace) back as it was before the last turn that
+        changed it (the TUI's changed-files screen); a `rewind` event records it."""
+        try:
+            return await rewinding.restore_one(self, path)
+        except rewinding.RewindRefused as err:
+            raise SessionError(str(err)) from err
+
     def turns(self) -> list[rewinding.TurnSummary]:
         """The rewind points: each prompt, the checkpoints of its calls, the files it changed."""
         return rewinding.summaries(self.settings, self.info, list(self.events()))

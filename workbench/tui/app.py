@@ -35,6 +35,7 @@ from workbench.tui.help_screen import KeysHelp
 from workbench.tui.inbox_pane import InboxPane
 from workbench.tui.keymap import bindings
 from workbench.tui.prompt_input import PromptInput
+from workbench.tui.rewind_screen import RewindReview, TurnPicker
 from workbench.tui.search_bar import SearchBar, find
 from workbench.tui.session_client import SessionClient
 from workbench.tui.text import printable
@@ -237,7 +238,51 @@ class WorkbenchApp(SessionClient):
         self.notify(f"approval mode: {mode}", timeout=3)
 
     def action_changed_files(self) -> None:
-        self.push_screen(ChangedFiles(self.view.changed_files))
+        restore = None if self.session is None else self.restore_file
+        self.push_screen(ChangedFiles(self.view.changed_files, restore))
+
+    def restore_file(self, path: str) -> None:
+        self.run_worker(self._restore_file(path), group="rewind")
+
+    async def _restore_file(self, path: str) -> None:
+        """One file back as it was before the last turn that changed it (Ctrl+O, r)."""
+        if self.session is None:
+            return
+        try:
+            done = await self.session.restore_file(path)
+        except Exception as err:  # SessionError: said to the person, nothing changed
+            self.notify(printable(str(err)), severity="warning", timeout=6, markup=False)
+            return
+        self.notify(printable(f"{path} put back as before turn {done.to_turn}"), timeout=5, markup=False)
+
+    def action_rewind(self) -> None:
+        if self.session is None:
+            self.notify("No session is open yet.", timeout=3)
+            return
+        self.run_worker(self._rewind(self.session), group="rewind")
+
+    async def _rewind(self, session: Session) -> None:
+        """Pick a prompt and what goes back, review the files and their diffs, then rewind."""
+        try:
+            turns = session.turns()
+            if not turns:
+                self.notify("Nothing to rewind yet: no prompt has a checkpoint.", timeout=4)
+                return
+            picked = await self.push_screen_wait(TurnPicker(turns))
+            if picked is None:
+                return
+            turn, mode = picked
+            plan = await session.plan_rewind(
+                turn, code=mode in ("code", "both"), conversation=mode in ("conversation", "both")
+            )
+            if not await self.push_screen_wait(RewindReview(plan)):
+                return
+            done = await session.rewind(plan)
+        except Exception as err:  # SessionError: said to the person, nothing changed
+            self.notify(printable(str(err)), severity="warning", timeout=6, markup=False)
+            return
+        kept = f"; {len(plan.outside)} changed outside kept as they are" if plan.outside else ""
+        self.notify(printable(f"Rewound to before turn {turn}: {len(done.files)} path(s) put back{kept}"), timeout=6)
 
     def action_toggle_pane(self, pane: str) -> None:
         widget = self.agents_pane if pane == "agents" else self.inbox_pane
@@ -306,6 +351,7 @@ class WorkbenchApp(SessionClient):
             ("Switch model", "Continue this session with another model", self.action_switch_model),
             ("Cancel run", "Interrupt the running turn (Esc)", self.action_interrupt),
             ("Changed files", "Files this session wrote or edited, with diffs (ctrl+o)", self.action_changed_files),
+            ("Rewind", "Files, conversation or both back to before a prompt (ctrl+g)", self.action_rewind),
             ("Approval mode", "Cycle ask, auto, read-only (ctrl+t)", self.action_cycle_approval),
             ("Copy last answer", "The root agent's last answer to the clipboard", self.action_copy_answer),
             ("Compact now", "Summarize the older turns now (between runs)", self.action_compact),

@@ -1,7 +1,9 @@
-"""Changed files: the files this session wrote or edited, each with its latest diff."""
+"""Changed files: the files this session wrote or edited, each with its latest diff; `r` puts the
+highlighted one back as it was before the last turn that changed it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -17,11 +19,13 @@ from workbench.tui.text import diff_text, printable
 
 
 class ChangedFiles(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = bindings("screens")
+    BINDINGS: ClassVar[list[BindingType]] = bindings("files") + bindings("screens")
 
-    def __init__(self, files: dict[str, str]) -> None:
+    def __init__(self, files: dict[str, str], restore: Callable[[str], None] | None = None) -> None:
         super().__init__()
         self.files = dict(files)
+        self.restore = restore  # puts one file back (the app runs it on the session); None: no session
+        self.current = next(iter(self.files), "")
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="files"):
@@ -35,11 +39,16 @@ class ChangedFiles(ModalScreen[None]):
             self.show(next(iter(self.files)))
 
     def show(self, path: str) -> None:
+        self.current = path
         diff = self.files.get(path, "")
         self.query_one("#diff", Static).update(diff_text(diff) if diff else Text("(no diff recorded)", style="dim"))
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
+
+    def action_restore(self) -> None:
+        if self.restore is not None and self.current:
+            self.restore(self.current)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option.id:

@@ -22,6 +22,9 @@ WHERE = {
     "inbox": "Inbox pane",
     "approval": "approval",
     "screens": "pickers, help, changed files",
+    "rewind": "the rewind screen",
+    "review_rewind": "a rewind's files",
+    "files": "changed files (Ctrl+O)",
 }
 
 
@@ -67,6 +70,13 @@ KEYS: tuple[Key, ...] = (
     Key("ctrl+b", "Ctrl+B", "app", "show or hide the Agents and Inbox column", "toggle_side", "agents", priority=True),
     Key("ctrl+f", "Ctrl+F", "app", "search the shown transcript", "search", "search", priority=True),
     Key("ctrl+o", "Ctrl+O", "app", "changed files, each with its diff", "changed_files", "files"),
+    Key(
+        "ctrl+g",
+        "Ctrl+G",
+        "app",
+        "rewind: the files, the conversation or both back to before one of your prompts",
+        "rewind",
+    ),
     Key("ctrl+t", "Ctrl+T", "app", "cycle the approval mode (ask, auto, read-only)", "cycle_approval", "approval"),
     Key("ctrl+r", "Ctrl+R", "app", "the next call waiting for your approval, from any agent", "next_review", "review"),
     Key("ctrl+p", "Ctrl+P", "app", "commands: new, resume, switch model, copy answer, compact, tmux attach, demo"),
@@ -105,6 +115,18 @@ KEYS: tuple[Key, ...] = (
     Key("c", "c", "approval", "cancel the agent (a review of a call it repeats)", "cancel_agent", ""),
     Key("escape", "Esc", "approval", "later: the call keeps waiting (Ctrl+R shows it again)", "later", "later"),
     Key("escape", "Esc", "screens", "go back", "dismiss_none", "back"),
+    Key("c", "c", "rewind", "put back the files only (the default)", "mode('code')", "files"),
+    Key("v", "v", "rewind", "put back the conversation only", "mode('conversation')", "conversation"),
+    Key("b", "b", "rewind", "put back both", "mode('both')", "both"),
+    Key("y", "y", "review_rewind", "go ahead with the rewind", "go_ahead", "go ahead"),
+    Key(
+        "r",
+        "r",
+        "files",
+        "put the highlighted file back as it was before the last turn that changed it",
+        "restore",
+        "restore",
+    ),
     Key("f1,question_mark", "F1 or ?", "screens", "close the keys", "dismiss_none", listed=False),
 )
 
