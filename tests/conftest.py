@@ -58,6 +58,39 @@ def settings(tmp_path: Path, workspace: Path, scripted_model: ScriptedModel) -> 
     )
 
 
+FAST_MARKS = ("tmux", "sandbox")  # a run that leaves these out must not start what they start
+
+
+@pytest.fixture(autouse=True)
+def _unmarked_tmux_fails_the_fast_subset(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """In a run that leaves out `tmux` tests (the fast subset), a test that starts a tmux server
+    without the mark fails, saying which mark it needs; the full run (`pytest`) checks nothing.
+
+    The server still starts and the test runs as usual: only its outcome says it is misfiled.
+    """
+    chosen = request.config.option.markexpr or ""
+    if "not tmux" not in chosen or any(request.node.get_closest_marker(m) for m in FAST_MARKS):
+        yield
+        return
+    import workbench.terminal.host as host
+
+    real = host.start_server
+    started: list[bool] = []
+
+    async def start_server(*args: Any, **kwargs: Any) -> None:
+        started.append(True)
+        await real(*args, **kwargs)
+
+    monkeypatch.setattr(host, "start_server", start_server)
+    yield
+    if started:
+        pytest.fail(
+            f"{request.node.nodeid} starts a tmux server: mark it @pytest.mark.tmux (see README, Run the tests)"
+        )
+
+
 RegisterTool = Callable[..., None]
 
 

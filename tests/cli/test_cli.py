@@ -15,6 +15,8 @@ from tests.scripted_server import ScriptedModel, call, error, reply
 from tests.waiting import until_blocking
 from workbench.cli.main import main
 
+pytestmark = pytest.mark.tmux
+
 
 def args(scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, *extra: str) -> list[str]:
     return [

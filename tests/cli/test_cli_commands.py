@@ -15,6 +15,8 @@ import pytest
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.cli.main import main
 
+pytestmark = pytest.mark.tmux
+
 
 def scripted(scripted_model: ScriptedModel, workspace: Path, data: Path, *extra: str) -> list[str]:
     return [

@@ -12,9 +12,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_cli import args
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.cli.main import main, parse
+
+pytestmark = pytest.mark.tmux
 
 
 def tool_messages(body: dict) -> list[str]:

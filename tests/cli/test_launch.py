@@ -18,6 +18,8 @@ import pytest
 
 from tests.scripted_server import ScriptedModel, reply
 
+pytestmark = pytest.mark.slow
+
 REPEAT = 20
 INTERRUPTS = 10  # Ctrl-C moments, spread over the first 2.6 s
 AT_ONCE = 4  # processes started together (litellm's import is CPU-bound: 2 cores)

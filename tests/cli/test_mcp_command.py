@@ -14,6 +14,8 @@ from workbench.cli.main import main
 from workbench.config.settings import Settings
 from workbench.session.doctor import main as doctor
 
+pytestmark = pytest.mark.slow
+
 
 def user_config(tmp_path: Path, text: str) -> None:
     folder = Path(os.environ["XDG_CONFIG_HOME"]) / "workbench"

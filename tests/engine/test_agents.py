@@ -540,6 +540,7 @@ async def test_cancelling_one_child_cancels_its_subtree_and_the_parent_goes_on(
     await session.close()
 
 
+@pytest.mark.tmux
 async def test_run_cancel_with_5_children_running_leaves_no_task_or_tmux_window(
     settings: Settings, scripted_model: ScriptedModel
 ) -> None:
@@ -596,6 +597,7 @@ async def test_run_cancel_with_5_children_running_leaves_no_task_or_tmux_window(
 # --- many ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_100_async_children_each_reach_the_inbox_once(settings: Settings, scripted_model: ScriptedModel) -> None:
     settings.max_running_children = 100
     settings.max_total_children = 100

@@ -7,9 +7,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.scripted_server import ScriptedModel, call, reply
 from tools.eval_recovery import main
 from tools.eval_recovery_scenarios import SCENARIOS
+
+pytestmark = pytest.mark.tmux
 
 
 def run_eval(scripted_model: ScriptedModel, out: Path, *extra: str) -> dict[str, Any]:

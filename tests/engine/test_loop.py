@@ -327,6 +327,7 @@ async def _stubborn(ctx: ToolContext) -> str:
     return "finished anyway"
 
 
+@pytest.mark.slow
 async def test_cancel_with_a_tool_that_ignores_it_ends_in_time_and_twice_is_fine(
     settings: Settings, scripted_model: ScriptedModel
 ) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_agent
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config.settings import Settings
@@ -177,6 +179,7 @@ async def test_a_changed_file_makes_the_same_read_a_new_result(
     assert all(not r.notes for r in run.results())
 
 
+@pytest.mark.tmux
 async def test_a_call_that_keeps_failing_is_not_run_again_until_something_changes(
     settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:
@@ -204,6 +207,7 @@ async def test_a_call_that_keeps_failing_is_not_run_again_until_something_change
     assert len(notices) == 2 and all(n.level == "warning" and "not run" in n.text for n in notices)
 
 
+@pytest.mark.tmux
 async def test_a_call_that_keeps_returning_the_same_result_is_not_run_a_third_time(
     settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:
@@ -250,6 +254,7 @@ async def test_without_recovery_hints_an_error_is_only_its_first_sentence(
     assert result.is_error and result.error == "note.txt does not exist"
 
 
+@pytest.mark.tmux
 async def test_a_timed_out_command_that_printed_is_closed_with_answer_now_in_both_call_forms(
     settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:

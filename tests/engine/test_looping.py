@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.engine.test_agents import create, route
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config.settings import Settings
@@ -17,6 +19,8 @@ from workbench.engine.looping import JUDGE
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.catalog import list_sessions
 from workbench.session.session import Session
+
+pytestmark = pytest.mark.tmux
 
 FOREVER = 60  # replies the scripted model has: as many as a run could ask for
 

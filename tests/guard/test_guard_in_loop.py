@@ -11,11 +11,15 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.scripted_server import ScriptedModel, call, reply
 from tests.waiting import until
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.session import Session
+
+pytestmark = pytest.mark.tmux
 
 RECORD, REVIEW, BLOCK = pb.GUARD_VERDICT_RECORD, pb.GUARD_VERDICT_REVIEW, pb.GUARD_VERDICT_BLOCK
 

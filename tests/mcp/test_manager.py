@@ -16,6 +16,8 @@ from workbench.mcp.manager import McpManager
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import Toolbox, ToolContext
 
+pytestmark = pytest.mark.slow
+
 
 def context(settings: Settings, outputs: list[str]) -> ToolContext:
     return ToolContext(
@@ -132,6 +134,7 @@ async def test_a_server_that_never_starts_is_feedback(settings: Settings, tmp_pa
         await manager.close()
 
 
+@pytest.mark.sandbox
 async def test_cancelling_a_call_sends_the_protocols_cancellation(settings: Settings, workspace: Path) -> None:
     marker = workspace / "hang-cancelled"
     server = probe(env={"PROBE_HANG_MARKER": str(marker)})  # sandboxed: the workspace is writable

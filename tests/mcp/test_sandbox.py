@@ -17,6 +17,8 @@ from workbench.config.settings import Settings
 from workbench.mcp.launch import stdio_parameters
 from workbench.tools.registry import Toolbox
 
+pytestmark = pytest.mark.sandbox
+
 
 @pytest.fixture
 def listener() -> Iterator[socket.socket]:

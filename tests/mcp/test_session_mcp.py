@@ -13,6 +13,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.guard.test_guard_in_loop import of, open_session, until
 from tests.mcp.conftest import probe, with_servers
 from tests.scripted_server import ScriptedModel, call, reply
@@ -23,6 +25,8 @@ from workbench.session.session import Session
 from workbench.terminal.leftovers import reap_orphans
 from workbench.terminal.processes import marked_pids
 from workbench.terminal.shell_env import MARKER
+
+pytestmark = pytest.mark.tmux
 
 
 def offered(body: dict[str, Any]) -> list[str]:

@@ -171,6 +171,7 @@ def run_cli(server: ScriptedModel, tmp_path: Path, *flags: str) -> int:
     )
 
 
+@pytest.mark.tmux
 def test_max_cost_ends_the_run_budget_exhausted_exit_3(
     scripted_model: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -181,6 +182,7 @@ def test_max_cost_ends_the_run_budget_exhausted_exit_3(
     assert "budget exhausted: cost budget exhausted" in capsys.readouterr().err
 
 
+@pytest.mark.tmux
 def test_max_tokens_ends_the_run_budget_exhausted_exit_3(
     scripted_model: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -191,6 +193,7 @@ def test_max_tokens_ends_the_run_budget_exhausted_exit_3(
     assert "token budget exhausted: 1,100 of 1,000 tokens used" in capsys.readouterr().err
 
 
+@pytest.mark.tmux
 def test_a_failed_model_call_exits_1_with_one_line(
     scripted_model: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

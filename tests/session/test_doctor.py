@@ -10,6 +10,8 @@ import pytest
 from workbench.config.settings import Settings
 from workbench.session.doctor import main
 
+pytestmark = pytest.mark.sandbox
+
 
 def _doctor(settings: Settings) -> tuple[int, str]:
     out = io.StringIO()

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.mcp.conftest import probe, with_servers
 from workbench.config.mcp_servers import parse_server
 from workbench.config.settings import Settings
 from workbench.session.mcp_servers import call_tool, check_servers, list_servers
+
+pytestmark = pytest.mark.slow
 
 
 async def test_list_reports_each_server(settings: Settings) -> None:

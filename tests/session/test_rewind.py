@@ -198,6 +198,7 @@ async def test_checkpoint_failure_refuses_the_call_by_default(
         await session.close()
 
 
+@pytest.mark.slow
 def test_kill_9_mid_bash_then_undo_restores_the_tree_before_that_call(
     scripted_model: ScriptedModel, workspace: Path, tmp_path: Path
 ) -> None:

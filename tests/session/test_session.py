@@ -22,6 +22,8 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.session.errors import SessionError
 from workbench.session.session import Session
 
+pytestmark = pytest.mark.tmux
+
 
 def user_texts(body: dict) -> list[str]:
     return [m["content"] for m in body["messages"] if m["role"] == "user"]

@@ -35,6 +35,7 @@ def root_reply(body: dict[str, Any]) -> dict[str, Any]:
     return reply("Both done." if both else "Waiting.")
 
 
+@pytest.mark.slow
 async def test_steering_a_running_child_changes_its_next_request_and_nothing_else_stops(
     settings: Settings, scripted_model: ScriptedModel
 ) -> None:

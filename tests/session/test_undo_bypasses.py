@@ -38,6 +38,7 @@ def session_settings(settings: Settings, workspace: Path) -> Settings:
     return settings
 
 
+@pytest.mark.slow
 async def test_each_bypass_is_undone_byte_for_byte(
     session_settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:

@@ -22,6 +22,8 @@ from workbench.terminal.host import TerminalHost
 from workbench.terminal.leftovers import make_cgroup, reap_orphans, records_dir
 from workbench.terminal.processes import cmdline, pid_alive
 
+pytestmark = pytest.mark.tmux
+
 # Each escape writes the pid of a `sleep` that must not outlive the session.
 ESCAPES = {
     "disown": "sleep 3001 & echo $! > {d}/disown; disown",

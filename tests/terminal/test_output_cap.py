@@ -13,6 +13,8 @@ from tools.benchmarks.shell_output import ROOT, measure
 from workbench.terminal import bash_run
 from workbench.terminal.output_cap import CappedOutput
 
+pytestmark = pytest.mark.tmux
+
 
 def test_small_output_is_kept_whole_and_saves_nothing(tmp_path: Path) -> None:
     events: list[str] = []

@@ -40,6 +40,8 @@ from workbench.terminal.sandbox_server import GONE
 from workbench.terminal.seccomp import terminal_injection_filter
 from workbench.tools.registry import Toolbox, ToolContext
 
+pytestmark = [pytest.mark.tmux, pytest.mark.sandbox]
+
 PUBLIC = "203.0.113.7"  # TEST-NET-3: public, never answers
 
 

@@ -32,6 +32,8 @@ from tests.terminal.test_sandbox import (  # noqa: F401 - the sandbox fixtures
 from workbench.cli.main import main
 from workbench.core.feedback import model_text
 
+pytestmark = [pytest.mark.tmux, pytest.mark.sandbox]
+
 
 async def _attach_and_detach(s: SandboxedTerm) -> None:
     """A person attaches to the agent's tmux server from a terminal of their own, then leaves."""

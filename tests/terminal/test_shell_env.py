@@ -24,6 +24,7 @@ SECRETS = {
 }
 
 
+@pytest.mark.tmux
 async def test_provider_keys_reach_neither_the_shell_nor_the_event_log(
     settings: Settings, scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -94,6 +95,7 @@ def test_one_rule_strips_from_the_shells_and_redacts_from_the_log(monkeypatch: p
         "echo \"fatal: could not read Username for 'https://github.com': terminal prompts disabled\" >&2; false",
     ],
 )
+@pytest.mark.tmux
 async def test_a_command_failing_for_a_kept_token_is_told_its_name_and_the_setting(
     command: str, settings: Settings, scripted_model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
 ) -> None:

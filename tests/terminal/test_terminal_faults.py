@@ -7,8 +7,12 @@ import contextlib
 import os
 import signal
 
+import pytest
+
 from tests.tools.test_shell import Term, host, term  # noqa: F401 - the shell fixtures
 from workbench.terminal.host import TerminalHost
+
+pytestmark = pytest.mark.tmux
 
 
 def _stop_server(host: TerminalHost) -> int:  # noqa: F811 - a TerminalHost, not the fixture

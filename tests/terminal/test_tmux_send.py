@@ -8,6 +8,8 @@ import pytest
 from tests.tools.test_shell import Term, host, term  # noqa: F401 - the shell fixtures
 from workbench.terminal.tmux_server import control_line
 
+pytestmark = pytest.mark.tmux
+
 # tmux's command syntax, quoting and formats, and the shell's: all must arrive as typed
 LITERAL = 'a\'b "c" d;e; \\; #{pane_id} $HOME ~ {x} %if -n --x é |end'
 

@@ -261,6 +261,7 @@ async def test_write_file_of_the_same_content_says_unchanged_and_does_not_write(
     )
 
 
+@pytest.mark.slow
 async def test_write_file_is_atomic_and_keeps_the_mode(tools: Tools, workspace: Path) -> None:
     script = put(workspace, "run.sh", "#!/bin/sh\necho old\n" * 1000)
     script.chmod(0o755)
@@ -694,6 +695,7 @@ async def test_nul_in_a_path_is_feedback_not_a_defect(tools: Tools) -> None:
 # --- grep: a catastrophic pattern is bounded in time and never freezes the process -----------
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 async def test_grep_catastrophic_pattern_is_stopped_and_the_loop_keeps_running(
     tools: Tools, workspace: Path, monkeypatch: pytest.MonkeyPatch

@@ -61,6 +61,7 @@ async def test_a_path_over_path_max_is_feedback_at_once(tools: Tools, name: str,
     assert len(text) < 1000, len(text)
 
 
+@pytest.mark.slow
 async def test_resolving_a_long_path_runs_off_the_event_loop(
     tools: Tools, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -151,6 +152,7 @@ def _walks(calls: int) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("calls_of", [_reads_and_writes, _walks], ids=["read-write-edit", "walks"])
 async def test_swapping_a_folder_for_a_symlink_never_reaches_outside(
     tools: Tools, workspace: Path, tmp_path: Path, calls_of: Callable[[int], list[tuple[str, dict[str, Any]]]]
@@ -226,6 +228,7 @@ async def test_a_swap_between_the_check_and_the_open_is_caught(
 # --- errors quote what the model sent, shortened ----------------------------------------------
 
 
+@pytest.mark.slow
 async def test_grep_and_glob_patterns_are_shortened_in_errors(tools: Tools, workspace: Path) -> None:
     put(workspace, "a.txt", "x\n")
     huge = "(" + "a" * 3_000_000

@@ -164,6 +164,7 @@ async def test_deeply_nested_arguments_are_feedback(tmp_path: Path) -> None:
         assert result.is_error and "argument nesting too deep" in result.error, result.error[:200]
 
 
+@pytest.mark.slow
 async def test_deeply_nested_arguments_do_not_end_the_run(settings: Settings, scripted_model: ScriptedModel) -> None:
     scripted_model.add(reply("", call("read_file", '{"path": ' + DEEP + "}")), reply("recovered"))
     run = await run_agent(settings, "go")

@@ -25,6 +25,8 @@ from workbench.terminal.processes import pid_alive
 from workbench.tools.not_found import missing_command
 from workbench.tools.registry import Toolbox, ToolContext
 
+pytestmark = pytest.mark.tmux
+
 
 def _server_running(socket: str) -> bool:
     return subprocess.run(["tmux", "-L", socket, "has-session"], capture_output=True).returncode == 0

@@ -188,6 +188,7 @@ async def test_a_huge_skill_name_is_shortened_in_the_error(workspace: Path, tmp_
     assert "(shortened: 3,000,000 characters)" in result.error and len(model_text(result)) < 2000
 
 
+@pytest.mark.slow
 async def test_a_skill_nested_past_any_sense_is_skipped_with_a_notice_and_the_run_goes_on(
     settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:

@@ -639,6 +639,7 @@ def encoded(body: bytes, encoding: str) -> Route:
     return route
 
 
+@pytest.mark.slow
 async def test_fetch_gzip_bomb_is_capped_without_inflating_it(tmp_path: Path, serve: Callable[..., Server]) -> None:
     import tracemalloc
 
@@ -684,6 +685,7 @@ async def test_fetch_gzip_and_deflate_bodies_are_decoded(tmp_path: Path, serve: 
 # --- HTML conversion: deep nesting and big pages -----------------------------------------------
 
 
+@pytest.mark.slow
 async def test_fetch_deeply_nested_html_gives_its_text(tmp_path: Path, serve: Callable[..., Server]) -> None:
     deep = b"<html><body>" + b"<div>" * 50_000 + b"the text" + b"</div>" * 50_000 + b"</body></html>"
     site = serve({"/deep": lambda h: h.reply(200, "text/html", deep)})
@@ -692,6 +694,7 @@ async def test_fetch_deeply_nested_html_gives_its_text(tmp_path: Path, serve: Ca
     assert "the text" in result.output
 
 
+@pytest.mark.slow
 async def test_fetch_converts_a_big_page_off_the_event_loop(
     tmp_path: Path, serve: Callable[..., Server], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -26,6 +27,8 @@ from workbench.tui.picker import ResumePicker
 from workbench.tui.prompt_input import PromptInput
 from workbench.tui.tool_block import ToolBlock
 from workbench.tui.transcript import Transcript
+
+pytestmark = pytest.mark.tui
 
 SIZE = (150, 45)
 

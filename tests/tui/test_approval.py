@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
@@ -16,6 +17,8 @@ from tests.waiting import on_screen
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.approval import Approvals, ApprovalScreen, styled
+
+pytestmark = pytest.mark.tui
 
 
 class Host(App[None]):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from workbench.config.settings import Settings
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.help_screen import KeysHelp
@@ -21,6 +23,7 @@ def test_every_key_has_a_place_and_words() -> None:
         assert key.where in WHERE and key.does and key.label
 
 
+@pytest.mark.tui
 async def test_f1_and_question_mark_show_the_keys(tmp_path: Path) -> None:
     settings = Settings(model="openai/gpt-4.1", workspace=tmp_path, data_dir=tmp_path / "d")
     app = WorkbenchApp(settings, blink=False, preload=False, offline=True)

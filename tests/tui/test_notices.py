@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.tui_events import EventLog
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
@@ -12,6 +14,8 @@ from workbench.tui.app import WorkbenchApp
 from workbench.tui.messages import AssistantMessage, NoticeLine
 from workbench.tui.tool_block import ToolBlock
 from workbench.tui.transcript import Transcript
+
+pytestmark = pytest.mark.tui
 
 
 class Clock:

@@ -18,6 +18,8 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.picker import ResumePicker
 
+pytestmark = pytest.mark.tui
+
 SIZE = (130, 36)
 
 

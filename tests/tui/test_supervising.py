@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from textual.widgets import Static
 
 from tests.engine.test_agents import after_inbox, create, route, user_texts
@@ -17,6 +18,8 @@ from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane, row_label
 from workbench.tui.approval import ApprovalScreen
+
+pytestmark = pytest.mark.tui
 
 RUNNING = pb.AGENT_STATUS_RUNNING
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.tui, pytest.mark.tmux, pytest.mark.slow]
+
 WORKBENCH = Path(sys.executable).with_name("workbench")
 
 
