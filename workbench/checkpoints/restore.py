@@ -16,6 +16,7 @@ import os
 import secrets
 import shutil
 import stat
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from workbench.tools.files.confined import open_folder
 
 TREE = pygit2.GIT_FILEMODE_TREE
 LINK = pygit2.GIT_FILEMODE_LINK
+WRITERS = 8  # threads writing restored files: each waits on the disk (rename, freeing blocks), not the CPU
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 
 
@@ -124,9 +126,18 @@ class Restorer:
                 change.target is None or (change.now.mode == TREE) != (change.target.mode == TREE)
             ):
                 self._remove(change.path)
-        for change in changes:
-            if change.target is not None:
+        files = []
+        for change in changes:  # folders first, in order (a parent before its children)
+            if change.target is not None and change.target.mode == TREE:
                 self._write(change.path, change.target, target_modes)
+            elif change.target is not None:
+                self._split(change.path)  # its folder opened (or made) here, before the writes
+                files.append(change)
+        # the files' bytes are read here (libgit2 in one thread); the writes wait on the disk, in threads
+        with ThreadPoolExecutor(WRITERS) as pool:
+            done = [pool.submit(self._write_file, c.path, c.target, self._data(c.target), target_modes) for c in files]  # type: ignore[arg-type]
+            for future in done:
+                future.result()
         changed = {c.path for c in changes}
         for key in sorted(target_modes.keys() | now_modes.keys() if whole else (), key=lambda k: -k.count("/")):
             path = key.rstrip("/") if key != "/" else ""
@@ -163,7 +174,15 @@ class Restorer:
                     os.unlink(name, dir_fd=fd)
                     os.mkdir(name, 0o755, dir_fd=fd)
             return
-        data = self.repo[entry.oid].peel(pygit2.Blob).data
+        self._write_file(path, entry, self._data(entry), target_modes)
+
+    def _data(self, entry: Entry) -> bytes:
+        return self.repo[entry.oid].peel(pygit2.Blob).data
+
+    def _write_file(self, path: str, entry: Entry, data: bytes, target_modes: dict[str, int]) -> None:
+        """A file or link from its bytes, through a temporary name renamed over the old one (its
+        folder is open already: no lookup of the path again)."""
+        fd, name = self._split(path)
         tmp = f".{name[:64]}.{secrets.token_hex(4)}.wb-restore"
         if entry.mode == LINK:
             os.symlink(os.fsdecode(data), tmp, dir_fd=fd)
@@ -182,7 +201,6 @@ class Restorer:
         try:
             st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISDIR(st.st_mode):
-                self._forget(path)
                 shutil.rmtree(name, dir_fd=fd)
         except FileNotFoundError:
             pass
