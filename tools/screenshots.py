@@ -45,6 +45,16 @@ async def until(pilot: Pilot[Any], condition: Callable[[], object], timeout: flo
         await pilot.pause(0.1)
 
 
+PNG_FONT = "DejaVu Sans Mono"  # installed here; the SVG's Fira Code is not, and cairosvg's fallback is proportional
+
+
+def write_png(svg: str, path: Path) -> None:
+    """The SVG drawn as a PNG in a monospaced font: with the proportional fallback, bold names ran
+    into the next word (`maincompleted`) and rows were cut early."""
+    svg = svg.replace("font-family: Fira Code, monospace", f"font-family: {PNG_FONT}")
+    cairosvg.svg2png(bytestring=svg.encode(), write_to=str(path))
+
+
 async def shoot(app: WorkbenchApp, name: str, scene: Callable[[Pilot[Any]], Awaitable[None]]) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await scene(pilot)
@@ -52,7 +62,7 @@ async def shoot(app: WorkbenchApp, name: str, scene: Callable[[Pilot[Any]], Awai
         svg = app.export_screenshot(title=f"workbench: {name}")
         await app._close_session()
     (OUT / f"{name}.svg").write_text(svg)
-    cairosvg.svg2png(bytestring=svg.encode(), write_to=str(OUT / f"{name}.png"))
+    write_png(svg, OUT / f"{name}.png")
     print(f"  {name}.svg, {name}.png")
 
 

@@ -271,6 +271,15 @@ class Settings:
             choices=("", *APPROVAL_MODES),
         ),
     )
+    theme: str = field(
+        default="dark",
+        metadata=about(
+            doc="the TUI's colours: dark or light (NO_COLOR in the environment turns colour off)",
+            project=USER_ONLY,
+            env="WORKBENCH_THEME",
+            choices=("dark", "light"),
+        ),
+    )
     review_alert: str = field(
         default="osc9",
         metadata=about(

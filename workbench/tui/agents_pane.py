@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
+from rich.style import Style
 from rich.text import Span, Text
 from textual import events
 from textual.binding import BindingType
@@ -23,7 +24,7 @@ from textual.widgets.tree import TreeNode
 from workbench.core import words
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.keymap import bindings
-from workbench.tui.text import duration, printable, tokens
+from workbench.tui.text import duration, printable
 from workbench.tui.view import ROOT, AgentRow, SessionView
 
 STATUS_STYLE: dict[int, tuple[str, str]] = {
@@ -45,37 +46,33 @@ def coarse(seconds: float) -> str:
     return duration(seconds) if seconds < 60 else duration(seconds // 60 * 60).removesuffix("00s")
 
 
-NEEDS_YOU = "bold white on magenta"  # a row whose agent waits for the person's review
+NEEDS_YOU = "bold #ffffff on #8b1c7a"  # a row whose agent waits for the person's review (contrast 8:1)
 
 
 def usage_text(usage: pb.Usage) -> str:
-    """An agent's own tokens and cost: `1.2k tok $0.0031`; `—` for the cost of an unpriced model."""
+    """An agent's own cost: `$0.0031`; `—` for a model litellm has no price for; "" before its first call
+    (its tokens are in the line above its transcript)."""
     if not usage.calls and not usage.input_tokens and not usage.output_tokens:
         return ""
-    cost = f"${usage.cost:.4f}" if usage.HasField("cost") else "—"
-    return f"{tokens(usage.input_tokens + usage.output_tokens)} tok {cost}"
+    return f"${usage.cost:.4f}" if usage.HasField("cost") else "—"
 
 
 def row_label(row: AgentRow, now: float) -> Text:
-    """Status and time first (a narrow pane cuts the end):
-    `✗ lint failed 11s · a2 async · 3 calls · 1.2k tok $0.0031 · activity`; a row that waits for
-    the person's review says `needs you` on a highlighted glyph, at any depth."""
+    """Status, name, time and cost first (a narrow pane cuts the end, with an ellipsis):
+    `✗ lint 11s $0.0031 · model call failed: 401 …`. The glyph's colour is the status; a row
+    that waits for the person's review says `needs you` on a highlighted glyph, at any depth."""
     glyph, style = STATUS_STYLE.get(row.status, ("·", ""))
-    text = Text(f"{glyph} ", style=NEEDS_YOU if row.reviews else style)
+    text = Text()
+    text.append(f"{glyph} ", style=NEEDS_YOU if row.reviews else style)
     text.append(printable(row.info.name or row.info.id), style="bold")
-    text.append(f" {words.agent_status(row.status)}", style=style)
     if row.reviews:
         text.append(" needs you", style=NEEDS_YOU)
     if row.started:
         text.append(f" {coarse((row.ended or now) - row.started)}")
-    if row.info.parent_id:
-        text.append(f" · {row.info.id} {words.spawn_mode(row.info.mode)}", style="dim")
-    if row.tool_calls:
-        text.append(f" · {row.tool_calls} call{'s' if row.tool_calls != 1 else ''}", style="dim")
     if spent := usage_text(row.usage):
-        text.append(f" · {spent}", style="dim")
-    if row.activity and row.activity != words.agent_status(row.status):
-        text.append(f" · {printable(row.activity)}", style="italic dim")
+        text.append(f" {spent}", style="dim")
+    activity = row.activity if row.activity not in ("", "started") else words.agent_status(row.status)
+    text.append(f" · {printable(activity)}", style=f"italic {style}" if row.final else "italic dim")
     return text
 
 
@@ -134,6 +131,20 @@ class AgentsPane(Tree[str]):
                 if self._shown.get(agent_id) != key:  # unchanged rows are not redrawn
                     self._shown[agent_id] = key
                     node.set_label(label)
+
+    def render_label(self, node: TreeNode[str], base_style: Style, style: Style) -> Text:
+        """The row, cut with an ellipsis where the pane ends (never mid-word without one)."""
+        text = super().render_label(node, base_style, style)
+        levels, parent = 0, node.parent
+        while parent is not None and parent is not self.root:
+            levels, parent = levels + 1, parent.parent
+        room = self.scrollable_content_region.width - levels * self.guide_depth - 1
+        if room > 0 and text.cell_len > room:
+            text.truncate(room, overflow="ellipsis")
+        return text
+
+    def on_resize(self) -> None:
+        self._invalidate()  # labels are cut to the width: cut them again
 
     def tick(self) -> None:
         """Relabel the rows whose elapsed time moves (running ones)."""

@@ -21,7 +21,8 @@ class HeaderBar(Static):
         super().__init__(markup=False, **kwargs)  # type: ignore[arg-type]
 
     def show(self, title: str, model: str, workspace: str, session_id: str, needs_you: int = 0) -> None:
-        text = Text(" workbench", style="bold")
+        text = Text()
+        text.append(" workbench", style="bold")
         if needs_you:
             text.append(" ")
             text.append(f" {needs_you} needs you (ctrl+r) ", style="bold white on magenta")

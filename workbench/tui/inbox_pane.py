@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.binding import BindingType
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -26,13 +29,15 @@ from workbench.tui.view import InboxEntry, SessionView
 def entry_text(entry: InboxEntry) -> Text:
     item = entry.item
     if item.kind == pb.INBOX_KIND_MESSAGE:
-        text = Text("✉ ", style="cyan")
+        text = Text()
+        text.append("✉ ", style="cyan")
         text.append(printable(item.child_name or item.child_id), style="bold")
         text.append(f" → {printable(entry.recipient)}\n  ", style="dim")
         text.append(one_line(item.text, 120))
         return text
     glyph, style = STATUS_STYLE.get(item.status, ("·", ""))
-    text = Text(f"{glyph} ", style=style)
+    text = Text()
+    text.append(f"{glyph} ", style=style)
     text.append(printable(item.child_name or item.child_id), style="bold")
     text.append(f" {item.child_id}  {words.agent_status(item.status)}", style=style)
     detail = item.cause or item.result
@@ -72,6 +77,17 @@ class InboxPane(OptionList):
             self.shown = len(self.view.inbox)
         unread = self.view.unread
         self.border_title = f"Inbox ({unread} unread)" if unread else f"Inbox ({len(self.view.inbox)})"
+
+    def render_line(self, y: int) -> Strip:
+        """The highlighted item in the highlight's own colour: its status colours (green, red) on
+        the highlight were unreadable (dark green on teal)."""
+        strip = super().render_line(y)
+        line = self.scroll_offset.y + y
+        if self.highlighted is None or line >= len(self._lines) or self._lines[line][0] != self.highlighted:
+            return strip
+        color = self.get_visual_style("option-list--option", "option-list--option-highlighted").rich_style.color
+        recoloured = [Segment(s.text, (s.style or Style()) + Style(color=color, dim=False), s.control) for s in strip]
+        return Strip(recoloured, strip.cell_length)
 
     def on_focus(self) -> None:
         if self.view is not None:

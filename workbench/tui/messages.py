@@ -41,10 +41,12 @@ class UserMessage(Static):
         self._version = self.item.version
         item = self.item
         if item.author == pb.AUTHOR_PERSON:
-            text = Text("> ", style="bold")
+            text = Text()
+            text.append("> ", style="bold")
             text.append_text(plain(item.text))
         else:  # not the person's words: who wrote them, then the text
-            text = Text(f"{_AUTHOR_LABEL.get(item.author, words.author(item.author))} ", style="bold italic")
+            text = Text()
+            text.append(f"{_AUTHOR_LABEL.get(item.author, words.author(item.author))} ", style="bold italic")
             text.append_text(plain(item.text))
         self.set_class(item.author != pb.AUTHOR_PERSON, "from-agent")
         if self.item.starting:
@@ -115,7 +117,8 @@ class NoticeLine(Static):
     def refresh_item(self) -> None:
         item = self.item
         style = _LEVEL_STYLE.get(item.level, "")
-        text = Text("• ", style=style)
+        text = Text()
+        text.append("• ", style=style)
         text.append(printable(item.text), style=style)
         if item.kind == "retry":
             left = item.until - self.clock()

@@ -27,7 +27,8 @@ def ordered(sessions: list[pb.SessionInfo], workspace: str) -> list[pb.SessionIn
 
 def session_text(info: pb.SessionInfo, here: bool) -> Text:
     when = datetime.fromtimestamp(info.updated.seconds or info.created.seconds).strftime("%Y-%m-%d %H:%M")
-    text = Text(f"{when}  ", style="dim")
+    text = Text()
+    text.append(f"{when}  ", style="dim")
     text.append(one_line(info.title or "(no prompt yet)", 60), style="bold")
     text.append(f"\n  {info.id}  {printable(info.model)}  {words.run_status(info.status)}", style="dim")
     text.append(f"  {tokens(info.usage.input_tokens + info.usage.output_tokens)} tokens", style="dim")

@@ -38,6 +38,7 @@ from workbench.tui.prompt_input import PromptInput
 from workbench.tui.search_bar import SearchBar
 from workbench.tui.status_line import StatusLine
 from workbench.tui.text import duration, printable, tokens
+from workbench.tui.theme import ANSI_DARK, ANSI_LIGHT, THEMES
 from workbench.tui.transcript import Transcript
 from workbench.tui.view import ROOT, Changes, SessionView
 from workbench.tui.working_line import WorkingLine
@@ -66,6 +67,10 @@ class SessionClient(App[int]):
         offline: bool = False,
     ) -> None:
         super().__init__()
+        for theme in THEMES.values():
+            self.register_theme(theme)
+        self.ansi_theme_dark, self.ansi_theme_light = ANSI_DARK, ANSI_LIGHT
+        self.theme = THEMES.get(settings.theme, THEMES["dark"]).name
         self.settings = settings
         self.initial_prompt = prompt
         self.resume_id = resume
@@ -309,7 +314,8 @@ class SessionClient(App[int]):
             self.agent_line.update("")
             return
         glyph, style = STATUS_STYLE.get(row.status, ("·", ""))
-        text = Text(f"{glyph} ", style=style)
+        text = Text()
+        text.append(f"{glyph} ", style=style)
         text.append(printable(row.info.name or row.info.id), style="bold")
         text.append(f" {words.agent_status(row.status)}", style=style)
         if row.started:

@@ -98,7 +98,8 @@ class ToolBlock(Vertical):
     def header_text(self) -> Text:
         """`▼ bash ✗ failed 0.6s  pytest -x`: status and duration before the summary, which a narrow block cuts."""
         item = self.item
-        text = Text("▼ " if self.expanded else "▶ ", style="dim")
+        text = Text()
+        text.append("▼ " if self.expanded else "▶ ", style="dim")
         text.append(item.call.name, style="bold")
         result = item.result
         if result is None:

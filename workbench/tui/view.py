@@ -423,7 +423,7 @@ class SessionView:
             if row.ended and change.status not in words.FINAL_AGENT_STATUSES:  # it runs again
                 row.started, row.ended = self._time(event), 0.0
             waiting = change.status == pb.AGENT_STATUS_WAITING
-            word = "for its subagents" if waiting else words.agent_status(change.status)
+            word = "waiting for its subagents" if waiting else words.agent_status(change.status)
             self._activity(change.agent_id, word, changes)
             changes.status = True
 
@@ -434,7 +434,8 @@ class SessionView:
             return
         row.info.status = done.status
         row.ended = self._time(event)
-        row.usage.CopyFrom(done.usage)
+        if done.usage.calls or done.usage.input_tokens:  # else the usage updates' total stands
+            row.usage.CopyFrom(done.usage)
         self._streams.pop(done.agent_id, None)
         for call_id in [c for c, t in self.running.items() if t.agent_id == done.agent_id]:
             del self.running[call_id]

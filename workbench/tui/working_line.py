@@ -16,8 +16,8 @@ from textual.widgets import Static
 from workbench.tui.text import duration, tokens
 from workbench.tui.view import ROOT, SessionView
 
-SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-FRAME = 0.1  # seconds between spinner frames
+SPINNER = "◐◓◑◒"  # in every terminal font (braille dots are missing from some)
+FRAME = 0.15  # seconds between spinner frames
 CHARS_PER_TOKEN = 4
 
 

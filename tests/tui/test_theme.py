@@ -1,0 +1,127 @@
+"""Contrast of every selection and focus style, measured on the rendered screen (the colours a
+terminal gets, after Textual's filters), in the dark and the light theme; NO_COLOR respected."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.color import Color
+from textual.color import Color as TColor
+from textual.filter import dim_color
+from textual.widget import Widget
+
+from tests.tui_events import START, failed_call, subagents_with_inbox
+from workbench.config.settings import Settings
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.tool_block import ToolBlock
+
+MINIMUM = 4.5  # WCAG AA for text
+
+
+def luminance(rgb: tuple[int, int, int]) -> float:
+    def channel(c: int) -> float:
+        v = c / 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def cells(app: WorkbenchApp, y: int, x0: int, x1: int) -> Iterator[tuple[str, float]]:
+    """(character, contrast) of each visible character of screen row `y` between x0 and x1."""
+    strip = app.screen._compositor.render_strips()[y]
+    for line_filter in app._filters:
+        strip = strip.apply_filter(line_filter, TColor.parse("black"))
+    x = 0
+    for segment in strip:
+        text, style = segment.text, segment.style
+        readable = "".join(c for c in text if not ("\u2500" <= c <= "\u259f") and not c.isspace())
+        if style is not None and x + len(text) > x0 and x < x1 and readable:  # text: not the tree's guides
+            fg = (style.color or Color.parse("white")).get_truecolor()
+            bg = (style.bgcolor or Color.parse("black")).get_truecolor()
+            if style.dim:
+                dimmed = dim_color(TColor(*bg), TColor(*fg))
+                fg = (dimmed.r, dimmed.g, dimmed.b)
+            if style.reverse:
+                fg, bg = bg, fg
+            yield text.strip(), contrast(tuple(fg), tuple(bg))  # type: ignore[arg-type]
+        x += len(text)
+
+
+def worst(app: WorkbenchApp, widget: Widget, line: int) -> tuple[float, str]:
+    region = widget.content_region
+    found = list(cells(app, region.y + line, region.x, region.right))
+    assert found, f"nothing drawn on line {line} of {widget}"
+    ratio, text = min((r, t) for t, r in found)
+    return ratio, text
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+async def test_selection_and_focus_styles_keep_text_readable(tmp_path: Path, theme: str) -> None:
+    settings = Settings(model="openai/gpt-4.1", workspace=tmp_path, data_dir=tmp_path / "d", theme=theme)
+    app = WorkbenchApp(settings, clock=lambda: START + 60, blink=False, preload=False, offline=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        app.apply_events(subagents_with_inbox().events)
+        await pilot.pause()
+        agents = app.agents_pane
+        agents.focus()
+        agents.select_agent("a2")  # a failed child: its label is red, its cursor must not be
+        await pilot.pause()
+        await pilot.pause()
+        assert agents.selected_agent == "a2"
+        ratio, text = worst(app, agents, agents.cursor_line - round(agents.scroll_y))
+        assert ratio >= MINIMUM, f"Agents cursor row: {text!r} at {ratio:.2f}:1"
+        inbox = app.inbox_pane
+        inbox.focus()
+        inbox.highlighted = 1  # the failed child's item: red text on the highlight
+        await pilot.pause()
+        first = next(y for y, (index, _) in enumerate(inbox._lines) if index == 1)
+        for line in (first, first + 1):
+            ratio, text = worst(app, inbox, line - round(inbox.scroll_y))
+            assert ratio >= MINIMUM, f"Inbox highlight: {text!r} at {ratio:.2f}:1"
+        footer = app.query_one("Footer")
+        ratio, text = worst(app, footer, 0)
+        assert ratio >= MINIMUM, f"footer: {text!r} at {ratio:.2f}:1"
+
+    app = WorkbenchApp(settings, clock=lambda: START + 60, blink=False, preload=False, offline=True)
+    async with app.run_test(size=(140, 40)) as pilot:
+        app.apply_events(failed_call().events)
+        await pilot.pause()
+        transcript = app.transcript
+        transcript.focus()
+        block = next(iter(transcript.query(ToolBlock)))
+        transcript.select(block)
+        await pilot.pause()
+        ratio, text = worst(app, block, 0)
+        assert ratio >= MINIMUM, f"transcript cursor on a failed call: {text!r} at {ratio:.2f}:1"
+        app.prompt_input.focus()
+        await pilot.pause()
+        ratio, text = worst(app, app.working_line if app.working_line.display else app.status_line, 0)
+        assert ratio >= MINIMUM, f"status: {text!r} at {ratio:.2f}:1"
+
+
+async def test_no_color_draws_no_colour(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    settings = Settings(model="openai/gpt-4.1", workspace=tmp_path, data_dir=tmp_path / "d")
+    app = WorkbenchApp(settings, clock=lambda: START + 60, blink=False, preload=False, offline=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.apply_events(failed_call().events)
+        await pilot.pause()
+        strips = app.screen._compositor.render_strips()
+        colours = set()
+        for strip in strips:
+            for line_filter in app._filters:
+                strip = strip.apply_filter(line_filter, TColor.parse("black"))
+            for segment in strip:
+                for color in (segment.style.color, segment.style.bgcolor) if segment.style else ():
+                    if color is not None:
+                        r, g, b = color.get_truecolor()
+                        colours.add((r, g, b))
+        assert colours and all(r == g == b for r, g, b in colours)  # greys only

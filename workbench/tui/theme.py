@@ -1,0 +1,73 @@
+"""The TUI's two themes (Textual's theme system), dark and light; `theme` in the settings picks one.
+
+Every selection and focus style keeps text at 4.5:1 contrast or more on these colours
+(tests/tui/test_theme.py measures the rendered rows). NO_COLOR is Textual's: no colour at all.
+"""
+
+from __future__ import annotations
+
+from rich.terminal_theme import TerminalTheme
+from textual.theme import Theme
+
+DARK = Theme(
+    name="workbench-dark",
+    dark=True,
+    background="#101318",
+    surface="#171b22",
+    panel="#1e242d",
+    foreground="#d9dee7",
+    primary="#5b9bd5",
+    secondary="#a78bfa",
+    accent="#f0b35a",
+    success="#7cc47f",
+    warning="#e5c07b",
+    error="#ef6b73",
+    variables={
+        "block-cursor-background": "#2d5b86",
+        "block-cursor-foreground": "#ffffff",
+        "block-cursor-blurred-background": "#2a313c",
+        "block-cursor-blurred-foreground": "#ffffff",
+        "footer-key-foreground": "#f0b35a",
+    },
+)
+LIGHT = Theme(
+    name="workbench-light",
+    dark=False,
+    background="#fbfaf7",
+    surface="#f3f1eb",
+    panel="#e7e4db",
+    foreground="#1f2328",
+    primary="#0b62a4",
+    secondary="#6f42c1",
+    accent="#a34f00",
+    success="#1a7f37",
+    warning="#8a5a00",
+    error="#c2272d",
+    variables={
+        "block-cursor-background": "#c9def3",
+        "block-cursor-foreground": "#0d1117",
+        "block-cursor-blurred-background": "#e0dccf",
+        "block-cursor-blurred-foreground": "#0d1117",
+        "footer-key-foreground": "#8a3f00",
+    },
+)
+THEMES = {"dark": DARK, "light": LIGHT}
+
+# The colours rich's names (green, red, yellow …) take in each theme: readable on its background
+# (Textual's default ANSI colours put dark red on dark grey, 2.4:1).
+ANSI_DARK = TerminalTheme(
+    (16, 19, 24),
+    (217, 222, 231),
+    [(16, 19, 24), (239, 107, 115), (124, 196, 127), (229, 192, 123),
+     (110, 168, 224), (199, 146, 234), (86, 194, 214), (217, 222, 231)],
+    [(110, 118, 129), (255, 138, 145), (152, 224, 155), (240, 211, 150),
+     (140, 190, 240), (215, 170, 245), (120, 215, 230), (255, 255, 255)],
+)  # fmt: skip
+ANSI_LIGHT = TerminalTheme(
+    (251, 250, 247),
+    (31, 35, 40),
+    [(31, 35, 40), (179, 38, 30), (26, 127, 55), (122, 82, 0),
+     (11, 98, 164), (138, 63, 176), (14, 116, 144), (58, 63, 69)],
+    [(87, 96, 106), (160, 30, 25), (20, 110, 45), (105, 70, 0),
+     (8, 80, 140), (120, 50, 160), (10, 100, 125), (31, 35, 40)],
+)  # fmt: skip
