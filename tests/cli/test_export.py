@@ -3,6 +3,8 @@ partial reply kept. A real run (scripted model server, real SQLite) and a fixed 
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import run_agent
 from tests.scripted_server import Router, ScriptedModel, call, reply
 from tests.tui_events import EventLog
@@ -11,6 +13,7 @@ from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 
 
+@pytest.mark.tmux  # a real run (its tmux server starts only for a shell; marked to be safe)
 async def test_the_parent_comes_first_and_each_message_says_who_wrote_it(
     settings: Settings, scripted_model: ScriptedModel
 ) -> None:

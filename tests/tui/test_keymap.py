@@ -13,6 +13,8 @@ from workbench.tui.keymap import KEYS, WHERE, markdown_table
 
 README = Path(__file__).parents[2] / "README.md"
 
+pytestmark = pytest.mark.tui
+
 
 def test_the_readme_holds_the_keymap_table() -> None:
     assert markdown_table() in README.read_text(), "README.md's key table differs: python -m workbench.tui.keymap"

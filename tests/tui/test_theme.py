@@ -19,6 +19,8 @@ from workbench.tui.tool_block import ToolBlock
 
 MINIMUM = 4.5  # WCAG AA for text
 
+pytestmark = pytest.mark.tui
+
 
 def luminance(rgb: tuple[int, int, int]) -> float:
     def channel(c: int) -> float:
