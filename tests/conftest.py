@@ -3,6 +3,7 @@ a run helper."""
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -16,6 +17,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from tests.scripted_server import ScriptedModel
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection imported (litellm's pydantic models, Textual, ...) lives to the end: frozen,
+    the garbage collector stops walking it at every full collection, pytest's own at the end too."""
+    gc.freeze()
 
 
 @pytest.fixture(autouse=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.checkpoints.test_checkpointer import make_workspace
 from tests.checkpoints.treestate import tree_state
 from tests.scripted_server import ScriptedModel, call, reply
@@ -13,6 +15,8 @@ from tests.waiting import on_screen
 from workbench.config.settings import Settings
 from workbench.tui.files_screen import ChangedFiles
 from workbench.tui.rewind_screen import RewindReview, TurnPicker
+
+pytestmark = pytest.mark.tui
 
 SKIP = (".git", ".workbench")
 
