@@ -6,7 +6,6 @@ loop, guard and SQLite store and litellm's HTTP to the scripted server: the mode
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 
 from tests.engine.test_agents import create, route
 from tests.scripted_server import ScriptedModel, call, reply
+from tests.waiting import until
 from workbench.config.settings import Settings
 from workbench.engine.looping import JUDGE
 from workbench.pb import workbench_pb2 as pb
@@ -23,13 +23,6 @@ from workbench.session.session import Session
 pytestmark = pytest.mark.tmux
 
 FOREVER = 60  # replies the scripted model has: as many as a run could ask for
-
-
-async def until(condition: Callable[[], object], timeout: float = 30) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
 
 
 def of(events: list[pb.Event], kind: str, agent: str | None = None) -> list[Any]:

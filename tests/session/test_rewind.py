@@ -3,7 +3,6 @@ subagent), the scripted model server over HTTP, a real SQLite log and checkpoint
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from tests.checkpoints.test_checkpointer import make_workspace
 from tests.checkpoints.treestate import git_state, make_user_repo, tree_state
 from tests.scripted_server import ScriptedModel, call, reply
+from tests.waiting import until
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.errors import SessionError
@@ -22,13 +22,6 @@ SKIP = (".git", ".workbench")  # the sandbox makes .workbench/ (read-only to com
 
 def kinds(session: Session, kind: str) -> list[pb.Event]:
     return [e for e in session.events() if e.WhichOneof("kind") == kind]
-
-
-async def until_exists(path: Path, timeout: float = 20) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not path.exists():
-        assert asyncio.get_running_loop().time() < deadline, f"{path} never appeared"
-        await asyncio.sleep(0.05)
 
 
 async def test_every_changing_tool_is_checkpointed_and_undo_puts_all_back(
@@ -51,7 +44,7 @@ async def test_every_changing_tool_is_checkpointed_and_undo_puts_all_back(
     try:
         session.send("change things")
         assert (await session.wait()).text == "done"
-        await until_exists(workspace / "tmux-made")
+        await until((workspace / "tmux-made").exists, 20, "tmux-made to appear")
         checkpoints = [e for e in kinds(session, "checkpoint") if e.checkpoint.reason == pb.CHECKPOINT_REASON_TOOL_CALL]
         tools = [(e.agent_id == "main", e.checkpoint.tool) for e in checkpoints]
         assert tools == [
@@ -226,7 +219,11 @@ def test_kill_9_mid_bash_then_undo_restores_the_tree_before_that_call(
 
 
 def test_prune_drops_deleted_sessions_checkpoints_and_doctor_reports_the_store(
-    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    scripted_model: ScriptedModel,
+    workspace: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import time
 
@@ -242,7 +239,8 @@ def test_prune_drops_deleted_sessions_checkpoints_and_doctor_reports_the_store(
     assert [r for r in (store / "refs" / REF_PREFIX.removeprefix("refs/")).iterdir()]
     assert main(["doctor", "--data-dir", str(data)]) in (0, 1)
     assert "checkpoint store: 1 workspace store(s)" in capsys.readouterr().out
-    time.sleep(1.1)
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now + 2)  # the clock moves on 2 s, no one waits for it
     assert main(["sessions", "--prune", "--older-than", "1s", "--data-dir", str(data)]) == 0
     err = capsys.readouterr().err
     assert "checkpoints: dropped those of 1 session(s)" in err
