@@ -40,7 +40,7 @@ def test_checkpoints_lists_turns_calls_and_files(
     assert main(["checkpoints", session, "--data-dir", str(data)]) == 0
     out = capsys.readouterr().out
     assert "turn 1  'change a'" in out and "turn 2  'remove a'" in out
-    assert "write_file" in out and "bash" in out
+    assert "write_file" in out and "bash" in out and "(changed 1 path(s))" in out and "(changed 2 path(s))" in out
     assert "changed  a.txt  +2 -1" in out and "created  b.txt  +1 -0" in out
 
 

@@ -134,6 +134,7 @@ class Checkpointer:
                     return cp
                 more = await asyncio.to_thread(snapshot.update)
                 scan.changed |= more.changed
+                scan.files |= more.files
                 scan.skipped += more.skipped
                 top = await asyncio.to_thread(snapshot.write)
                 for line in scan.skipped:
@@ -146,7 +147,7 @@ class Checkpointer:
                 self._check_cap()
                 message = f"{REASON_WORDS.get(reason, 'checkpoint')}: turn {self.turn} {agent} {tool} {call_id}"
                 cp.commit = self.store.commit(self.session_id, top, message.strip())
-                cp.files_changed = sum(1 for p in scan.changed if p in snapshot.items)
+                cp.files_changed = len(scan.files)
                 self.last, self._last_tree = cp.commit, top
                 self._store_bytes += sum(snapshot.items[p].sig[1] for p in scan.changed if p in snapshot.items) // 3
             except (OSError, pygit2.GitError, CheckpointFailed) as err:

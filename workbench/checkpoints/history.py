@@ -20,7 +20,7 @@ class CallPoint:
     call_id: str
     tool: str
     commit: str
-    files_changed: int
+    changed_by_it: int = -1  # files the call changed (the next checkpoint's count); -1: not known yet
 
 
 @dataclass
@@ -48,20 +48,23 @@ def read(events: Iterable[pb.Event]) -> History:
     last: pb.Checkpoint | None = None
     last_rewind: pb.Rewind | None = None
     told_to = 0
+    previous: CallPoint | None = None
     for event in events:
         kind = event.WhichOneof("kind")
         if kind == "checkpoint":
             cp = event.checkpoint
             if not cp.commit:
                 continue
+            if previous is not None:  # the newest call's checkpoint: this one says what it changed
+                previous.changed_by_it = 0 if cp.unchanged else cp.files_changed
+                previous = None
             last = cp
             turn = turns.setdefault(cp.turn, Turn(cp.turn))
             if cp.reason == pb.CHECKPOINT_REASON_TURN:
                 turn.commit = cp.commit
             elif cp.reason == pb.CHECKPOINT_REASON_TOOL_CALL:
-                turn.calls.append(
-                    CallPoint(event.seq, event.agent_id, cp.call_id, cp.tool, cp.commit, cp.files_changed)
-                )
+                previous = CallPoint(event.seq, event.agent_id, cp.call_id, cp.tool, cp.commit)
+                turn.calls.append(previous)
                 turn.commit = turn.commit or cp.commit
         elif kind == "rewind":
             last_rewind = event.rewind

@@ -54,7 +54,8 @@ class Item:
 class Scan:
     """What one checkpoint's look at the tree found."""
 
-    changed: set[str] = field(default_factory=set)
+    changed: set[str] = field(default_factory=set)  # paths looked at again that differ (folders too)
+    files: set[str] = field(default_factory=set)  # files and links made, changed or removed
     skipped: list[str] = field(default_factory=list)  # one line each
 
 
@@ -375,6 +376,7 @@ class Snapshot:
             self.odd_modes[rel] = perm
             self.meta = None
         scan.changed.add(rel)
+        scan.files.add(rel)
 
     def _blob(self, name: str, dfd: int) -> pygit2.Oid:
         """The file's bytes as a blob, read through a descriptor (never a link); no filters."""
@@ -412,6 +414,7 @@ class Snapshot:
             if item.ignored:
                 self.ignored_bytes -= item.sig[1]
             scan.changed.add(rel)
+            scan.files.add(rel)
         if self.odd_modes.pop(rel, None) is not None:
             self.meta = None
         if rel in self.dirs or not rel:

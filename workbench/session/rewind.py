@@ -252,7 +252,7 @@ class CallSummary:
     agent_id: str
     tool: str
     call_id: str
-    files_changed: int  # files that differed from the checkpoint before it
+    changed_by_it: int  # files the call changed (-1: not known yet, its run was cut or goes on)
 
 
 @dataclass
@@ -278,7 +278,7 @@ def summaries(settings: Settings, info: pb.SessionInfo, events: list[pb.Event]) 
             t.number,
             t.prompt,
             t.commit,
-            [CallSummary(c.agent_id, c.tool, c.call_id, c.files_changed) for c in t.calls],
+            [CallSummary(c.agent_id, c.tool, c.call_id, c.changed_by_it) for c in t.calls],
         )
         for t in history.turns
     ]

@@ -371,7 +371,7 @@ class Session:
         if self.checkpoints is None:
             return
         cp = await self.checkpoints.take(reason)
-        if cp is None or (cp.unchanged and reason == pb.CHECKPOINT_REASON_RUN_END):
+        if cp is None:
             return
         recorder = Recorder(self.store, self.id, ROOT_ID)
         recorder.emit(cp)

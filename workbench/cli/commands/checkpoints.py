@@ -42,8 +42,11 @@ def lines(turns: list[TurnSummary]) -> list[str]:
         prompt = printable(turn.prompt.strip().splitlines()[0] if turn.prompt.strip() else "")[:70]
         out.append(f"turn {turn.number}  {prompt!r}  ({len(turn.files)} path(s) changed)")
         for c in turn.calls:
-            before = f"{c.files_changed} changed before it" if c.files_changed else "nothing changed before it"
-            out.append(f"    {c.agent_id:<8} {c.tool:<12} {c.call_id}  ({before})")
+            if c.changed_by_it < 0:
+                effect = "what it changed is not checkpointed yet"
+            else:
+                effect = f"changed {c.changed_by_it} path(s)" if c.changed_by_it else "changed nothing"
+            out.append(f"    {c.agent_id:<8} {c.tool:<12} {c.call_id}  ({effect})")
         for f in turn.files:
             counts = f"  +{f.added} -{f.removed}" if f.added or f.removed else ""
             out.append(f"      {f.kind:<8} {printable(f.path)}{counts}")
