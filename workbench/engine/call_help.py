@@ -1,6 +1,6 @@
 """What a call written as text that cannot be read gets back: the exact spot, and the call written
-right, built from the tool's schema (issue 28: told only "not valid JSON (Expecting property
-name ...)", a 1.5B model sent the same block with a `//` comment fourteen times).
+right, built from the tool's schema (told only the parser's error, a model resends the same block:
+docs/DECISIONS.md).
 
 Pure functions: no I/O, no state.
 """

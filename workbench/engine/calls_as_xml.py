@@ -1,6 +1,6 @@
-"""Tool calls a model wrote in an XML style, read for models litellm does not know (issue 28:
-asked to read `src/auht.py`, a 1.5B model wrote `<read_file path="src/auth.py" limit="1000" />`
-inside `<tools>` tags, then a `<result>` it made up, and the whole reply was taken as its answer).
+"""Tool calls a model wrote in an XML style, read for models litellm does not know (small models
+write `<read_file path="..." />` in `<tools>` tags; unread, the reply was taken as the answer:
+docs/DECISIONS.md).
 
 Forms read, with or without a wrapper such as `<tools>` around them:
 

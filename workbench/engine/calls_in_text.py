@@ -47,7 +47,7 @@ _TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
 _CALL_START = re.compile(r'[\[{]\s*\{?\s*"(?:name|tool|tool_name|function|type)"\s*:')
 _LENIENT_START = re.compile(r"""[\[{]\s*\{?\s*["']?(?:name|tool|tool_name|function|type)["']?\s*:""")
-LENIENT_CHARS = 64 * 1024  # a longer block is not tried as JSON5: its pure-Python parser takes ~15 µs a character
+LENIENT_CHARS = 64 * 1024  # a longer block is not tried as JSON5: its pure-Python parser is slow
 _EMPTY_WRAPPER = re.compile(  # a tag or fence left empty once what it held was taken
     r"<(tool_call|tools|tool_calls|function_calls)>\s*(?:</\1>|\Z)|^[ \t]*(```|~~~)[\w+-]*\s*^[ \t]*\2[ \t]*$",
     re.MULTILINE,

@@ -1,7 +1,7 @@
 """Answers that cite nothing: a final answer that states a specific value (a number, a file's
 path, a name) found in no tool result of the conversation is asked once which result
-shows it, before it is accepted (the `answer_check` setting, off by default; issue 28: a 1.5B
-model answered "The port is 8080" about a file it had found but never read).
+shows it, before it is accepted (the `answer_check` setting, off by default: small models state
+values about files they never read; docs/DECISIONS.md).
 
 Only for a run that used a tool (a question about the workspace, not small talk); a value the
 person's or a parent's prompt holds counts as given. Pure functions: no I/O, no state.

@@ -133,8 +133,7 @@ def _stray_quote(line: str, present: dict[str, str]) -> tuple[str, str] | None:
 
 def _not_found(ctx: ToolContext, target: Path, data: bytes, text: str, old_text: str) -> Feedback:
     """Why old_text is not in the file. The agent has not read the file in this session (it
-    wrote old_text from memory: a 1.5B model sent an invented `def login(self, username,
-    password):` for a file holding `def login(user):` twelve times, told only to re-read):
+    wrote old_text from memory, and told only to re-read resends it: docs/DECISIONS.md):
     a small file is shown whole, so the next call can be right; a larger one, the lines
     nearest old_text's first line and the read_file call for them."""
     may_take_long()  # the closest region: difflib over windows of the whole file

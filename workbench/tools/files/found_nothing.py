@@ -2,9 +2,8 @@
 
 A grep whose `glob` or `path` matched no file, a glob that matched nothing, an ls of an empty
 folder: each is an error result that names what matched nothing, how many files of that kind
-the workspace has and where, and the call that finds them. Told "no matches ... 0 files
-searched" for grep(glob='src/**/*.py') in a workspace whose .py files are at its top level, a
-1.5B model answered "No matches found." (issue 28). The results are also marked `empty`, so
+the workspace has and where, and the call that finds them (told only "no matches", a model
+answers that nothing is there: docs/DECISIONS.md). The results are also marked `empty`, so
 the closing line after them says the search found nothing and why (text_calls).
 """
 

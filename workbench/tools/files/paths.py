@@ -253,8 +253,7 @@ def missing_message(ctx: ToolContext, target: Path, given: str) -> str:
         )
     candidates = suggest(ctx, target)
     if len(candidates) == 1:
-        # the call itself, not "use glob or ls": a 1.5B model told to search listed the file,
-        # then answered about its content without reading it (issue 28)
+        # the call itself, not "use glob or ls": told to search, a model answers unread (docs/DECISIONS.md)
         ready = _with_path(ctx, given, candidates[0])
         return message + f"; did you mean {candidates[0]}?" + (f" Send {ready}" if ready else "")
     if candidates:
