@@ -537,6 +537,16 @@ class AgentTree:
         except Exception as err:
             record_defect(agent.loop.ctx if agent.loop else self.context(agent.id, agent.recorder), "stop_agent", err)
 
+    async def kill_processes(self, agents: list[Agent]) -> None:
+        """End now what these agents' commands started (SIGKILL through their cgroups), within the 2 s
+        a cancel promises, while their tools and loops still stop in order."""
+        if self.terminal is None:
+            return
+        try:
+            await self.terminal.kill_agents([a.id for a in agents])
+        except Exception as err:
+            record_defect(self.context(agents[0].id, agents[0].recorder), "kill_agents", err)
+
     async def cancel(self, agent_id: str, cause: str = "cancelled") -> pb.AgentFinished:
         """Cancel one agent and its subtree; its parent keeps running and hears of it."""
         agent = self.nodes[agent_id]
@@ -546,6 +556,7 @@ class AgentTree:
             await self._end(agent, pb.AGENT_STATUS_CANCELLED, "", cause, pb.Usage())
         elif agent.task is not None:
             self._request_cancel(agent, cause)
+            await self.kill_processes([agent, *agent.descendants()])
         elif agent.parent is None and not agent.done.done():
             raise ValueError("the root agent is cancelled by cancelling its run's task")
         await asyncio.wait([agent.done], timeout=STOP_WAIT)

@@ -422,6 +422,7 @@ class Session:
             if task is None or task.done():
                 return
             task.cancel()
+            await self.tree.kill_processes(list(self.tree.nodes.values()))  # every agent's, at once
             await asyncio.wait([task])
             return
         if agent_id not in self.tree.nodes:

@@ -42,6 +42,7 @@ from google.protobuf.message import Message
 
 from workbench.core.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
+from workbench.terminal.agent_cgroups import AgentCgroups, gated
 from workbench.terminal.bash_run import CANCEL_GRACE, BashRun, OutputSink
 from workbench.terminal.leftovers import (
     end_session,
@@ -113,6 +114,7 @@ class TerminalHost:
         self._closed = False
         self._trimmer: asyncio.Task[None] | None = None
         self.sandbox = TmuxSandbox(self.publish)  # configured by the Session, else the first bash or tmux call
+        self.cgroups = AgentCgroups(lambda: Path(self.record.cgroup) if self.record.cgroup else None)
 
     # -- lifecycle --
 
@@ -295,6 +297,12 @@ class TerminalHost:
             busy = [w for w in busy if foreground_pgid(w.pid) not in (0, w.pid)]
         for w in windows:
             await self.kill_window(w)
+        await self.cgroups.kill([agent_id])  # what its commands started and left (setsid, nohup, ...)
+
+    async def kill_agents(self, agent_ids: list[str]) -> None:
+        """End every process these agents started now (SIGKILL through their cgroups), the others'
+        run on; their windows stay until `stop_agent`. Without cgroups this does nothing."""
+        await self.cgroups.kill(agent_ids)
 
     @staticmethod
     def _windows_of(state: AgentState) -> list[Window]:
@@ -354,13 +362,24 @@ class TerminalHost:
         return pid_alive(self.server_pid)
 
     async def new_window(self, agent_id: str, name: str, command: str, cwd: str, env: dict[str, str]) -> Window:
+        """A window of the agent's. With cgroups, its first process waits at a gate (a FIFO) until it
+        is in the agent's cgroup, so nothing it starts can be left outside (agent_cgroups.py)."""
         args = ["new-window", "-d", "-P", "-F", "#{window_id} #{pane_pid}", "-t", f"{SESSION}:"]
         args += ["-n", f"{agent_id}/{name}", "-c", cwd]
         for key, value in {**SHELL_ENV, **env}.items():
             args += ["-e", f"{key}={value}"]
-        out = await self.tmux(*args, command)
-        window_id, pid = out[0].split()
-        return Window(agent_id, name, window_id, self.sandbox.host_pid(int(pid)), command)
+        cgroup = self.cgroups.of(agent_id) if self.dir is not None else None
+        gate = self.cgroups.gate(self.dir) if cgroup is not None and self.dir is not None else None
+        try:
+            out = await self.tmux(*args, gated(command, gate) if gate else command)
+            window_id, pid = out[0].split()
+            window = Window(agent_id, name, window_id, self.sandbox.host_pid(int(pid)), command)
+            if cgroup is not None and gate is not None:
+                await self.cgroups.admit(window.pid, cgroup, gate)
+        finally:
+            if gate is not None:
+                gate.unlink(missing_ok=True)
+        return window
 
     async def kill_window(self, w: Window) -> None:
         with contextlib.suppress(ServerGone, TmuxError, RuntimeError):

@@ -2,7 +2,9 @@
 
 Every process of the session's tmux server (the server, the shells, whatever they start)
 carries two marks it inherits:
-- the session's cgroup (cgroup v2, when one can be made and joined here, e.g. as root):
+- the session's cgroup (cgroup v2, when one can be made and joined here, e.g. as root), with
+  one cgroup per agent inside it (`agent_cgroup`: each agent's shells and windows, so a cancel
+  ends exactly that agent's processes, `setsid` ones included):
   `cgroup.kill` ends them all whatever they did to their process group, session, terminal
   or environment (`setsid`, `nohup`, `disown`, `trap '' HUP`, `env -i`);
 - `WORKBENCH_SESSION=<socket name>` in the environment: without a cgroup a scan of /proc
@@ -86,10 +88,37 @@ def in_cgroup(pid: int, path: Path) -> bool:
         return False
 
 
+def agent_cgroup(session: Path, agent_id: str) -> Path | None:
+    """The cgroup of one agent's processes, inside its session's; None when it cannot be made."""
+    path = session / f"agent-{agent_id}"
+    try:
+        path.mkdir(exist_ok=True)
+    except OSError:
+        return None
+    return path if os.access(path / "cgroup.procs", os.W_OK) else None
+
+
+def move_to_cgroup(pid: int, path: Path) -> bool:
+    """Move a running process into `path` (its children to come follow it there)."""
+    try:
+        (path / "cgroup.procs").write_text(f"{pid}\n")
+    except OSError:
+        return False
+    return True
+
+
+def _children(path: Path) -> list[Path]:
+    with contextlib.suppress(OSError):
+        return [c for c in path.iterdir() if c.is_dir()]
+    return []
+
+
 def kill_cgroup(path: Path) -> None:
-    """End every process in the cgroup and remove it."""
+    """End every process in the cgroup and in the cgroups below it (its agents'), and remove them."""
     if not path.is_dir():
         return
+    for child in _children(path):
+        kill_cgroup(child)
     kill = path / "cgroup.kill"
     for _ in range(KILL_ROUNDS):
         try:
@@ -206,4 +235,7 @@ def _remove_empty_cgroups(older_than: float = 60.0) -> None:
         for path in own.glob(f"{CGROUP_PREFIX}*"):
             with contextlib.suppress(OSError):
                 if time.time() - path.stat().st_mtime > older_than and not (path / "cgroup.procs").read_text().strip():
+                    for child in _children(path):  # its agents' cgroups, empty too (else the rmdir is refused)
+                        with contextlib.suppress(OSError):
+                            child.rmdir()
                     path.rmdir()  # refused while a process is in it

@@ -25,6 +25,9 @@ class TerminalPort(Protocol):
     async def stop_agent(self, agent_id: str) -> None:
         """Stop what one agent left running (its bash command, its tmux windows)."""
 
+    async def kill_agents(self, agent_ids: list[str]) -> None:
+        """End now every process these agents started (their cgroups); the others' run on."""
+
     async def close(self) -> None:
         """End the session's tmux server and everything started from it."""
 
