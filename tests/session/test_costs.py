@@ -21,6 +21,8 @@ from workbench.tui.view import SessionView
 
 PRICED = "openai/gpt-4o-mini"  # litellm's local table prices it; the scripted server answers for it
 
+pytestmark = pytest.mark.tmux
+
 
 def summed(usages: list[pb.Usage]) -> tuple[int, int, int, float]:
     return (

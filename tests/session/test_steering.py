@@ -21,6 +21,8 @@ from workbench.session.session import Session
 CHILD_NOTE = "NOTE for one: write it in blue"
 ROOT_NOTE = "NOTE for main: keep waiting for both"
 
+pytestmark = pytest.mark.tmux
+
 
 def answer_if(note: str, with_note: str, without: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def answer(body: dict[str, Any]) -> dict[str, Any]:

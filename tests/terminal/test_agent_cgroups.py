@@ -27,7 +27,10 @@ def cgroups_here() -> bool:
     return True
 
 
-pytestmark = pytest.mark.skipif(not cgroups_here(), reason="no cgroup v2 that this user may make here")
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.skipif(not cgroups_here(), reason="no cgroup v2 that this user may make here"),
+]
 
 
 def sleepers(seconds: str) -> list[int]:
