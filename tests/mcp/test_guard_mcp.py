@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.mcp.conftest import probe, with_servers
+from tests.scripted_server import ScriptedModel, reply
 from workbench.config.mcp_servers import parse_server
 from workbench.config.settings import Settings
 from workbench.guard.guardrail import Guard
@@ -27,7 +28,7 @@ def guard(settings: Settings, mode: str, **server: object) -> Guard:
     manager = McpManager(settings, settings.sessions_dir / "s1", "s1")
     for connection in manager.connections.values():
         connection.tools = list(LISTED)
-    judged = Guard(settings, mode=mode)
+    judged = Guard(settings, mode=mode)  # a guard_model in the settings makes its model judge
     judged.mcp = manager
     return judged
 
@@ -77,3 +78,15 @@ def test_mcp_tools_count_as_changing_for_repeats_unless_marked_read_only(setting
     manager.connections["gh"].tools = list(LISTED)
     manager._changed()  # as a start or list_changed does
     assert "gh__create_issue" in changing and "gh__get_issue" not in changing and "read_file" not in changing
+
+
+async def test_the_model_judge_is_asked_only_about_mcp_calls_that_can_act(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    settings.guard_model = "openai/judge"
+    g = guard(settings, "auto", read_only=["get_*"])
+    scripted_model.add(reply(json.dumps({"verdict": "review", "reason": "creates an issue."})))
+    reading = await g.judge(pb.ToolCall(id="a", name="gh__get_issue", arguments='{"n": 1}'))
+    assert reading.verdict == RECORD and scripted_model.requests == []
+    acting_call = await g.judge(pb.ToolCall(id="b", name="gh__create_issue", arguments='{"title": "x"}'))
+    assert acting_call.verdict == REVIEW and len(scripted_model.requests) == 1

@@ -153,12 +153,19 @@ class Guard:
                 f"the guard's rules failed on this call ({type(err).__name__}: {err}); the guard fails closed: {word}"
             )
             decision = _decision(failure, "rule", reason)
-        judged = decision.verdict != BLOCK and self.known(call.name) and acting(call.name, arguments(call))
+        judged = decision.verdict != BLOCK and self.known(call.name) and self._acting(call)
         if self.model is not None and judged:
             decision = strictest(decision, await self.model.ask(call, task, count_usage))
         decision.call_id = call.id
         decision.call.CopyFrom(call)
         return decision
+
+    def _acting(self, call: pb.ToolCall) -> bool:
+        """Whether a call can change something: an MCP tool unless the person marked it read-only."""
+        origin = self.mcp.origin(call.name) if self.mcp is not None else None
+        if origin is not None:
+            return not _marked_read_only(*origin)
+        return acting(call.name, arguments(call))
 
     def known(self, tool: str) -> bool:
         """Is `tool` a tool at all (a registered one, or an MCP server's)?"""
@@ -186,7 +193,7 @@ class Guard:
         server's own readOnlyHint is shown, never trusted); in auto mode a server without its sandbox
         is reviewed, as bash is with the sandbox off."""
         where = f"MCP server {server.name}"
-        if any(fnmatch.fnmatchcase(original, g) for g in server.read_only):
+        if _marked_read_only(server, original):
             return _decision(
                 RECORD, "mode", f"{self.mode} mode: {tool} is marked read-only ([mcp.servers.{server.name}])"
             )
@@ -358,6 +365,11 @@ class Guard:
         else:
             how = "run with --approval auto"
         return f"{head} To let it run, {how}, or add the rule {example!r} to guard_allow in your user config."
+
+
+def _marked_read_only(server: McpServer, tool: str) -> bool:
+    """The person's `read_only` globs in the server's table (the server's own hint is never trusted)."""
+    return any(fnmatch.fnmatchcase(tool, g) for g in server.read_only)
 
 
 def suggest_rule(tool: str, text: str) -> str:
