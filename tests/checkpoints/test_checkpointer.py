@@ -159,3 +159,14 @@ async def test_files_over_the_limit_skipped_with_notice(ws: Path, tmp_path: Path
     cp = await cps.take(TOOL)
     assert cp is not None and any(line.startswith("huge.bin") for line in cp.skipped)
     cps.close()
+
+
+async def test_a_workspace_larger_than_the_store_cap_fails_before_filling_the_disk(ws: Path, tmp_path: Path):
+    (ws / "big").mkdir()
+    for i in range(5):
+        (ws / "big" / f"{i}.bin").write_bytes(b"z" * 300_000)
+    cps = Checkpointer(settings_for(ws, tmp_path / "data", checkpoint_store_cap=1_000_000), "s1")
+    cp = await cps.take(TOOL)
+    assert cp is not None and "checkpoint_store_cap" in cp.error and not cp.commit
+    assert (await cps.take(TOOL)).error  # type: ignore[union-attr]  # it stays failed
+    cps.close()

@@ -18,7 +18,7 @@ import pygit2
 
 from workbench.checkpoints.repo import REF_PREFIX, Store, size_of
 from workbench.checkpoints.restore import Change, Restorer, diff, line_counts, modes, patches
-from workbench.checkpoints.snapshot import Limits, Scan, Snapshot
+from workbench.checkpoints.snapshot import Limits, OverCap, Scan, Snapshot
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 
@@ -76,6 +76,9 @@ class Checkpointer:
         store = Store(self.settings.data_dir, self.workspace)
         snapshot = Snapshot(self.workspace, store.repo, limits_of(self.settings), watch=self._watch)
         self._store_bytes = size_of(store.path)
+        cap = self.settings.checkpoint_store_cap
+        if cap:  # uncompressed bytes hashed, a bound above what they take in the store
+            snapshot.budget = cap - self._store_bytes
         ref = store.repo.references.get(REF_PREFIX + self.session_id)
         if ref is not None:  # a resumed session: its chain goes on
             commit = store.repo[ref.target].peel(pygit2.Commit)
@@ -150,6 +153,13 @@ class Checkpointer:
                 cp.files_changed = len(scan.files)
                 self.last, self._last_tree = cp.commit, top
                 self._store_bytes += sum(snapshot.items[p].sig[1] for p in scan.changed if p in snapshot.items) // 3
+            except OverCap as err:
+                cp.error = (
+                    f"no checkpoint of the workspace could be taken: {err}, {self.settings.checkpoint_store_cap:,} "
+                    "bytes (checkpoint_store_cap); raise it, prune with `workbench sessions --prune`, or work in a "
+                    "smaller folder"
+                )
+                log.warning("%s", cp.error)
             except (OSError, pygit2.GitError, CheckpointFailed) as err:
                 cp.error = f"no checkpoint of the workspace could be taken: {err}"
                 log.warning("%s", cp.error)

@@ -41,6 +41,10 @@ class Limits:
     ignored_total: int = 50_000_000  # ignored files kept in all; an ignored tree over it is skipped
 
 
+class OverCap(Exception):
+    """Hashing on would take the store over its cap (a home folder taken for a workspace)."""
+
+
 @dataclass(slots=True)
 class Item:
     mode: int  # st_mode: type and permission bits
@@ -96,6 +100,7 @@ class Snapshot:
         self.odd_modes: dict[str, int] = {}  # path -> permission bits that git's mode does not say
         self.meta: pygit2.Oid | None = None
         self.scanned = False
+        self.budget: int | None = None  # bytes that may still go into the store (None: no cap)
         self.full_scan_due = True
         self.dirty: set[str] = set()
         self.watch: Watch | None = None
@@ -354,6 +359,10 @@ class Snapshot:
             what = "ignored, " if ignored else ""
             scan.skipped.append(f"{rel} ({what}{st.st_size:,} bytes, over the limit)")
             return
+        if self.budget is not None:
+            self.budget -= st.st_size
+            if self.budget < 0:
+                raise OverCap(f"the workspace holds more than the checkpoint store may (at {rel})")
         try:
             if stat.S_ISLNK(st.st_mode):
                 oid = self.repo.create_blob(os.fsencode(os.readlink(name, dir_fd=dfd)))
