@@ -18,7 +18,8 @@ import pygit2
 
 from workbench.checkpoints.repo import REF_PREFIX, Store, size_of
 from workbench.checkpoints.restore import Change, Restorer, diff, line_counts, modes, patches
-from workbench.checkpoints.snapshot import Limits, OverCap, Scan, Snapshot
+from workbench.checkpoints.snapshot import Limits, OverCap, Snapshot
+from workbench.checkpoints.tree import Scan
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 

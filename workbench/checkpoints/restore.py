@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pygit2
 
-from workbench.checkpoints.snapshot import META_BLOB, WORKSPACE_TREE, plain_mode
+from workbench.checkpoints.tree import META_BLOB, WORKSPACE_TREE, plain_mode
 from workbench.tools.files.confined import open_folder
 
 TREE = pygit2.GIT_FILEMODE_TREE

@@ -7,28 +7,25 @@ whose status is unchanged since it was hashed keeps its blob). After that only t
 watch or the file tools named are looked at again. The ignore rules are those found at the
 first scan: a `.gitignore` the agent writes later changes nothing here.
 
-What a git tree cannot hold goes into a small `meta` blob beside it: each file's and folder's
-exact mode where it is not git's 644/755 (a 0600 secret stays 0600). Empty folders are empty
-trees.
+The tree in memory and how it is written is `tree.py`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
+from workbench.checkpoints.tree import Item, MemoryTree, Scan, join, parent_of, plain_mode
 from workbench.checkpoints.watch import Watch, WatchUnavailable
 from workbench.tools.files.walk import Ignore, ignore_for
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 RACY_NS = 2_000_000_000  # a file changed this close to its hashing is hashed again at the next scan
-WORKSPACE_TREE, META_BLOB = "w", "m"
 PROJECT_CONFIG = ".workbench"  # terminal.protected.PROJECT_CONFIG (that package is not below this one)
 
 
@@ -45,60 +42,14 @@ class OverCap(Exception):
     """Hashing on would take the store over its cap (a home folder taken for a workspace)."""
 
 
-@dataclass(slots=True)
-class Item:
-    mode: int  # st_mode: type and permission bits
-    oid: pygit2.Oid
-    sig: tuple[int, int, int]  # mtime_ns, size, inode
-    ignored: bool
-    racy: bool
-
-
-@dataclass
-class Scan:
-    """What one checkpoint's look at the tree found."""
-
-    changed: set[str] = field(default_factory=set)  # paths looked at again that differ (folders too)
-    files: set[str] = field(default_factory=set)  # files and links made, changed or removed
-    skipped: list[str] = field(default_factory=list)  # one line each
-
-
-def git_mode(mode: int) -> int:
-    if stat.S_ISLNK(mode):
-        return pygit2.GIT_FILEMODE_LINK
-    return pygit2.GIT_FILEMODE_BLOB_EXECUTABLE if mode & 0o100 else pygit2.GIT_FILEMODE_BLOB
-
-
-def plain_mode(mode: int) -> int:
-    """The permission bits git's mode stands for: what a restore gives when meta says nothing."""
-    if stat.S_ISDIR(mode):
-        return 0o755
-    return 0o755 if mode & 0o100 else 0o644
-
-
-def _parent(rel: str) -> str:
-    return rel.rpartition("/")[0]
-
-
-def _join(rel: str, name: str) -> str:
-    return f"{rel}/{name}" if rel else name
-
-
-class Snapshot:
+class Snapshot(MemoryTree):
     """The tree of `root` in memory, written to `repo` incrementally."""
 
     def __init__(self, root: Path, repo: pygit2.Repository, limits: Limits, *, watch: bool = True):
-        self.root, self.repo, self.limits = root, repo, limits
-        self.items: dict[str, Item] = {}
-        self.dirs: dict[str, int] = {}  # folder -> permission bits ("" is the root)
-        self.children: dict[str, set[str]] = {}
-        self.trees: dict[str, pygit2.Oid] = {}  # folders whose tree is written and unchanged since
+        super().__init__(repo)
+        self.root, self.limits = root, limits
         self.rules: dict[str, Ignore] = {}  # the ignore rules of each folder at the first scan
-        self.ignored_dirs: set[str] = set()  # ignored folders kept (small enough)
         self.skipped_trees: set[str] = set()  # ignored folders too large to keep
-        self.ignored_bytes = 0
-        self.odd_modes: dict[str, int] = {}  # path -> permission bits that git's mode does not say
-        self.meta: pygit2.Oid | None = None
         self.scanned = False
         self.budget: int | None = None  # bytes that may still go into the store (None: no cap)
         self.full_scan_due = True
@@ -154,12 +105,12 @@ class Snapshot:
 
     # --- scanning -------------------------------------------------------------------------
 
-    def _open_parent(self, rel: str) -> int | None:
+    def _openparent_of(self, rel: str) -> int | None:
         """The folder holding `rel`, each folder opened without following a link; None when
         there is no such folder (any more) or a link stands on the way."""
         fd = os.open(self.root, _DIR_FLAGS)
         try:
-            for name in [p for p in _parent(rel).split("/") if p]:
+            for name in [p for p in parent_of(rel).split("/") if p]:
                 child = os.open(name, _DIR_FLAGS, dir_fd=fd)
                 os.close(fd)
                 fd = child
@@ -177,12 +128,12 @@ class Snapshot:
         return any("/".join(parts[:i]) in self.skipped_trees for i in range(1, len(parts) + 1))
 
     def _ignored(self, rel: str, is_dir: bool) -> bool:
-        parent = _parent(rel)
+        parent = parent_of(rel)
         if parent in self.ignored_dirs:
             return True
         folder = parent
         while folder not in self.rules and folder:
-            folder = _parent(folder)
+            folder = parent_of(folder)
         rules = self.rules.get(folder)
         return rules is not None and rules.ignored(rel, is_dir)
 
@@ -201,7 +152,7 @@ class Snapshot:
                 self.rules[""] = ignore_for(self.root, "").child(self.root, "")
             self._scan_dir("", fd, st, scan, ignored=False, first=first)
             return True
-        parent_fd = self._open_parent(rel)
+        parent_fd = self._openparent_of(rel)
         if parent_fd is None:
             self._drop(rel, scan)
             return False
@@ -265,7 +216,7 @@ class Snapshot:
         else:
             self.ignored_dirs.discard(folder)
             if first and folder:
-                self.rules[folder] = self.rules[_parent(folder)].child(self.root / folder, folder)
+                self.rules[folder] = self.rules[parent_of(folder)].child(self.root / folder, folder)
         if self.watch is not None:
             try:
                 self.watch.add(folder, dfd)
@@ -279,9 +230,9 @@ class Snapshot:
         except OSError:
             entries = {}
         for gone in self.children.get(folder, set()) - set(entries):
-            self._drop(_join(folder, gone), scan)
+            self._drop(join(folder, gone), scan)
         for name, entry in entries.items():
-            sub = _join(folder, name)
+            sub = join(folder, name)
             if name == ".git" or sub in self.skipped_trees or sub == PROJECT_CONFIG:
                 continue
             try:
@@ -397,69 +348,11 @@ class Snapshot:
 
     # --- the tree in memory ---------------------------------------------------------------
 
-    def _link(self, rel: str) -> None:
-        """`rel` is in its folder (and each folder above it in its own)."""
-        self._invalidate(rel)
-        while rel:
-            parent, _, name = rel.rpartition("/")
-            kids = self.children.setdefault(parent, set())
-            if name in kids:
-                break
-            kids.add(name)
-            rel = parent
-
-    def _invalidate(self, rel: str) -> None:
-        """The trees of `rel` and of each folder above it are to be written again."""
-        while True:
-            self.trees.pop(rel, None)
-            if not rel:
-                return
-            rel = _parent(rel)
-
-    def _drop(self, rel: str, scan: Scan) -> None:
-        """`rel` (and all below it) is gone."""
-        item = self.items.pop(rel, None)
-        if item is not None:
-            if item.ignored:
-                self.ignored_bytes -= item.sig[1]
-            scan.changed.add(rel)
-            scan.files.add(rel)
-        if self.odd_modes.pop(rel, None) is not None:
-            self.meta = None
-        if rel in self.dirs or not rel:
-            for name in list(self.children.get(rel, ())):
-                self._drop(_join(rel, name), scan)
-            self.children.pop(rel, None)
-            if rel:
-                self.dirs.pop(rel, None)
-            self.trees.pop(rel, None)
-            self.ignored_dirs.discard(rel)
-            if self.watch is not None:
-                self.watch.forget(rel)
-            scan.changed.add(rel)
-        if rel:
-            parent, _, name = rel.rpartition("/")
-            kids = self.children.get(parent)
-            if kids is not None and name in kids:
-                kids.discard(name)
-                self._invalidate(parent)
-
-    def _set_dir_mode(self, rel: str, perm: int) -> None:
-        self.dirs[rel] = perm
-        self.children.setdefault(rel, set())
-        key = rel + "/" if rel else "/"
-        if perm != 0o755:
-            if self.odd_modes.get(key) != perm:
-                self.odd_modes[key] = perm
-                self.meta = None
-        elif self.odd_modes.pop(key, None) is not None:
-            self.meta = None
-
     def _dir_mode(self, rel: str) -> None:
         """A folder's own mode may have changed (a chmod of it)."""
         if rel not in self.dirs:
             return
-        fd = self._open_parent(rel + "/x")
+        fd = self._openparent_of(rel + "/x")
         if fd is None:
             return
         try:
@@ -467,30 +360,9 @@ class Snapshot:
         finally:
             os.close(fd)
 
-    def write(self) -> pygit2.Oid:
-        """The top tree of the checkpoint: the workspace's tree and the meta blob beside it."""
-        if self.meta is None:
-            self.meta = self.repo.create_blob(json.dumps({"modes": self.odd_modes}, sort_keys=True).encode())
-        top = self.repo.TreeBuilder()
-        top.insert(WORKSPACE_TREE, self._tree(""), pygit2.GIT_FILEMODE_TREE)
-        top.insert(META_BLOB, self.meta, pygit2.GIT_FILEMODE_BLOB)
-        return top.write()
-
-    def _tree(self, rel: str) -> pygit2.Oid:
-        cached = self.trees.get(rel)
-        if cached is not None:
-            return cached
-        builder = self.repo.TreeBuilder()
-        for name in self.children.get(rel, ()):
-            sub = _join(rel, name)
-            item = self.items.get(sub)
-            if item is not None:
-                builder.insert(name, item.oid, git_mode(item.mode))
-            elif sub in self.dirs:
-                builder.insert(name, self._tree(sub), pygit2.GIT_FILEMODE_TREE)
-        oid = builder.write()
-        self.trees[rel] = oid
-        return oid
+    def _gone(self, rel: str) -> None:
+        if self.watch is not None:
+            self.watch.forget(rel)
 
     def close(self) -> None:
         if self.watch is not None:
