@@ -10,13 +10,18 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
 from workbench.core.words import FINAL_AGENT_STATUSES
 from workbench.engine.store import Store, StoreError, to_json
 from workbench.pb import workbench_pb2 as pb
+from workbench.session import rewind
 from workbench.session.errors import SessionError
 from workbench.session.lock import is_locked
+
+if TYPE_CHECKING:
+    from workbench.session.rewind import TurnSummary
 
 
 def event_json(event: pb.Event) -> str:
@@ -116,3 +121,15 @@ def agents_of(settings: Settings, session_id: str) -> tuple[pb.SessionInfo, list
         return info, store.agents(info.id)
     finally:
         store.close()
+
+
+def stored_turns(settings: Settings, session_id: str) -> tuple[pb.SessionInfo, list[TurnSummary]]:
+    """A stored session's rewind points (`workbench checkpoints`), read without opening it."""
+
+    info = find_session(settings, session_id)
+    store = open_store(settings)
+    try:
+        events = list(store.events(info.id))
+    finally:
+        store.close()
+    return info, rewind.summaries(settings, info, events)

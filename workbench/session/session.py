@@ -34,7 +34,7 @@ from workbench.model.gateway import ModelSpec, context_window
 from workbench.model.retry import ModelCallFailed
 from workbench.pb import workbench_pb2 as pb
 from workbench.session import rewind as rewinding
-from workbench.session.catalog import find_session, one_of, open_store
+from workbench.session.catalog import one_of, open_store
 from workbench.session.errors import NotWaiting, SessionError
 from workbench.session.lock import LockHeld, SessionLock, is_locked
 from workbench.session.rebuild import interrupt_leftovers, mark_interrupted, rebuild_messages
@@ -47,17 +47,6 @@ from workbench.terminal.sandbox import describe
 log = logging.getLogger("workbench")
 
 STREAM_LIMIT = 10_000  # events a `stream` reader may fall behind before it is re-synced from the store
-
-
-def stored_turns(settings: Settings, session_id: str) -> tuple[pb.SessionInfo, list[rewinding.TurnSummary]]:
-    """A stored session's rewind points (`workbench checkpoints`), read without opening it."""
-    info = find_session(settings, session_id)
-    store = open_store(settings)
-    try:
-        events = list(store.events(info.id))
-    finally:
-        store.close()
-    return info, rewinding.summaries(settings, info, events)
 
 
 class Session:

@@ -21,8 +21,8 @@ def flags(p: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from workbench.session.catalog import stored_turns
     from workbench.session.errors import SessionError
-    from workbench.session.session import stored_turns
 
     try:
         info, turns = stored_turns(settings_of(args), args.id)
