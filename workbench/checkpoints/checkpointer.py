@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 from pathlib import Path
 
 import pygit2
@@ -64,6 +65,8 @@ class Checkpointer:
         self._store_bytes = 0
         self._scan: Scan | None = None  # what the first look found, for the first checkpoint
         self._last_tree: pygit2.Oid | None = None
+        self._closed = False
+        self._closing = threading.Lock()  # close() and the first scan's thread: one of them ends the watch
         self._told: set[str] = set()  # skip notices already given
 
     # --- taking checkpoints ---------------------------------------------------------------
@@ -84,8 +87,13 @@ class Checkpointer:
         if ref is not None:  # a resumed session: its chain goes on
             commit = store.repo[ref.target].peel(pygit2.Commit)
             self.last, self._last_tree = str(commit.id), commit.tree_id
-        self._scan = snapshot.update()
-        self._store, self._snapshot = store, snapshot
+        try:
+            self._scan = snapshot.update()
+        finally:
+            with self._closing:
+                self._store, self._snapshot = store, snapshot
+                if self._closed:  # the session closed while this scan ran (in its thread): the watch ends here
+                    snapshot.close()
 
     @property
     def store(self) -> Store:
@@ -211,7 +219,8 @@ class Checkpointer:
         return patches(self.store.repo, old, new, text_limit)
 
     def close(self) -> None:
-        if self._first is not None and not self._first.done():
-            self._first.cancel()
-        if self._snapshot is not None:
-            self._snapshot.close()
+        """End the watch; a first scan still running ends it itself when done (its thread uses it)."""
+        with self._closing:
+            self._closed = True
+            if self._snapshot is not None:
+                self._snapshot.close()
