@@ -45,6 +45,14 @@ async def test_ctrl_g_rewinds_the_files_after_showing_them(
         assert "src/main.py" in {f.path for f in review.plan.files} or "src/" in {f.path for f in review.plan.files}
         await pilot.press("y")
         await on_screen(pilot, lambda: tree_state(workspace, SKIP) == before, what="the files back")
+        await on_screen(
+            pilot,
+            lambda: any(
+                getattr(i, "text", "").startswith("files put back to before turn 1")
+                for i in app.view.transcripts.get("main", [])
+            ),
+            what="the rewind in the transcript",
+        )
         await app._close_session()
 
 

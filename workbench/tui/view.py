@@ -387,6 +387,13 @@ class SessionView:
         n = event.notice
         self._append(event, NoticeItem(event.seq, self._time(event), "notice", n.text, n.level or "info"), changes)
 
+    def _on_rewind(self, event: pb.Event, changes: Changes) -> None:
+        r = event.rewind
+        what = " and ".join(w for w, on in (("files", r.code), ("conversation", r.conversation)) if on)
+        how = "undo: " if r.undo else ""
+        text = f"{how}{what} put back to before turn {r.to_turn} ({len(r.files)} path(s))"
+        self._append(event, NoticeItem(event.seq, self._time(event), "rewind", text, "info"), changes)
+
     def _on_guard_decision(self, event: pb.Event, changes: Changes) -> None:
         d = event.guard_decision
         if d.verdict == pb.GUARD_VERDICT_RECORD:
