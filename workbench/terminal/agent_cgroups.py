@@ -19,13 +19,13 @@ import errno
 import os
 import secrets
 import shlex
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from workbench.terminal.leftovers import agent_cgroup, kill_cgroup, move_to_cgroup
 
 GATE_TIMEOUT = 10.0  # seconds for a new window's first process to reach its gate
+GATE_POLL = 0.001  # seconds between two tries to open the gate
 
 
 def gated(command: str, gate: Path) -> str:
@@ -61,9 +61,14 @@ class AgentCgroups:
 
     async def admit(self, pid: int, cgroup: Path, gate: Path) -> None:
         """Move the window's first process into the agent's cgroup, then let it go on (always:
-        a process that cannot be moved still runs, as without cgroups)."""
+        a process that cannot be moved still runs, as without cgroups). The move is in a thread
+        (a migration usually takes 0.1 ms but can wait ~15 ms on the kernel); the gate is tried on
+        the event loop until the process has opened it."""
         await asyncio.to_thread(move_to_cgroup, pid, cgroup)
-        await asyncio.to_thread(_open_gate, gate)
+        for _ in range(int(GATE_TIMEOUT / GATE_POLL)):  # nothing signals its open: try, briefly
+            if _open_gate(gate):
+                return
+            await asyncio.sleep(GATE_POLL)
 
     async def kill(self, agent_ids: list[str]) -> None:
         """SIGKILL every process of these agents' cgroups (and remove them)."""
@@ -72,18 +77,13 @@ class AgentCgroups:
             await asyncio.to_thread(kill_cgroup, path)
 
 
-def _open_gate(gate: Path) -> None:
-    """Write the line the window's first process waits for (it opens the FIFO for reading first)."""
-    deadline = time.monotonic() + GATE_TIMEOUT
-    while time.monotonic() < deadline:
-        try:
-            fd = os.open(gate, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError as err:
-            if err.errno not in (errno.ENXIO, errno.EINTR):  # ENXIO: no reader yet
-                return
-            time.sleep(0.002)
-            continue
-        with contextlib.suppress(OSError):
-            os.write(fd, b"\n")
-        os.close(fd)
-        return
+def _open_gate(gate: Path) -> bool:
+    """Write the line the window's first process waits for; False while it has not opened the FIFO."""
+    try:
+        fd = os.open(gate, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as err:
+        return err.errno not in (errno.ENXIO, errno.EINTR)  # ENXIO: no reader yet; else give up
+    with contextlib.suppress(OSError):
+        os.write(fd, b"\n")
+    os.close(fd)
+    return True
