@@ -104,7 +104,15 @@ KEYS: tuple[Key, ...] = (
     Key("enter,down", "Enter / Down", "search", "the next match", "next_match", "next"),
     Key("shift+enter,up", "Shift+Enter / Up", "search", "the previous match", "previous_match", "previous"),
     Key("escape", "Esc", "search", "close the search", "close_search", "close"),
-    Key("up,down", "Up / Down", "agents", "select an agent: the transcript shows it", "", "select"),
+    Key(
+        "up,down",
+        "Up / Down",
+        "agents",
+        "select an agent: the transcript shows it, and the prompt then writes to it (steering)",
+        "",
+        "select",
+    ),
+    Key("enter", "Enter", "agents", "on a row that needs you: open that agent's review", "", ""),
     Key(
         "c,delete", "c or Delete", "agents", "cancel the selected subagent after y to confirm", "cancel_agent", "cancel"
     ),
