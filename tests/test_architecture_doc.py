@@ -72,6 +72,15 @@ def test_the_architecture_doc_names_no_module_that_is_gone() -> None:
     assert not gone, f"docs/ARCHITECTURE.md's tree names what is not in workbench/: {gone}"
 
 
+def test_every_file_the_architecture_doc_names_exists() -> None:
+    """A path in backquotes (`tests/engine/test_loop.py`, `tools/files/edit.py`) is a file of the repo
+    or of workbench/: a moved or deleted file leaves no stale pointer behind."""
+    named = set(re.findall(r"`(\w[\w./-]*/[\w.-]+\.(?:py|md|proto|tcss))", DOC.read_text(encoding="utf-8")))
+    assert named, "no paths read from the doc"
+    stale = sorted(p for p in named if not (ROOT / p).exists() and not (ROOT / "workbench" / p).exists())
+    assert not stale, f"docs/ARCHITECTURE.md names files that do not exist: {stale}"
+
+
 def test_every_proto_enum_member_is_in_the_architecture_doc() -> None:
     members = re.findall(r"^\s+([A-Z][A-Z0-9_]+)\s*=\s*\d+;", PROTO.read_text(encoding="utf-8"), re.M)
     named = [m for m in members if not m.endswith("_UNSPECIFIED")]
