@@ -1,5 +1,6 @@
 """docs/ARCHITECTURE.md stays true to the tree: every module listed, no module that is gone, every
-enum member of the proto named (as tests/config/test_config.py keeps docs/CONFIG.md true)."""
+enum member of the proto named (as tests/config/test_config.py keeps docs/CONFIG.md true); and
+docs/DECISIONS.md stays a log of dated entries."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "ARCHITECTURE.md"
+DECISIONS = ROOT / "docs" / "DECISIONS.md"
 PROTO = ROOT / "proto" / "workbench" / "v1" / "workbench.proto"
 TREE_HEADING = "## The tree"
 INDENT = 2  # spaces per level in the tree listing
@@ -105,3 +107,11 @@ def test_the_tree_listing_reads_nested_folders() -> None:
         "workbench/tools/files/edit.py",
         "workbench/tools/shell.py",
     }
+
+
+def test_every_decision_is_a_dated_entry() -> None:
+    """docs/DECISIONS.md is a log: each entry is `## YYYY-MM-DD — what was decided`."""
+    headings = re.findall(r"^## .*$", DECISIONS.read_text(encoding="utf-8"), re.M)
+    assert headings, "no entries read from docs/DECISIONS.md"
+    undated = [h for h in headings if not re.match(r"## \d{4}-\d{2}-\d{2} — \S", h)]
+    assert not undated, f"docs/DECISIONS.md entries without a date: {undated}"
