@@ -69,6 +69,8 @@ async def test_a_grandchilds_review_reaches_the_person_while_two_siblings_run(
         assert view.needs_you == 1 and view.agents[grand].reviews == 1
         header = app.header_bar
         await on_screen(pilot, lambda: "1 needs you" in str(header.render()), what="the header's count")
+        working = app.working_line
+        await on_screen(pilot, lambda: "1 waiting for your review" in str(working.render()), what="the working line")
         assert "needs you" in row_label(view.agents[grand], 0).plain
         assert app.last_alert == f"\a\x1b]9;workbench: {grand} needs you: review write_file\x1b\\"
         # Esc puts it aside: it keeps waiting, and ctrl+r brings it back from anywhere

@@ -282,7 +282,8 @@ class SessionClient(App[int]):
                 status.message = ""
                 status.sync()
                 self._show_header()
-                self.working_line.sync()
+                working.reviews = self.view.needs_you  # any agent's, at any depth
+                working.sync()
             if changes.status or self.selected in changes.agents:
                 self._show_agent_line()
             if changes.new_agents or changes.inbox:

@@ -23,7 +23,7 @@ CHARS_PER_TOKEN = 4
 
 def working_text(view: SessionView, now: float, frame: int, reviews: int = 0) -> Content:
     """`⠹ running bash: pytest -q · 12s · ↑12.3k ↓~1.2k · $0.04 · esc to interrupt` (data escaped)."""
-    phase = "waiting for your approval" if reviews else view.phase(ROOT)
+    phase = f"{reviews} waiting for your review" if reviews else view.phase(ROOT)
     parts: list[str | tuple[str, str]] = [(SPINNER[frame % len(SPINNER)] + " ", "bold $accent"), (phase, "bold")]
     if view.run_started:
         parts.append(f" · {duration(now - view.run_started)}")
@@ -33,7 +33,7 @@ def working_text(view: SessionView, now: float, frame: int, reviews: int = 0) ->
     parts.append(f" · ↑{tokens(usage.input_tokens)} ↓{down}")
     if usage.HasField("cost"):
         parts.append(f" · ${usage.cost:.2f}")
-    parts.append((" · esc to interrupt" if reviews == 0 else " · y/n/a in the dialog", "dim"))
+    parts.append((" · esc to interrupt" if reviews == 0 else " · ctrl+r shows the next one", "dim"))
     return Content.assemble(*parts)
 
 
