@@ -66,3 +66,31 @@ async def test_the_terminal_prompt_asks_and_answers(store: Store, workspace: Pat
         finally:
             worker.cancel()
             unsubscribe()
+
+
+async def test_a_subagents_looping_review_names_it_and_takes_a_note(store: Store, workspace: Path) -> None:
+    session = store.create_session(workspace, "m", "p")
+    recorder = Recorder(store, session, "a2")
+    guard = Guard(Settings(workspace=workspace), mode="auto", answerable=True)
+    read_fd, write_fd = os.pipe()
+    with os.fdopen(read_fd) as stdin, os.fdopen(write_fd, "w") as typing:
+        stderr = io.StringIO()
+        reviewer = TerminalReviewer(guard.decide, guard.pending_reviews, stdin=stdin, stderr=stderr)
+        unsubscribe = store.subscribe(reviewer.on_event, session)
+        worker = asyncio.create_task(reviewer.run())
+        try:
+            read = pb.ToolCall(id="c9", name="read_file", arguments=json.dumps({"path": "same.txt"}))
+            decision = pb.GuardDecision(
+                call_id="c9", verdict=pb.GUARD_VERDICT_REVIEW, judge="repeats", reason="agent a2 is looping", call=read
+            )
+            waiting = asyncio.create_task(guard.ask_person(decision, agent_id="a2", emit=recorder.emit))
+            await until(lambda: "looping: [y] let it go on" in stderr.getvalue())
+            assert "review of agent a2: agent a2 is looping" in stderr.getvalue()
+            typing.write("n: the answer is in the file you read\n")
+            typing.flush()
+            answer = await asyncio.wait_for(waiting, 10)
+            assert answer is not None and not answer.approved
+            assert answer.reason == "the answer is in the file you read"
+        finally:
+            worker.cancel()
+            unsubscribe()

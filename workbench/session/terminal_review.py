@@ -17,6 +17,7 @@ from workbench.session.errors import NotWaiting
 
 Decide = Callable[[str, bool, str, bool], None]  # Session.decide(call_id, approve, reason, remember)
 ANSWERS = "[y]es once / [a]lways (this tool or exact command, for the session) / [n]o, optionally 'n: why'"
+LOOP_ANSWERS = "[y] let it go on / [n] stop this call, optionally 'n: a note for the agent'"
 
 
 def parse_reply(line: str) -> tuple[bool, str, bool] | None:
@@ -47,27 +48,30 @@ class TerminalReviewer:
     ):
         self.decide, self.pending = decide, pending
         self.stdin, self.stderr = stdin, stderr
-        self.queue: asyncio.Queue[pb.GuardDecision] = asyncio.Queue()
+        self.queue: asyncio.Queue[tuple[pb.GuardDecision, str]] = asyncio.Queue()  # (decision, agent id)
 
     def on_event(self, event: pb.Event) -> None:
         if event.WhichOneof("kind") == "guard_decision" and event.guard_decision.verdict == pb.GUARD_VERDICT_REVIEW:
-            self.queue.put_nowait(event.guard_decision)
+            self.queue.put_nowait((event.guard_decision, event.agent_id))
 
     async def run(self) -> None:
         while True:
-            decision = await self.queue.get()
+            decision, agent_id = await self.queue.get()
             if decision.call_id not in {d.call_id for d in self.pending()}:
                 continue  # answered already (an approval for the session covered it) or cancelled
-            answer = await self._ask(decision)
+            answer = await self._ask(decision, agent_id)
             try:
                 self.decide(decision.call_id, *answer)
             except NotWaiting:
                 pass  # it stopped waiting while the person typed (the run was cancelled)
 
-    async def _ask(self, decision: pb.GuardDecision) -> tuple[bool, str, bool]:
-        self.stderr.write(f"\nreview: {printable(decision.reason)}\n{printable(decision.shown)}\n")
+    async def _ask(self, decision: pb.GuardDecision, agent_id: str = "") -> tuple[bool, str, bool]:
+        """The review on stderr, naming a subagent; a looping agent's review offers go on or a note."""
+        who = f" of agent {printable(agent_id)}" if agent_id and agent_id != "main" else ""
+        self.stderr.write(f"\nreview{who}: {printable(decision.reason)}\n{printable(decision.shown)}\n")
+        looping = decision.judge == "repeats"
         while True:
-            self.stderr.write(f"approve? {ANSWERS}: ")
+            self.stderr.write("looping: " + LOOP_ANSWERS + ": " if looping else f"approve? {ANSWERS}: ")
             self.stderr.flush()
             line = await self._read_line()
             if line is None:
