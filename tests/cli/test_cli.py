@@ -237,3 +237,17 @@ def test_closed_stdout_stops_the_run_quietly(scripted_model: ScriptedModel, work
     assert proc.returncode == 141, err
     assert "Traceback" not in err and "BrokenPipe" not in err
     assert len(scripted_model.requests) < 50  # it stopped instead of running on unobserved
+
+
+def test_a_failed_edit_shows_what_its_cause_calls_above_and_no_shell_is_announced(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys
+) -> None:
+    """Defect 12: headless, edit_file's cause said "shown above" with nothing above it; and
+    "watch the shell" was printed in a run where no shell ran."""
+    (workspace / "a.txt").write_text("alpha\nbeta\ngamma\n")
+    scripted_model.add(reply("", call("edit_file", path="a.txt", old_text="betta", new_text="b")), reply("gave up"))
+    assert main(args(scripted_model, workspace, tmp_path, "edit it")) == 0
+    err = capsys.readouterr().err
+    cause = next(line for line in err.splitlines() if "x " in line and "old_text" in line)
+    assert "above" in err and "| " in err.split(cause)[0]  # the lines the cause points at, before it
+    assert "watch the shell" not in err

@@ -20,6 +20,7 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.ask_screen import AskText
+from workbench.tui.files_screen import ChangedFiles
 from workbench.tui.inbox_pane import InboxPane
 from workbench.tui.items import ToolItem, UserItem
 from workbench.tui.messages import AssistantMessage, UserMessage
@@ -503,4 +504,23 @@ async def test_three_children_each_delivery_once_inbox_read_root_row_restarts(
         assert root.started >= first_end and root.ended == 0.0
         assert root.status not in (pb.AGENT_STATUS_COMPLETED, pb.AGENT_STATUS_FAILED)
         await on_screen(pilot, lambda: not app.view.busy, what="the second run's end")
+        await app._close_session()
+
+
+async def test_changed_files_show_every_change_of_a_new_file(settings: Settings, scripted_model: ScriptedModel) -> None:
+    """Defect 7: Ctrl+O showed only the last hunk of a file made in the session, not its new-file diff."""
+    scripted_model.add(
+        reply("", call("write_file", path="a.txt", content="one\ntwo\n")),
+        reply("", call("edit_file", path="a.txt", old_text="two", new_text="three")),
+        reply("done"),
+    )
+    app = make_app(settings, prompt="make a.txt")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_screen(pilot, lambda: app.view.last_answer == "done" and not app.view.busy)
+        await pilot.press("ctrl+o")
+        await on_screen(pilot, lambda: isinstance(app.screen, ChangedFiles), what="the changed files")
+        await pilot.pause()
+        shown = str(app.screen.query_one("#diff").render())
+        assert "@@ -0,0 +1,2 @@" in shown and "+one" in shown  # the file as it was made
+        assert "-two" in shown and "+three" in shown  # and the edit after it
         await app._close_session()

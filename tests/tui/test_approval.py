@@ -240,3 +240,19 @@ async def test_a_looping_agent_asks_the_person_who_writes_a_note_then_cancels_it
         assert len(scripted_model.requests) == calls == settings.repeat_stop + 2
         assert app.session.last is not None and app.session.last.status == pb.RUN_STATUS_CANCELLED
         await app._close_session()
+
+
+async def test_at_80_by_24_a_long_diff_leaves_the_buttons_on_the_screen() -> None:
+    """Defect 3: at 80x24 the diff pushed the buttons off the screen (Enter approved blind)."""
+    diff = "new file big.txt (60 lines):\n" + "".join(f"+line {n}\n" for n in range(60))
+    app = Host()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.notify("No model is set: a long toast that must not sit on the modal", timeout=30)
+        app.review(review("c1", "write_file", diff, path="big.txt", content="x\n"))
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ApprovalScreen)
+        for button in ("#approve", "#approve-always", "#deny", "#reason"):
+            region = screen.query_one(button).region
+            assert region.height and region.bottom <= 24 and region.right <= 80, f"{button} is off the screen: {region}"
+        assert not app._notifications  # the modal cleared the toasts that would cover it

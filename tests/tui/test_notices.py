@@ -59,6 +59,10 @@ async def test_retry_countdown_discarded_stream_compaction_and_traceback(tmp_pat
         assert "t shows the traceback" in str(block.header_text()) and not block.query(".traceback")
         transcript = app.query_one(Transcript)
         transcript.focus()
+        plain = next(n for n in app.query(NoticeLine) if not n.item.detail)
+        transcript.select(plain)
+        await pilot.press("t")  # a line with no traceback: said, not silently nothing
+        assert any("No traceback here" in str(n.message) for n in app._notifications)
         transcript.select(block)  # the transcript's cursor on the block (Up/Down move it)
         await pilot.press("t")
         await pilot.pause()

@@ -5,6 +5,7 @@ The TUI's approval mode (ask) shows the approval modal for each write: Enter app
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -88,9 +89,11 @@ def test_the_demo_in_a_real_terminal(tmp_path: Path) -> None:
 
 
 def launch(tmp_path: Path, socket: str, width: int = 150, height: int = 45) -> None:
+    """The demo in a tmux pane that stays after the app ends (what it printed can be read)."""
     workspace = tmp_path / "empty"
     workspace.mkdir(exist_ok=True)
-    command = [str(WORKBENCH), "--model", "demo", "--workspace", str(workspace), "--data-dir", str(tmp_path / "d")]
+    app = [str(WORKBENCH), "--model", "demo", "--workspace", str(workspace), "--data-dir", str(tmp_path / "d")]
+    command = ["sh", "-c", f"{shlex.join(app)}; sleep 60"]
     env = {**os.environ, "TERM": "xterm-256color", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     size = ["-x", str(width), "-y", str(height)]
     subprocess.run(
@@ -112,5 +115,10 @@ def test_the_first_prompt_shows_while_the_engine_starts(tmp_path: Path) -> None:
         sent = time.monotonic()
         screen_until(socket, "> quick hello", timeout=10)
         assert time.monotonic() - sent < 1.0  # at once (a capture every 0.2 s, a shared machine)
+        # quitting says how to go on (defect 12: it printed nothing)
+        tmux(socket, "send-keys", "-t", "tui", "C-c")
+        screen_until(socket, "again to quit")
+        tmux(socket, "send-keys", "-t", "tui", "C-c")
+        screen_until(socket, "continue it with `workbench --resume", timeout=30)
     finally:
         tmux(socket, "kill-server")

@@ -19,6 +19,7 @@ from workbench.session.terminal_review import TerminalReviewer
 
 WIDTH = 100  # wrap causes at this width on stderr
 ARGS_SHOWN = 100  # characters of a call's arguments shown
+SHOWN_LINES = 12  # lines of a failed call's output shown above its cause
 
 
 def header(session: Session) -> str:
@@ -37,6 +38,13 @@ class Progress:
     def __init__(self) -> None:
         self.started: dict[str, tuple[str, float]] = {}  # open calls: name + arguments, start time
         self.interrupted: list[str] = []  # what a cancel cut short, for the last line
+        self.attach = ""  # the tmux attach command, said at the first shell call
+        self.shell_ran = False
+
+    def _say_attach(self) -> None:
+        if self.attach and self.shell_ran:
+            _stderr(f"watch the shell: {self.attach}")
+            self.attach = ""
 
     def __call__(self, event: pb.Event) -> None:
         kind = event.WhichOneof("kind")
@@ -47,6 +55,9 @@ class Progress:
             shown = f"{call.name} {_cut(call.arguments, ARGS_SHOWN)}"
             self.started[call.id] = (shown, time.monotonic())
             say(f"{who}> {shown}")
+            if call.name in ("bash", "tmux"):
+                self.shell_ran = True
+                self._say_attach()
         elif kind == "tool_call_finished":
             result = event.tool_call_finished.result
             shown, began = self.started.pop(result.call_id, (result.name, time.monotonic()))
@@ -55,6 +66,12 @@ class Progress:
             if not result.is_error:
                 say(f"{who}  ok ({result.duration:.2f} s)")
             else:
+                if result.output:  # what the cause calls "shown above" (a file's closest lines, a command's output)
+                    lines = result.output.splitlines()
+                    for line in lines[:SHOWN_LINES]:
+                        say(f"{who}    | {line}")
+                    if len(lines) > SHOWN_LINES:
+                        say(f"{who}    | … {len(lines) - SHOWN_LINES} more lines")
                 cause = textwrap.fill(result.error, WIDTH, initial_indent=f"{who}  x ", subsequent_indent=f"{who}    ")
                 say(f"{cause} ({result.duration:.2f} s)")
         elif kind == "retry_wait":
@@ -66,7 +83,8 @@ class Progress:
             if event.message.tool_calls:
                 say(f"{who}{event.message.text}")
         elif kind == "terminal_ready":
-            say(f"watch the shell: {event.terminal_ready.attach_command}")
+            self.attach = event.terminal_ready.attach_command  # said once a shell runs, not before
+            self._say_attach()
         elif kind == "agent_spawned" and event.agent_spawned.agent.parent_id:
             agent = event.agent_spawned.agent
             say(f"{who}started subagent {agent.name} ({spawn_mode(agent.mode)}): {_cut(agent.prompt, 100)}")

@@ -75,6 +75,10 @@ def decide(messages: list[dict[str, Any]]) -> tuple[str, tuple[str, dict[str, An
     if not results:
         return "I'll look at the login check in auth.go first.", ("read_file", {"path": SAMPLE_PATH})
     name, _, text = results[-1]
+    if "The person denied this call" in text:  # a denial is the person's answer, not a failed edit
+        reason = text.split("denied this call", 1)[1].split(". It did not run", 1)[0].strip(" :")
+        why = f" ({reason})" if reason else ""
+        return f"You denied the {name} call{why}, so I stop here and change nothing more.", None
     if name == "read_file" and _failed(text) and not edits:
         return (
             "auth.go is not here yet, so I'll create the sample file this demo fixes.",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -369,4 +370,10 @@ def run_app(settings: Settings, prompt: str | None, resume: str | None, pick: bo
     """`workbench`, `workbench "TASK"`, `workbench --resume [ID]`: run the TUI; the exit status."""
     app = WorkbenchApp(settings, prompt=prompt, resume=resume, pick=pick)
     code = app.run()
+    if session_id := app.session_id:  # as `workbench run` does: how to go on
+        print(
+            f"workbench: session {session_id}; continue it with `workbench --resume {session_id}`, "
+            f"read it with `workbench export {session_id}`",
+            file=sys.stderr,
+        )
     return code if isinstance(code, int) else app.return_code or 0

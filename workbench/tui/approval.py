@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -59,6 +60,7 @@ class ApprovalScreen(ModalScreen[Answer | str]):
     ApprovalScreen #approval-reason-text { color: $text-muted; margin-bottom: 1; }
     ApprovalScreen #approval-call { height: auto; max-height: 24; border: round $primary; }
     ApprovalScreen #approval-buttons { height: auto; margin-top: 1; }
+    ApprovalScreen #reason { height: 1; border: none; padding: 0 1; background: $boost; }
     ApprovalScreen #approval-buttons Button { margin-right: 1; }
     """
     AUTO_FOCUS = "#approve"
@@ -94,9 +96,9 @@ class ApprovalScreen(ModalScreen[Answer | str]):
                 yield Static(styled(printable(self.decision.shown)), id="approval-shown")
             yield Input(placeholder="reason for a denial (optional; the model reads it); Enter denies", id="reason")
             with Horizontal(id="approval-buttons"):
-                yield Button("Approve once [y]", id="approve", variant="success")
-                yield Button(f"Approve {always} for the session [a]", id="approve-always", variant="primary")
-                yield Button("Deny [n]", id="deny", variant="error")
+                yield Button("Approve once [y]", id="approve", variant="success", compact=True)
+                yield Button(f"This session: {always} [a]", id="approve-always", variant="primary", compact=True)
+                yield Button("Deny [n]", id="deny", variant="error", compact=True)
 
     def _task_line(self) -> ComposeResult:
         if self.agent_task:
@@ -114,9 +116,19 @@ class ApprovalScreen(ModalScreen[Answer | str]):
                 yield Static(styled(printable(self.decision.shown)), id="approval-shown")
             yield Input(placeholder="a note for the agent (it reads it as your words); Enter sends it", id="reason")
             with Horizontal(id="approval-buttons"):
-                yield Button("Let it go on [y]", id="approve", variant="success")
-                yield Button("Send the note [n]", id="deny", variant="primary")
-                yield Button("Cancel the agent [c]", id="cancel-agent", variant="error")
+                yield Button("Let it go on [y]", id="approve", variant="success", compact=True)
+                yield Button("Send the note [n]", id="deny", variant="primary", compact=True)
+                yield Button("Cancel the agent [c]", id="cancel-agent", variant="error", compact=True)
+
+    def on_mount(self) -> None:
+        self.app.clear_notifications()  # a toast would sit on the modal (it draws above every screen)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The call's view takes what the screen leaves: the buttons stay on it (at 80x24 they were
+        pushed off by a long diff, and Enter approved blind)."""
+        others = sum(w.outer_size.height for w in self.query_one("#approval").children if w.id != "approval-call")
+        room = int(event.size.height * 0.9) - others - 4  # the box's border and the buttons' margin
+        self.query_one("#approval-call").styles.max_height = max(3, min(24, room))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -80,6 +80,8 @@ class SessionClient(App[int]):
         self.preload_litellm = preload
         self.offline = offline  # no session: shows only what `apply_events` is given (snapshots, benchmarks)
         self.session: Session | None = None
+        self.session_id = ""  # the last session opened (said on the way out)
+        self._opening: Session | None = None  # opened, not shown yet
         self.approvals: Approvals | None = None  # reviews of the open session, one modal at a time
         self.last_alert = ""  # what the last review that came wrote to the terminal (bell, OSC 9/777)
         self.view = SessionView()
@@ -134,8 +136,12 @@ class SessionClient(App[int]):
         except (OSError, sqlite3.Error) as err:  # the data folder: missing rights, disk full
             self._problem(f"cannot open the session in {settings.data_dir}: {err}; choose another --data-dir")
             return
+        self.session_id, self._opening = session.id, session  # closed by a quit meanwhile
         if self.litellm_import is not None:  # the run's first model call would wait for it on this loop,
             await asyncio.to_thread(self.litellm_import.join)  # frozen (4 s): it waits here, in a thread
+        if self._opening is not session:
+            return  # the app quit (or another session opened) meanwhile: that closed it
+        self._opening = None
         self.session, self.settings = session, settings
         self.view = SessionView()
         self.view.transcript(ROOT).extend(self._to_send)  # typed while it opened: still shown, sent below
@@ -180,11 +186,12 @@ class SessionClient(App[int]):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        session, self.session = self.session, None
+        sessions = [s for s in (self.session, self._opening) if s is not None]  # _opening: waits for litellm
+        self.session = self._opening = None
         self.approvals = None
         self._pending.clear()
         self._changes = None
-        if session is not None:
+        for session in sessions:
             await session.close()
 
     def _problem(self, text: str) -> None:

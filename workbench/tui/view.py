@@ -83,7 +83,8 @@ class SessionView:
         self.inbox: list[InboxEntry] = []
         self.usage = pb.Usage()
         self.prompt_tokens = 0  # the root's last call: how much of the window it used
-        self.changed_files: dict[str, str] = {}  # path -> latest diff
+        self.changed_files: dict[str, str] = {}  # path -> its diffs this session, in order, most recent path last
+        self._diffs: dict[str, list[str]] = {}
         self.run_files: list[str] = []  # paths changed by the current run of the root
         self.attach_command = ""
         self.busy = False
@@ -341,9 +342,10 @@ class SessionView:
         if not result.is_error and result.name in FILE_TOOLS:
             path = result.metadata.fields.get("path")
             name = path.string_value if path is not None else str(arguments_of(item.call.arguments).get("path", ""))
-            if name:
+            if name:  # every change of the file in order: a file made here keeps its new-file diff
+                self._diffs.setdefault(name, []).append(item.diff)
                 self.changed_files.pop(name, None)
-                self.changed_files[name] = item.diff
+                self.changed_files[name] = "\n".join(self._diffs[name])
                 if name not in self.run_files:
                     self.run_files.append(name)
                 changes.files = True
