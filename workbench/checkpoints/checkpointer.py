@@ -88,12 +88,22 @@ class Checkpointer:
             commit = store.repo[ref.target].peel(pygit2.Commit)
             self.last, self._last_tree = str(commit.id), commit.tree_id
         try:
-            self._scan = snapshot.update()
+            first = snapshot.update()
+            top = snapshot.write()  # the tree as the session opens: the first checkpoint's parent
+            if top != self._last_tree:
+                self.last = store.commit(self.session_id, top, f"session opened: turn {self.turn}")
+                self._last_tree = top
+            self._scan = Scan(skipped=first.skipped)  # its notices go with the first checkpoint
         finally:
             with self._closing:
                 self._store, self._snapshot = store, snapshot
                 if self._closed:  # the session closed while this scan ran (in its thread): the watch ends here
                     snapshot.close()
+
+    @property
+    def ready(self) -> bool:
+        """The first look at the tree is done: a checkpoint now takes milliseconds."""
+        return self._first is not None and self._first.done()
 
     @property
     def store(self) -> Store:
@@ -143,16 +153,14 @@ class Checkpointer:
                     snapshot.anything_may_have_changed()  # the person may have edited files since
                 if not snapshot.pending() and self.last and not scan.changed:
                     cp.commit, cp.unchanged = self.last, True  # nothing changed: no new commit
+                    self._tell(scan, cp)
                     return cp
                 more = await asyncio.to_thread(snapshot.update)
                 scan.changed |= more.changed
                 scan.files |= more.files
                 scan.skipped += more.skipped
                 top = await asyncio.to_thread(snapshot.write)
-                for line in scan.skipped:
-                    if line not in self._told:
-                        self._told.add(line)
-                        cp.skipped.append(line)
+                self._tell(scan, cp)
                 if top == self._last_tree and self.last:
                     cp.commit, cp.unchanged = self.last, True
                     return cp
@@ -173,6 +181,13 @@ class Checkpointer:
                 cp.error = f"no checkpoint of the workspace could be taken: {err}"
                 log.warning("%s", cp.error)
             return cp
+
+    def _tell(self, scan: Scan, cp: pb.Checkpoint) -> None:
+        """What the scan skipped, each line once in the session."""
+        for line in scan.skipped:
+            if line not in self._told:
+                self._told.add(line)
+                cp.skipped.append(line)
 
     async def _ready(self) -> None:
         if self._first is None:

@@ -49,16 +49,24 @@ def read(events: Iterable[pb.Event]) -> History:
     last_rewind: pb.Rewind | None = None
     told_to = 0
     previous: CallPoint | None = None
+    ended = False  # the root's run ended after `previous`: no run-end checkpoint came, so nothing changed
     for event in events:
         kind = event.WhichOneof("kind")
+        if kind == "run_finished" and event.agent_id == ROOT_ID:
+            ended = previous is not None
         if kind == "checkpoint":
             cp = event.checkpoint
             if not cp.commit:
                 continue
             if previous is not None:  # the newest call's checkpoint: this one says what it changed
-                previous.changed_by_it = 0 if cp.unchanged else cp.files_changed
-                previous = None
+                after_end = ended and cp.reason != pb.CHECKPOINT_REASON_RUN_END
+                previous.changed_by_it = 0 if cp.unchanged or after_end else cp.files_changed
+                previous, ended = None, False
             last = cp
+            for waiting in turns.values():  # a prompt sent before the first scan was done has no checkpoint
+                # of its own: the first one after it holds the tree as it was (its calls before it changed nothing)
+                if waiting.prompt and not waiting.commit:
+                    waiting.commit = cp.commit
             turn = turns.setdefault(cp.turn, Turn(cp.turn))
             if cp.reason == pb.CHECKPOINT_REASON_TURN:
                 turn.commit = cp.commit
@@ -76,6 +84,8 @@ def read(events: Iterable[pb.Event]) -> History:
                 turn = turns.setdefault(prompts, Turn(prompts))
                 turn.prompt, turn.conversation_seq = event.message.text, event.seq
                 last_rewind = None
+    if previous is not None and ended:
+        previous.changed_by_it = 0
     found = sorted((t for t in turns.values() if t.number > 0 and (t.commit or t.prompt)), key=lambda t: t.number)
     return History(found, last, last_rewind, told_to)
 

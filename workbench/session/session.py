@@ -320,11 +320,16 @@ class Session:
             self._titled = True
         root = self.tree.root
         self._tell_put_back()
+        turn_due = False  # the prompt's checkpoint, taken before its run starts (ms once the first scan is done)
         if self.checkpoints is not None:
             self.checkpoints.turn += 1
-            task = asyncio.create_task(self._keep(pb.CHECKPOINT_REASON_TURN), name="turn checkpoint")
-            self._turns.add(task)
-            task.add_done_callback(self._turns.discard)
+            # while the first scan still runs (a fresh session's first prompt) the run does not wait
+            # for it: the turn's first checkpoint before a call is its rewind point (history.py)
+            turn_due = self.checkpoints.ready
+            if self.busy:  # a queued prompt: its checkpoint is taken now, beside the running turn
+                task = asyncio.create_task(self._keep(pb.CHECKPOINT_REASON_TURN), name="turn checkpoint")
+                self._turns.add(task)
+                task.add_done_callback(self._turns.discard)
         if self.busy and root is not None and root.loop is not None:
             with self.store.transaction():
                 Recorder(self.store, self.id, ROOT_ID).emit(pb.PromptQueued(text=prompt))
@@ -334,7 +339,7 @@ class Session:
         self.mcp.start_after_request(lambda fn: self.store.subscribe(fn, self.id))
         if self._warming is None:
             self._warming = asyncio.create_task(self._warm_terminal(), name=f"session {self.id} tmux start")
-        self._run_task = asyncio.create_task(self._run(prompt), name=f"session {self.id} run")
+        self._run_task = asyncio.create_task(self._run(prompt, turn_due), name=f"session {self.id} run")
 
     async def _warm_terminal(self) -> None:
         """Start the session's tmux server (in its sandbox) while the first model call is made
@@ -360,8 +365,8 @@ class Session:
         if self.checkpoints is None:
             return
         cp = await self.checkpoints.take(reason)
-        if cp is None:
-            return
+        if cp is None or (cp.unchanged and reason == pb.CHECKPOINT_REASON_RUN_END):
+            return  # a run that changed nothing ends with its own events (history.py reads it so)
         recorder = Recorder(self.store, self.id, ROOT_ID)
         recorder.emit(cp)
         for line in cp.skipped:  # a large ignored tree, a file over the limit: once per session
@@ -369,9 +374,11 @@ class Session:
         if cp.error:
             recorder.emit(pb.Notice(level="warning", text=cp.error))
 
-    async def _run(self, prompt: str) -> pb.RunFinished:
+    async def _run(self, prompt: str, turn_due: bool = False) -> pb.RunFinished:
         """Runs of the root until no prompt is left; then the tree is kept as the run left it."""
         try:
+            if turn_due:
+                await self._keep(pb.CHECKPOINT_REASON_TURN)
             return await self._runs(prompt)
         finally:
             await self._keep(pb.CHECKPOINT_REASON_RUN_END)
