@@ -163,3 +163,75 @@ async def test_repeat_stop_0_never_stops(settings: Settings, scripted_model: Scr
     finally:
         await session.close()
     assert outcome.status == pb.RUN_STATUS_BUDGET_EXHAUSTED and len(scripted_model.requests) == 8
+
+
+def crashed_while_looping(settings: Settings, looping: list[str]) -> str:
+    """A session as the store holds it after its process died: main ran (a1 its async child), and
+    the agents in `looping` waited for the person on the repeat detector's review."""
+    from workbench.engine.store import Recorder, Store
+
+    store = Store(settings.db_path)
+    try:
+        sid = store.create_session(settings.workspace, settings.model, "read same.txt")
+        for agent_id, parent in (("main", ""), ("a1", "main")):
+            status = pb.AGENT_STATUS_AWAITING_APPROVAL if agent_id in looping else pb.AGENT_STATUS_RUNNING
+            info = pb.AgentInfo(id=agent_id, name=agent_id, parent_id=parent, status=status)
+            info.mode = pb.SPAWN_MODE_ASYNC if parent else pb.SPAWN_MODE_ROOT
+            store.save_agent(sid, info)
+            if agent_id in looping:
+                read = pb.ToolCall(id=f"c-{agent_id}", name="read_file", arguments='{"path": "same.txt"}')
+                reason = f"agent {agent_id} is looping: it made read_file(same.txt) 3 times in a row. Let it go on"
+                Recorder(store, sid, agent_id).emit(
+                    pb.GuardDecision(
+                        call_id=read.id, verdict=pb.GUARD_VERDICT_REVIEW, judge=JUDGE, reason=reason, call=read
+                    )
+                )
+        store.flush()
+    finally:
+        store.close()
+    return sid
+
+
+async def test_an_agent_left_waiting_on_its_loop_review_stays_stopped_after_a_crash(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    sid = crashed_while_looping(settings, ["a1"])
+    scripted_model.add(reply("noted: a1 was stopped"))
+    resumed = await Session.open(settings, resume=sid, answerable=False)
+    events: list[pb.Event] = []
+    resumed.subscribe(events.append)
+    try:
+        agents = {a.id: a.status for a in resumed.agents()}
+        assert agents == {"main": pb.AGENT_STATUS_INTERRUPTED, "a1": pb.AGENT_STATUS_FAILED}
+        resumed.send("go on")
+        await resumed.wait()
+    finally:
+        await resumed.close()
+    (a1,) = [e.agent_finished for e in events if e.WhichOneof("kind") == "agent_finished" and e.agent_id == "a1"]
+    assert a1.cause.startswith("stopped: agent a1 is looping: it made read_file(same.txt) 3 times in a row")
+    told = [m["content"] for m in scripted_model.requests[-1]["messages"] if m["role"] == "user"]
+    assert any("a1" in t and "stopped: agent a1 is looping" in t for t in told)  # its parent reads why
+
+
+async def test_a_root_left_waiting_on_its_loop_review_leaves_the_session_stopped(settings: Settings) -> None:
+    sid = crashed_while_looping(settings, ["main"])
+    from workbench.engine.store import Store
+    from workbench.session.rebuild import mark_interrupted
+
+    store = Store(settings.db_path)
+    try:
+        ended = mark_interrupted(store, sid)
+        assert {a: s for a, (s, _) in ended.items()} == {
+            "main": pb.AGENT_STATUS_FAILED,
+            "a1": pb.AGENT_STATUS_INTERRUPTED,
+        }
+        assert store.sessions(sid)[0].status == pb.RUN_STATUS_INTERRUPTED
+    finally:
+        store.close()
+    only_root = crashed_while_looping(settings, ["main", "a1"])
+    store = Store(settings.db_path)
+    try:
+        mark_interrupted(store, only_root)
+        assert store.sessions(only_root)[0].status == pb.RUN_STATUS_STOPPED
+    finally:
+        store.close()

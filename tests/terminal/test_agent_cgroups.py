@@ -60,8 +60,12 @@ def alive(pids: list[int]) -> list[int]:
 
 
 def command(tag: str) -> str:
-    """A daemon that leaves the terminal session, a nohup job, and a command that keeps the call busy."""
-    return f"setsid sleep 90{tag} >/dev/null 2>&1 < /dev/null & nohup sleep 91{tag} >/dev/null 2>&1 & sleep 92{tag}"
+    """A daemon that leaves the terminal session, a nohup job, and a command that keeps the call busy,
+    all deaf to Ctrl-C (a cancel's first try)."""
+    return (
+        f"trap '' INT; setsid sleep 90{tag} >/dev/null 2>&1 < /dev/null & "
+        f"nohup sleep 91{tag} >/dev/null 2>&1 & sleep 92{tag}"
+    )
 
 
 async def test_cancelling_one_subagent_ends_all_its_processes_and_none_of_its_siblings(

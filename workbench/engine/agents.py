@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 ROOT_ID = "main"
 STOP_WAIT = 15.0  # seconds to wait for a cancelled agent (and its subtree) to end
+KILL_AFTER = 1.0  # seconds a cancelled subtree's tools get to stop their commands before its processes are killed
 
 FINAL_STATUS = {
     pb.RUN_STATUS_FINISHED: pb.AGENT_STATUS_COMPLETED,
@@ -538,8 +539,9 @@ class AgentTree:
             record_defect(agent.loop.ctx if agent.loop else self.context(agent.id, agent.recorder), "stop_agent", err)
 
     async def kill_processes(self, agents: list[Agent]) -> None:
-        """End now what these agents' commands started (SIGKILL through their cgroups), within the 2 s
-        a cancel promises, while their tools and loops still stop in order."""
+        """End now what these agents' commands started (SIGKILL through their cgroups): a cancel whose
+        agents are still stopping after KILL_AFTER (a command that ignores Ctrl-C) keeps its 2 s
+        promise this way; an agent that ends in time kills its cgroup in `_stop_commands`."""
         if self.terminal is None:
             return
         try:
@@ -556,7 +558,9 @@ class AgentTree:
             await self._end(agent, pb.AGENT_STATUS_CANCELLED, "", cause, pb.Usage())
         elif agent.task is not None:
             self._request_cancel(agent, cause)
-            await self.kill_processes([agent, *agent.descendants()])
+            await asyncio.wait([agent.done], timeout=KILL_AFTER)  # its tools stop their commands (Ctrl-C)
+            if not agent.done.done():  # still stopping: what its commands started ends now
+                await self.kill_processes([agent, *agent.descendants()])
         elif agent.parent is None and not agent.done.done():
             raise ValueError("the root agent is cancelled by cancelling its run's task")
         await asyncio.wait([agent.done], timeout=STOP_WAIT)

@@ -9,11 +9,13 @@ from __future__ import annotations
 from workbench.core.feedback import interrupted
 from workbench.core.words import FINAL_AGENT_STATUSES
 from workbench.engine.agents import Agent
+from workbench.engine.looping import JUDGE as LOOPING_JUDGE
 from workbench.engine.store import Recorder, Store
 from workbench.pb import workbench_pb2 as pb
 
 INTERRUPTED_CALL = "interrupted: the workbench process stopped before this call finished"
 INTERRUPTED_AGENT = "the workbench process stopped while it ran"
+WAITED = "; the workbench process ended while it waited for the person"  # a looping agent's
 
 
 def rebuild_messages(events: list[pb.Event], agent_id: str) -> list[pb.Message]:
@@ -46,27 +48,47 @@ def rebuild_messages(events: list[pb.Event], agent_id: str) -> list[pb.Message]:
     return messages
 
 
-def mark_interrupted(store: Store, session_id: str) -> bool:
-    """Mark every agent of a session whose process died without ending it INTERRUPTED.
+def mark_interrupted(store: Store, session_id: str) -> dict[str, tuple[pb.AgentStatus, str]]:
+    """End every agent of a session whose process died without ending it: INTERRUPTED, or, for an
+    agent that waited for the person because it kept repeating a call (engine/looping.py), FAILED
+    as stopped, the way a headless run ends it (it stays stopped, not interrupted).
 
-    Each gets an AgentFinished(INTERRUPTED) and the session's status becomes INTERRUPTED;
-    False when nothing was left running. Called for the sessions `reap_orphans` found, and
-    again (finding nothing new) when one is resumed.
+    Each gets an AgentFinished and the session's status becomes INTERRUPTED (STOPPED when only
+    looping agents were left). Returns the agents ended: id -> (status, cause); empty when nothing
+    was left running. Called for the sessions `reap_orphans` found, and again (finding nothing
+    new) when one is resumed.
     """
-    found = False
+    ended: dict[str, tuple[pb.AgentStatus, str]] = {}
+    agents = [a for a in store.agents(session_id) if a.status not in FINAL_AGENT_STATUSES]
+    looping = _looping(store, session_id) if agents else {}
     with store.transaction():
-        for info in store.agents(session_id):
-            if info.status in FINAL_AGENT_STATUSES:
-                continue
-            found = True
-            info.status = pb.AGENT_STATUS_INTERRUPTED
+        for info in agents:
+            stopped = looping.get(info.id, "")
+            status = pb.AGENT_STATUS_FAILED if stopped else pb.AGENT_STATUS_INTERRUPTED
+            cause = f"stopped: {stopped}{WAITED}" if stopped else INTERRUPTED_AGENT
+            info.status = status
             store.save_agent(session_id, info)
-            Recorder(store, session_id, info.id).emit(
-                pb.AgentFinished(agent_id=info.id, status=info.status, cause=INTERRUPTED_AGENT)
-            )
-        if found:
-            store.set_session_status(session_id, pb.RUN_STATUS_INTERRUPTED)
-    return found
+            Recorder(store, session_id, info.id).emit(pb.AgentFinished(agent_id=info.id, status=status, cause=cause))
+            ended[info.id] = (status, cause)
+        if ended:
+            only_looping = all(status == pb.AGENT_STATUS_FAILED for status, _ in ended.values())
+            store.set_session_status(session_id, pb.RUN_STATUS_STOPPED if only_looping else pb.RUN_STATUS_INTERRUPTED)
+    return ended
+
+
+def _looping(store: Store, session_id: str) -> dict[str, str]:
+    """Agents whose last open review was the repeat detector's: id -> what it kept repeating."""
+    open_reviews: dict[str, tuple[str, str]] = {}  # call id -> (agent, reason)
+    for event in store.events(session_id):
+        kind = event.WhichOneof("kind")
+        if kind == "guard_decision" and event.guard_decision.judge == LOOPING_JUDGE:
+            d = event.guard_decision
+            open_reviews[d.call_id] = (event.agent_id, d.reason.split(". ")[0])
+        elif kind == "review_decided":
+            open_reviews.pop(event.review_decided.call_id, None)
+        elif kind == "tool_call_finished":
+            open_reviews.pop(event.tool_call_finished.result.call_id, None)
+    return {agent: reason for agent, reason in open_reviews.values()}
 
 
 def interrupt_leftovers(store: Store, session_id: str, root: Agent, events: list[pb.Event]) -> None:
@@ -88,7 +110,15 @@ def interrupt_leftovers(store: Store, session_id: str, root: Agent, events: list
         if event.WhichOneof("kind") == "tool_output" and event.agent_id == root.id:
             streamed.setdefault(event.tool_output.call_id, []).append(event.tool_output.text)
     recorder = Recorder(store, session_id, root.id)
-    mark_interrupted(store, session_id)
+    # what a dead process left ended now or when it was reaped at start: (interrupted, or stopped looping)
+    causes = {
+        e.agent_finished.agent_id: e.agent_finished.cause
+        for e in events
+        if e.WhichOneof("kind") == "agent_finished"
+        and e.agent_finished.cause
+        and (e.agent_finished.cause == INTERRUPTED_AGENT or e.agent_finished.cause.endswith(WAITED))
+    }
+    causes.update({agent_id: cause for agent_id, (_, cause) in mark_interrupted(store, session_id).items()})
     told = {e.inbox_item.child_id for e in events if e.WhichOneof("kind") == "inbox_item" and e.agent_id == root.id}
     with store.transaction():
         for call in open_calls:
@@ -100,7 +130,8 @@ def interrupt_leftovers(store: Store, session_id: str, root: Agent, events: list
             if info.id == root.id:
                 root.info.status = info.status
             elif (
-                info.status == pb.AGENT_STATUS_INTERRUPTED
+                info.status in (pb.AGENT_STATUS_INTERRUPTED, pb.AGENT_STATUS_FAILED)
+                and info.id in causes
                 and info.parent_id == root.id
                 and info.mode != pb.SPAWN_MODE_SYNC
                 and info.id not in told
@@ -111,7 +142,7 @@ def interrupt_leftovers(store: Store, session_id: str, root: Agent, events: list
                         child_id=info.id,
                         child_name=info.name,
                         status=info.status,
-                        cause=INTERRUPTED_AGENT,
+                        cause=causes[info.id],
                         recipient_id=root.id,
                     )
                 )

@@ -23,7 +23,7 @@ from pathlib import Path
 from workbench.config.secrets import secrets_of
 from workbench.config.settings import ConfigError, Settings
 from workbench.core.safe_text import printable
-from workbench.engine.agents import ROOT_ID, AgentTree
+from workbench.engine.agents import KILL_AFTER, ROOT_ID, AgentTree
 from workbench.engine.compaction import NothingToCompact
 from workbench.engine.steering import NotSteerable, steer
 from workbench.engine.store import Recorder, Store
@@ -418,7 +418,9 @@ class Session:
             if task is None or task.done():
                 return
             task.cancel()
-            await self.tree.kill_processes(list(self.tree.nodes.values()))  # every agent's, at once
+            await asyncio.wait([task], timeout=KILL_AFTER)  # the tools stop their commands (Ctrl-C)
+            if not task.done():  # still stopping: what every agent's commands started ends now
+                await self.tree.kill_processes(list(self.tree.nodes.values()))
             await asyncio.wait([task])
             return
         if agent_id not in self.tree.nodes:
