@@ -206,7 +206,7 @@ def test_kill_9_mid_bash_then_undo_restores_the_tree_before_that_call(
     proc = _start_run(scripted_model, workspace, data, "--jsonl", "--approval", "auto", "go")
     session_id = _read_until(proc, "tool_output")
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
+    proc.communicate(timeout=10)  # reads and closes its pipes
     _kill_tmux(session_id)
     assert not (workspace / "src").exists()
 
