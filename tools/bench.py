@@ -224,7 +224,7 @@ SECTIONS: dict[str, Callable[[], None]] = {"loop": bench_loop, "turn": bench_tur
 
 def main() -> None:
     for path in sorted((ROOT / "tools" / "benchmarks").glob("*.py")):
-        if path.stem != "__init__":
+        if not path.stem.startswith("_"):  # _bare_tui.py and the like: helpers, not sections
             SECTIONS.setdefault(path.stem, importlib.import_module(f"tools.benchmarks.{path.stem}").main)
     wanted = sys.argv[1:] or list(SECTIONS)
     unknown = [w for w in wanted if w not in SECTIONS]

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-import libtmux  # noqa: F401  # reads sys.stdout.encoding at import: before Textual captures stdout
 from textual import events
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import BindingType

@@ -99,7 +99,7 @@ KEYS: tuple[Key, ...] = (
         "app.copy_answer",
         "copy",
     ),
-    Key("home", "Home", "transcript", "the first item (earlier ones are rebuilt as you go)", "first_item", "first"),
+    Key("home", "Home", "transcript", "the oldest item, at once (End: the newest)", "first_item", "first"),
     Key("end", "End", "transcript", "the newest item", "last_item", "last"),
     Key("enter,down", "Enter / Down", "search", "the next match", "next_match", "next"),
     Key("shift+enter,up", "Shift+Enter / Up", "search", "the previous match", "previous_match", "previous"),

@@ -227,12 +227,13 @@ class Transcript(VerticalScroll, can_focus=True):
             self.notify("No traceback here: t shows the traceback of a call or notice marked defect.", timeout=4)
 
     def action_first_item(self) -> None:
+        """The oldest item, at once: a window of widgets is mounted at the start (the newest come
+        back with End, or scrolling to the end)."""
         self.release_anchor()
-        self.load_earlier()
+        if self.first > 0:
+            self._remount(self.agent_id, self.items, 0, min(len(self.items), WINDOW))
         self.scroll_home(animate=False)
-        shown = self.shown()
-        if shown:
-            self.select(shown[0], scroll=False)
+        self.call_after_refresh(lambda: self.select(next(iter(self.shown()), None), scroll=False))
 
     def action_last_item(self) -> None:
         if self._behind:
