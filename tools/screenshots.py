@@ -34,7 +34,7 @@ from workbench.tui.app import DEMO_PROMPT, WorkbenchApp  # noqa: E402
 from workbench.tui.approval import ApprovalScreen  # noqa: E402
 
 OUT = ROOT / "screenshots"
-SIZE = (140, 40)
+SIZES = {"": (160, 48), "-80x24": (80, 24)}  # a roomy terminal and the smallest usual one
 
 
 async def until(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 120.0) -> None:
@@ -55,8 +55,10 @@ def write_png(svg: str, path: Path) -> None:
     cairosvg.svg2png(bytestring=svg.encode(), write_to=str(path))
 
 
-async def shoot(app: WorkbenchApp, name: str, scene: Callable[[Pilot[Any]], Awaitable[None]]) -> None:
-    async with app.run_test(size=SIZE) as pilot:
+async def shoot(
+    app: WorkbenchApp, name: str, scene: Callable[[Pilot[Any]], Awaitable[None]], size: tuple[int, int]
+) -> None:
+    async with app.run_test(size=size) as pilot:
         await scene(pilot)
         await pilot.pause(0.3)
         svg = app.export_screenshot(title=f"workbench: {name}")
@@ -68,6 +70,12 @@ async def shoot(app: WorkbenchApp, name: str, scene: Callable[[Pilot[Any]], Awai
 
 async def main() -> None:
     OUT.mkdir(exist_ok=True)
+    for suffix, size in SIZES.items():
+        await shoot_all(suffix, size)
+
+
+async def shoot_all(suffix: str, size: tuple[int, int]) -> None:
+    """Every scene at one terminal size, each file named with `suffix`."""
     data = Path(tempfile.mkdtemp(prefix="workbench-shots-"))
     demo_ws = data / "demo"
     demo_ws.mkdir()
@@ -80,7 +88,7 @@ async def main() -> None:
         async def approval(pilot: Pilot[Any]) -> None:
             await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
 
-        await shoot(app, "approval", approval)
+        await shoot(app, f"approval{suffix}", approval, size)
 
         # the other scenes are about the rest of the app: their calls run without asking
         demo_ws = data / "demo-auto"
@@ -91,7 +99,7 @@ async def main() -> None:
         async def main_view(pilot: Pilot[Any]) -> None:
             await until(pilot, lambda: app.view.last_answer.startswith("Done") and not app.view.busy)
 
-        await shoot(app, "main-view", main_view)
+        await shoot(app, f"main-view{suffix}", main_view, size)
 
         project = data / "project"
         project.mkdir()
@@ -115,7 +123,7 @@ async def main() -> None:
         async def failed_call(pilot: Pilot[Any]) -> None:
             await until(pilot, lambda: not app.view.busy and app.view.last_answer)
 
-        await shoot(app, "failed-call", failed_call)
+        await shoot(app, f"failed-call{suffix}", failed_call, size)
 
         router = Router(
             TESTS=[reply("", call("bash", command="echo 31 passed")), reply("All 31 tests pass.")],
@@ -141,14 +149,14 @@ async def main() -> None:
             app.agents_pane.focus()
             app.agents_pane.select_agent("a2")
 
-        await shoot(app, "subagents-inbox", subagents)
+        await shoot(app, f"subagents-inbox{suffix}", subagents, size)
 
         app = WorkbenchApp(scripted, pick=True, blink=False)
 
         async def picker(pilot: Pilot[Any]) -> None:
             await until(pilot, lambda: len(app.screen_stack) > 1)
 
-        await shoot(app, "resume-picker", picker)
+        await shoot(app, f"resume-picker{suffix}", picker, size)
     finally:
         server.close()
         shutil.rmtree(data, ignore_errors=True)

@@ -74,7 +74,7 @@ async def test_approve_once_and_for_the_session() -> None:
         await pilot.press("y")
         await pilot.pause()
         assert isinstance(app.screen, ApprovalScreen) and app.screen.call_id == "c2"
-        assert "every write_file call" in str(app.screen.query_one("#approve-always").render())
+        assert "every write_file call" in str(app.screen.query_one("#always-hint").render())
         await pilot.press("a")
         await pilot.pause()
         assert not isinstance(app.screen, ApprovalScreen)

@@ -23,8 +23,9 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Footer, Input, Static
 
 from workbench.core.safe_text import printable
 from workbench.pb import workbench_pb2 as pb
@@ -57,9 +58,9 @@ class ApprovalScreen(ModalScreen[Answer | str]):
     ApprovalScreen { align: center middle; }
     ApprovalScreen > #approval { width: 90%; max-width: 120; height: auto; max-height: 90%;
         border: thick $warning; background: $surface; padding: 0 1; }
-    ApprovalScreen #approval-reason-text { color: $text-muted; margin-bottom: 1; }
+    ApprovalScreen #approval-reason-text { color: $text-muted; }
     ApprovalScreen #approval-call { height: auto; max-height: 24; border: round $primary; }
-    ApprovalScreen #approval-buttons { height: auto; margin-top: 1; }
+    ApprovalScreen #approval-buttons { height: auto; }
     ApprovalScreen #reason { height: 1; border: none; padding: 0 1; background: $boost; }
     ApprovalScreen #approval-buttons Button { margin-right: 1; }
     """
@@ -95,10 +96,13 @@ class ApprovalScreen(ModalScreen[Answer | str]):
             with VerticalScroll(id="approval-call"):
                 yield Static(styled(printable(self.decision.shown)), id="approval-shown")
             yield Input(placeholder="reason for a denial (optional; the model reads it); Enter denies", id="reason")
+            hint = Text(f"For the session (a): approves {always} from now on", style="italic")
+            yield Static(hint, id="always-hint")
             with Horizontal(id="approval-buttons"):
-                yield Button("Approve once [y]", id="approve", variant="success", compact=True)
-                yield Button(f"This session: {always} [a]", id="approve-always", variant="primary", compact=True)
-                yield Button("Deny [n]", id="deny", variant="error", compact=True)
+                yield Button(Content("Approve once (y)"), id="approve", variant="success", compact=True)
+                yield Button(Content("For the session (a)"), id="approve-always", variant="primary", compact=True)
+                yield Button(Content("Deny (n)"), id="deny", variant="error", compact=True)
+        yield Footer()  # y, a, n: the modal's keys
 
     def _task_line(self) -> ComposeResult:
         if self.agent_task:
@@ -116,19 +120,26 @@ class ApprovalScreen(ModalScreen[Answer | str]):
                 yield Static(styled(printable(self.decision.shown)), id="approval-shown")
             yield Input(placeholder="a note for the agent (it reads it as your words); Enter sends it", id="reason")
             with Horizontal(id="approval-buttons"):
-                yield Button("Let it go on [y]", id="approve", variant="success", compact=True)
-                yield Button("Send the note [n]", id="deny", variant="primary", compact=True)
-                yield Button("Cancel the agent [c]", id="cancel-agent", variant="error", compact=True)
+                yield Button(Content("Let it go on (y)"), id="approve", variant="success", compact=True)
+                yield Button(Content("Send the note (n)"), id="deny", variant="primary", compact=True)
+                yield Button(Content("Cancel the agent (c)"), id="cancel-agent", variant="error", compact=True)
+        yield Footer()  # y, n, c: the modal's keys
 
     def on_mount(self) -> None:
         self.app.clear_notifications()  # a toast would sit on the modal (it draws above every screen)
 
-    def on_resize(self, event: events.Resize) -> None:
+    def on_resize(self, _: events.Resize) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
         """The call's view takes what the screen leaves: the buttons stay on it (at 80x24 they were
         pushed off by a long diff, and Enter approved blind)."""
-        others = sum(w.outer_size.height for w in self.query_one("#approval").children if w.id != "approval-call")
-        room = int(event.size.height * 0.9) - others - 4  # the box's border and the buttons' margin
-        self.query_one("#approval-call").styles.max_height = max(3, min(24, room))
+        box = self.query_one("#approval")
+        others = sum(w.outer_size.height for w in box.children if w.id != "approval-call")
+        room = int(self.size.height * 0.9) - others - 4  # the box's border, the footer, a spare line
+        call = self.query_one("#approval-call")
+        if call.styles.max_height is None or call.styles.max_height.value != max(3, min(24, room)):
+            call.styles.max_height = max(3, min(24, room))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -50,7 +50,7 @@ class StatusLine(Static):
             text.append(f"  {self.message}", style="italic")
         for name, value in self.slots.items():
             text.append(f"  {name}: {printable(value)}", style="cyan")
-        if view.attach_command:
+        if view.attach_command and view.shell_ran:  # no shell ran: nothing to watch
             text.append(f"  watch: {printable(view.attach_command)}", style="dim")
         self.update(text)
 

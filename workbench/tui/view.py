@@ -87,6 +87,7 @@ class SessionView:
         self._diffs: dict[str, list[str]] = {}
         self.run_files: list[str] = []  # paths changed by the current run of the root
         self.attach_command = ""
+        self.shell_ran = False  # a bash or tmux call started: the attach command is worth showing
         self.busy = False
         self.last_answer = ""
         self.reviews: dict[str, tuple[str, pb.GuardDecision]] = {}  # call id -> (agent, decision): waiting
@@ -309,6 +310,7 @@ class SessionView:
         call = event.tool_call_started.call
         item = ToolItem(event.seq, self._time(event), call)
         item.agent_id = event.agent_id
+        self.shell_ran = self.shell_ran or call.name in ("bash", "tmux")
         self._tools[call.id] = item
         self.running[call.id] = item
         self._append(event, item, changes)
@@ -477,7 +479,7 @@ class SessionView:
             self._append(event, NoticeItem(event.seq, self._time(event), "files", text), changes)
 
     def _on_terminal_ready(self, event: pb.Event, changes: Changes) -> None:
-        self.attach_command = event.terminal_ready.attach_command
+        self.attach_command = event.terminal_ready.attach_command  # shown once a shell ran (status line)
         changes.status = True
 
     def _on_usage_update(self, event: pb.Event, changes: Changes) -> None:
