@@ -77,6 +77,11 @@ def test_the_demo_in_a_real_terminal(tmp_path: Path) -> None:
         assert "failed" in screen and "old_text not found" in screen  # the failure, beside the recovery
         assert "cause" in screen and "edit_file" in screen
         assert (workspace / "auth.go").exists()
+        # y in the transcript copies the last answer: OSC 52 for the terminal, and inside tmux its buffer
+        tmux(socket, "send-keys", "-t", "tui", "Tab")
+        tmux(socket, "send-keys", "-t", "tui", "y")
+        screen_until(socket, "Copied the last answer")
+        assert tmux(socket, "show-buffer").startswith("Done: CheckLogin")
         tmux(socket, "send-keys", "-t", "tui", "C-c")
         screen_until(socket, "again to quit")
         tmux(socket, "send-keys", "-t", "tui", "C-c")

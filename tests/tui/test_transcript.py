@@ -1,0 +1,114 @@
+"""The transcript's cursor, search, folding, the side column and the working line, under Pilot
+on the real app fed fixed events (tests/tui_events.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.tui_events import START, EventLog, subagents_with_inbox
+from workbench.config.settings import Settings
+from workbench.pb import workbench_pb2 as pb
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.tool_block import FOLD_LINES, ToolBlock
+
+pytestmark = pytest.mark.tui
+
+
+def offline(tmp_path: Path, now: float = START + 60) -> WorkbenchApp:
+    settings = Settings(model="openai/gpt-4.1", workspace=tmp_path, data_dir=tmp_path / "d")
+    return WorkbenchApp(settings, clock=lambda: now, blink=False, preload=False, offline=True)
+
+
+def long_session(items: int = 400) -> EventLog:
+    log = EventLog()
+    log.spawn("main", "main", "long")
+    log.run("long")
+    for n in range(items // 2):
+        log.tool("read_file", {"path": f"f{n}.txt"}, output=f"line {n}")
+        log.say("the needle is here" if n in (3, 150) else f"answer {n}")
+    return log
+
+
+async def test_ctrl_f_finds_items_far_back_and_steps_between_them(tmp_path: Path) -> None:
+    app = offline(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.apply_events(long_session().events)
+        await pilot.pause()
+        await pilot.press("ctrl+f")
+        assert app.search_bar.has_focus
+        await pilot.press(*"needle")
+        await pilot.pause()
+        assert len(app.matches) == 2 and "2 of 2" in str(app.search_info.render())  # the newest first
+        await pilot.press("enter")  # the next wraps to the first match, far outside the window
+        await pilot.pause()
+        await pilot.pause()
+        first = app.matches[0]
+        assert app.transcript.cursor == first.key and first.key in app.transcript.widgets
+        assert app.transcript.widgets[first.key].has_class("-match") and "1 of 2" in str(app.search_info.render())
+        await pilot.press("escape")
+        assert not app.query_one("#search-row").display and app.transcript.has_focus
+
+
+async def test_a_long_output_folds_and_enter_shows_it_all(tmp_path: Path) -> None:
+    log = EventLog()
+    log.spawn("main", "main", "build")
+    log.run("build")
+    log.tool("bash", {"command": "make"}, output="".join(f"compiling {n}\n" for n in range(100)))
+    app = offline(tmp_path)
+    async with app.run_test(size=(120, 60)) as pilot:
+        app.apply_events(log.events)
+        await pilot.pause()
+        transcript = app.transcript
+        transcript.focus()
+        block = next(iter(transcript.query(ToolBlock)))
+        transcript.select(block)
+        await pilot.press("enter")  # open: folded to the last FOLD_LINES lines
+        await pilot.pause()
+        shown = "\n".join(str(w.render()) for w in block.query(".tool-body Static"))
+        assert f"{100 - FOLD_LINES} more lines" in shown and "compiling 99" in shown and "compiling 0\n" not in shown
+        await pilot.press("enter")  # all of it
+        await pilot.pause()
+        shown = "\n".join(str(w.render()) for w in block.query(".tool-body Static"))
+        assert "compiling 0" in shown and "more lines" not in shown
+        await pilot.press("enter")  # closed
+        await pilot.pause()
+        assert not block.expanded
+
+
+async def test_the_side_column_folds_with_one_agent_and_ctrl_b_toggles_it(tmp_path: Path) -> None:
+    app = offline(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.apply_events(long_session(10).events)
+        await pilot.pause()
+        side = app.query_one("#side")
+        assert not side.display  # one agent, no Inbox item: the transcript has the width
+        await pilot.press("ctrl+b")
+        assert side.display
+        await pilot.press("ctrl+b")
+        assert not side.display
+    app = offline(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.apply_events(subagents_with_inbox().events)
+        await pilot.pause()
+        assert app.query_one("#side").display  # subagents and an Inbox: shown
+
+
+async def test_the_working_line_says_what_the_root_does(tmp_path: Path) -> None:
+    log = EventLog()
+    log.spawn("main", "main", "test it")
+    log.run("test it")
+    call = pb.ToolCall(id="c1", name="bash", arguments='{"command": "pytest -q"}')
+    log.add("main", "tool_call_started", pb.ToolCallStarted(call=call))
+    app = offline(tmp_path, now=START + 12.4)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.apply_events(log.events)
+        await pilot.pause()
+        line = str(app.working_line.render())
+        assert app.working_line.display and "running bash: pytest -q" in line and "esc to interrupt" in line
+        assert "11s" in line  # since the run started
+        log.add("main", "text_delta", pb.TextDelta(text="x" * 400))
+        app.apply_events(log.events)
+        await pilot.pause()
+        assert "~100" in str(app.working_line.render())  # streamed output tokens, an estimate until usage arrives
