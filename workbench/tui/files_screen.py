@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
+from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.tui.keymap import bindings
@@ -32,6 +32,7 @@ class ChangedFiles(ModalScreen[None]):
             yield OptionList(*[Option(Text(printable(p)), id=p) for p in self.files], id="file-list")
             with VerticalScroll(id="file-diff"):
                 yield Static(Text("No file changed yet.", style="dim"), id="diff")
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(OptionList).border_title = f"Changed files ({len(self.files)})"

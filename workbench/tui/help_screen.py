@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 from workbench.tui.keymap import bindings, grouped
 
@@ -33,6 +33,7 @@ class KeysHelp(ModalScreen[None]):
             box.border_title = "keys"
             box.border_subtitle = "Esc closes"
             yield Static(keys_table(), id="keys-table")
+        yield Footer()
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)

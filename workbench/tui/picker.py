@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
+from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.core import words
@@ -53,7 +53,11 @@ class ResumePicker(ModalScreen[str | None]):
         with Vertical(id="picker"):
             here = sum(1 for s in self.sessions if s.workspace == self.workspace)
             yield Static(
-                Text(f"Resume a session ({here} in this workspace, {len(self.sessions)} in all)", style="bold"),
+                Text(
+                    f"Resume a session ({here} in this workspace, {len(self.sessions)} in all) · "
+                    "Enter resumes it · Esc goes back",
+                    style="bold",
+                ),
                 classes="picker-title",
             )
             if not self.sessions:
@@ -62,6 +66,7 @@ class ResumePicker(ModalScreen[str | None]):
                 *[Option(session_text(s, s.workspace == self.workspace), id=s.id) for s in self.sessions],
                 id="sessions",
             )
+        yield Footer()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

@@ -296,6 +296,7 @@ class SessionClient(App[int]):
                 status.sync()
                 self._show_header()
                 working.reviews = self.view.needs_you  # any agent's, at any depth
+            if changes.status or self.view.busy:  # streamed text moves the token estimate
                 working.sync()
             if changes.status or self.selected in changes.agents:
                 self._show_agent_line()
