@@ -5,7 +5,9 @@
 
 Each scene drives the real app on a real session: the offline demo model (the approval modal
 of the default ask mode, and the main view), the scripted model server (a failed call with
-partial output; subagents with the Inbox), and the resume picker over the sessions those made.
+partial output; subagents with the Inbox; a looping agent stopped for the person; a grandchild's
+review put aside, its row marked "needs you"; the rewind screen), and the resume picker over the
+sessions those made.
 PNGs are drawn from the SVGs with cairosvg.
 """
 
@@ -18,6 +20,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +31,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 import cairosvg  # noqa: E402
 from textual.pilot import Pilot  # noqa: E402
 
+from tests.engine.test_agents import after_inbox, create, route  # noqa: E402
 from tests.scripted_server import Router, ScriptedModel, call, error, reply  # noqa: E402
 from workbench.config.settings import Settings  # noqa: E402
 from workbench.tui.app import DEMO_PROMPT, WorkbenchApp  # noqa: E402
 from workbench.tui.approval import ApprovalScreen  # noqa: E402
+from workbench.tui.rewind_screen import RewindReview, TurnPicker  # noqa: E402
 
 OUT = ROOT / "screenshots"
 SIZES = {"": (160, 48), "-80x24": (80, 24)}  # a roomy terminal and the smallest usual one
@@ -151,6 +156,8 @@ async def shoot_all(suffix: str, size: tuple[int, int]) -> None:
 
         await shoot(app, f"subagents-inbox{suffix}", subagents, size)
 
+        await shoot_supervision(server, scripted, data, suffix, size)
+
         app = WorkbenchApp(scripted, pick=True, blink=False)
 
         async def picker(pilot: Pilot[Any]) -> None:
@@ -160,6 +167,88 @@ async def shoot_all(suffix: str, size: tuple[int, int]) -> None:
     finally:
         server.close()
         shutil.rmtree(data, ignore_errors=True)
+
+
+async def shoot_supervision(
+    server: ScriptedModel, scripted: Settings, data: Path, suffix: str, size: tuple[int, int]
+) -> None:
+    """A looping agent stopped for the person; a grandchild's review put aside while two siblings run;
+    the rewind screen over a turn that changed files."""
+    server.script.clear()  # what the scenes before left unused
+    looping_ws = data / "looping"
+    looping_ws.mkdir()
+    (looping_ws / "same.txt").write_text("same\n")
+    server.add(*[reply("", call("read_file", {"path": "same.txt"})) for _ in range(8)])
+    looping = replace(scripted, workspace=looping_ws)
+    app = WorkbenchApp(looping, prompt="what does same.txt say?", blink=False)
+
+    async def stopped(pilot: Pilot[Any]) -> None:
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+
+    await shoot(app, f"looping{suffix}", stopped, size)
+    server.script.clear()
+
+    tree_ws = data / "tree"
+    tree_ws.mkdir()
+    tree = replace(scripted, workspace=tree_ws, guard_review=["write_file:*"])
+
+    def root(body: dict[str, Any]) -> dict[str, Any]:
+        texts = [m["content"] for m in body["messages"] if m["role"] == "user"]
+        return reply("All three done." if "\n".join(texts).count("completed") >= 3 else "Waiting.")
+
+    route(
+        server,
+        {
+            "REVIEW": [
+                reply(
+                    "Three subagents: docs writes its notes through a helper of its own.",
+                    create("DOCS: have a helper write the notes", name="docs"),
+                    create("TESTS: run the suite", name="tests"),
+                    create("LINT: run the linters", name="lint"),
+                )
+            ]
+            + [root] * 10,
+            "DOCS": [reply("", create("NOTES: write the release notes", name="notes")), reply("waiting")]
+            + [after_inbox("docs done")] * 5,
+            "TESTS": [reply("", call("bash", command="sleep 20; echo 31 passed")), reply("31 passed")],
+            "LINT": [reply("", call("bash", command="sleep 20; echo clean")), reply("clean")],
+            "NOTES": [reply("", call("write_file", path="NOTES.md", content="# Release notes\n")), reply("written")],
+        },
+        copies=60,
+    )
+    app = WorkbenchApp(tree, prompt="REVIEW the repository", blink=False)
+
+    async def needs_you(pilot: Pilot[Any]) -> None:
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ApprovalScreen))
+        grand = next(a for a, row in app.view.agents.items() if row.info.name == "notes")
+        app.agents_pane.focus()
+        app.agents_pane.select_agent(grand)
+
+    await shoot(app, f"needs-you{suffix}", needs_you, size)
+    server.script.clear()
+
+    rewind_ws = data / "rewind"
+    (rewind_ws / "src").mkdir(parents=True)
+    (rewind_ws / "src" / "config.py").write_text('PORT = 8080\nDEBUG = False\n')
+    (rewind_ws / "README.md").write_text("# app\n")
+    server.add(
+        reply("", call("edit_file", path="src/config.py", old_text="PORT = 8080", new_text="PORT = 9090")),
+        reply("", call("bash", command="rm README.md && echo 'DEBUG = True' >> src/config.py")),
+        reply("The port is 9090 and debugging is on."),
+    )
+    rewind = replace(scripted, workspace=rewind_ws)
+    app = WorkbenchApp(rewind, prompt="move the app to port 9090 with debugging on", blink=False)
+
+    async def rewind_screen(pilot: Pilot[Any]) -> None:
+        await until(pilot, lambda: app.view.last_answer.startswith("The port") and not app.view.busy)
+        await pilot.press("ctrl+g")
+        await until(pilot, lambda: isinstance(app.screen, TurnPicker))
+        await pilot.press("b", "enter")
+        await until(pilot, lambda: isinstance(app.screen, RewindReview))
+
+    await shoot(app, f"rewind{suffix}", rewind_screen, size)
 
 
 if __name__ == "__main__":
