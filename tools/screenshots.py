@@ -231,7 +231,7 @@ async def shoot_supervision(
 
     rewind_ws = data / "rewind"
     (rewind_ws / "src").mkdir(parents=True)
-    (rewind_ws / "src" / "config.py").write_text('PORT = 8080\nDEBUG = False\n')
+    (rewind_ws / "src" / "config.py").write_text("PORT = 8080\nDEBUG = False\n")
     (rewind_ws / "README.md").write_text("# app\n")
     server.add(
         reply("", call("edit_file", path="src/config.py", old_text="PORT = 8080", new_text="PORT = 9090")),
