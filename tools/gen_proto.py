@@ -11,7 +11,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grpc_tools import protoc
+try:
+    from grpc_tools import protoc
+except ImportError:  # the check must say why it cannot run, not end in a traceback
+    sys.exit(
+        "tools/gen_proto.py needs grpcio-tools (pinned in the test extra): "
+        "run it with the project's venv, `.venv/bin/pip install -e '.[test]'` first"
+    )
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_DIR = ROOT / "proto" / "workbench" / "v1"

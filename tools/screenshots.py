@@ -18,7 +18,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +32,7 @@ from textual.pilot import Pilot  # noqa: E402
 
 from tests.engine.test_agents import after_inbox, create, route  # noqa: E402
 from tests.scripted_server import Router, ScriptedModel, call, error, reply  # noqa: E402
+from tests.waiting import on_screen  # noqa: E402
 from workbench.config.settings import Settings  # noqa: E402
 from workbench.tui.app import DEMO_PROMPT, WorkbenchApp  # noqa: E402
 from workbench.tui.approval import ApprovalScreen  # noqa: E402
@@ -42,12 +42,9 @@ OUT = ROOT / "screenshots"
 SIZES = {"": (160, 48), "-80x24": (80, 24)}  # a roomy terminal and the smallest usual one
 
 
-async def until(pilot: Pilot[Any], condition: Callable[[], object], timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the scene did not reach its state")
-        await pilot.pause(0.1)
+async def until(pilot: Pilot[Any], condition: Callable[[], object]) -> None:
+    """The scene's state, waited for as the tests wait (tests/waiting.py), with a scene's patience."""
+    await on_screen(pilot, condition, timeout=120.0, what="the scene's state")
 
 
 PNG_FONT = "DejaVu Sans Mono"  # installed here; the SVG's Fira Code is not, and cairosvg's fallback is proportional
