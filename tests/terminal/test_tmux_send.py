@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.tools.test_shell import Term, host, term  # noqa: F401 - the shell fixtures
+from tests.waiting import until_true
 from workbench.terminal.tmux_server import control_line
 
 pytestmark = pytest.mark.tmux
@@ -26,7 +27,15 @@ async def test_send_keys_and_a_trailing_semicolon(term: Term) -> None:  # noqa: 
     await term.ok("tmux", action="new", window="sh")
     await term.ok("tmux", action="send", window="sh", text="echo one;", keys="Enter")
     assert "one" in await term.ok("tmux", action="wait", window="sh", pattern=r"^one$", timeout=10)
-    await term.ok("tmux", action="send", window="sh", text="sleep 100", keys="Enter C-c")
+    await term.ok("tmux", action="send", window="sh", text="sleep 100", keys="Enter")
+
+    async def sleeping() -> bool:
+        return "running sleep" in await term.ok("tmux", action="list")
+
+    # a C-c typed while bash is still between reading the line and handing the terminal to sleep
+    # sits in the input queue as a character (1 run in 3 here): send it once sleep runs
+    await until_true(sleeping, 10, "sleep to run in the window")
+    await term.ok("tmux", action="send", window="sh", keys="C-c")
     # the terminal drops what was typed before it took the C-c: the next line goes after its echo
     await term.ok("tmux", action="wait", window="sh", pattern=r"\^C", timeout=10)
     await term.ok("tmux", action="send", window="sh", text="echo two\n")
