@@ -88,7 +88,7 @@ failing_child = {"id": ""}  # the subagent whose model calls go to DEAD_ENDPOINT
 
 
 def is_child(messages: list[pb.Message], child_id: str) -> bool:
-    """Whether a request is the subagent `child_id`'s: its system prompt names it (agents.CHILD_NOTE)."""
+    """Whether a request is the subagent `child_id`'s: its system prompt names it (engine/spawning.py, CHILD_NOTE)."""
     return bool(messages) and messages[0].role == pb.ROLE_SYSTEM and f", id {child_id}) started by" in messages[0].text
 
 
@@ -149,7 +149,7 @@ async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, i
             raise SystemExit("--answer-reminder: this workbench has no answer_reminder setting")
         settings.answer_reminder = args.answer_reminder
     session = await Session.open(settings)
-    failing_child["id"] = "a1" if scenario.fail_first_child else ""  # agents.py numbers children a1, a2, ...
+    failing_child["id"] = "a1" if scenario.fail_first_child else ""  # AgentTree.spawn numbers children a1, a2, ...
     started = time.monotonic()
     session.send(scenario.prompt)
     try:

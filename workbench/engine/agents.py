@@ -6,39 +6,43 @@ the parent's conversation). Children past the running limit wait QUEUED and star
 siblings finish. Whatever happens to a child (an answer, a model failure, a timeout, a
 cancel, a crash) ends it with one AgentFinished event; an async or fork child's end is also
 an InboxItem of its parent. An agent that ends first ends its children, so the tree closes
-bottom up and no task outlives the run. The tool side is `AgentHandle` (`ctx.agents`).
+bottom up and no task outlives the run.
+
+This module builds and starts the agents; the rules a spawn request must meet are in
+`engine/spawning.py`, ending and cancelling in `engine/agent_ending.py` (the tree's base class),
+the node in `engine/agent_node.py` and the tool side, `AgentHandle` (`ctx.agents`), in
+`engine/agent_handle.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings, bound
 from workbench.core.feedback import Feedback
 from workbench.core.safe_text import printable
-from workbench.core.words import agent_ended, agent_status
+from workbench.engine.agent_activity import activity_of
+from workbench.engine.agent_ending import AgentEnding
+from workbench.engine.agent_handle import AgentHandle
+from workbench.engine.agent_node import ROOT_ID, Agent
 from workbench.engine.inbox import Inbox
 from workbench.engine.loop import AgentLoop, Budget
 from workbench.engine.prompt import system_prompt
+from workbench.engine.spawning import CHILD_NOTE, FORK_NOTE, check_spawn, child_info, child_tools, fork_history
 from workbench.engine.store import Recorder, Store
 from workbench.guard.guardrail import Guard
 from workbench.mcp.manager import McpManager
 from workbench.model.gateway import ModelClient, ModelSpec, missing_keys
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.registry import Toolbox, ToolContext, covered, record_defect
+from workbench.tools.registry import Toolbox, ToolContext, record_defect
 from workbench.tools.seams import SpawnRequest, TerminalPort
 from workbench.tools.skills import discover
 
 if TYPE_CHECKING:
     from workbench.checkpoints.checkpointer import Checkpointer
-
-ROOT_ID = "main"
-STOP_WAIT = 15.0  # seconds to wait for a cancelled agent (and its subtree) to end
-KILL_AFTER = 1.0  # seconds a cancelled subtree's tools get to stop their commands before its processes are killed
 
 FINAL_STATUS = {
     pb.RUN_STATUS_FINISHED: pb.AGENT_STATUS_COMPLETED,
@@ -49,63 +53,9 @@ FINAL_STATUS = {
     pb.RUN_STATUS_WAIT_TIMEOUT: pb.AGENT_STATUS_TIMED_OUT,
     pb.RUN_STATUS_STOPPED: pb.AGENT_STATUS_FAILED,  # it kept repeating a call; the cause says which
 }
-MODES = {"sync": pb.SPAWN_MODE_SYNC, "async": pb.SPAWN_MODE_ASYNC, "fork": pb.SPAWN_MODE_FORK}
-
-CHILD_NOTE = """
-
-You are a subagent ({name}, id {id}) started by agent {parent}. Work on the task you are
-given; your final answer (a reply without tool calls) is what {parent} receives, so make it
-complete and self-contained."""
-FORK_NOTE = (
-    "[You are a fork of the agent whose conversation is above (subagent {name}, id {id}). "
-    "Your final answer goes back to that agent.]\n\n{prompt}"
-)
 
 
-class Agent:
-    """One agent of the tree at runtime: its info, loop, Inbox, task, children and queue."""
-
-    def __init__(self, info: pb.AgentInfo, parent: Agent | None, recorder: Recorder, inbox: Inbox):
-        self.info, self.parent, self.recorder, self.inbox = info, parent, recorder, inbox
-        self.loop: AgentLoop | None = None
-        self.run_prompt = info.prompt
-        self.children: list[Agent] = []
-        self.queue: deque[Agent] = deque()  # children waiting for a running slot
-        self.running_children = 0  # children started and not ended (a count: 100 spawns stay linear)
-        self.task: asyncio.Task[None] | None = None
-        self.done: asyncio.Future[pb.AgentFinished] = asyncio.get_running_loop().create_future()
-        self.entered = False  # its task began running (before that, cancel is a flag)
-        self.ending = False
-        self.cancel_cause = ""
-        self.started = 0.0
-        self.ended = 0.0
-        self.activity = "queued"
-        self.activity_at = time.monotonic()
-
-    @property
-    def id(self) -> str:
-        return self.info.id
-
-    @property
-    def running(self) -> bool:
-        return self.task is not None and not self.done.done()
-
-    @property
-    def elapsed(self) -> float:
-        """Seconds it has run (0 while queued)."""
-        if not self.started:
-            return 0.0
-        return (self.ended or time.monotonic()) - self.started
-
-    def descendants(self) -> list[Agent]:
-        found = []
-        for child in self.children:
-            found.append(child)
-            found.extend(child.descendants())
-        return found
-
-
-class AgentTree:
+class AgentTree(AgentEnding):
     """Every agent of one session, sharing the store, the budget and the terminal host."""
 
     def __init__(
@@ -290,18 +240,19 @@ class AgentTree:
         A creation error is Feedback (the subagent tool's error result), and nothing starts.
         """
         parent = self.nodes[parent_id]
-        self._check_limits(parent, request)
-        allowed = self._child_tools(parent, request)
+        check_spawn(self.settings, parent, request, len(self.nodes) - 1)
+        allowed = child_tools(self.settings, parent, request)
         spec = self.spec(request.model, parent.info.model)
         if request.model and request.model != parent.info.model and (missing := missing_keys(spec)):
             raise Feedback(  # else the child fails after its retries (docs/DECISIONS.md)
                 f"model {request.model!r} cannot be called from here: {' and '.join(missing)} is not set. Leave "
                 f"model empty to run the subagent on your own model ({parent.info.model})"
             )
-        info = self._child_info(parent, request, allowed)
+        self._spawned += 1
+        info = child_info(parent, request, allowed, f"a{self._spawned}")
         if request.mode == "fork":
             assert parent.loop is not None
-            messages = _fork_history(parent.loop.messages)
+            messages = fork_history(parent.loop.messages)
         else:
             note = CHILD_NOTE.format(name=info.name, id=info.id, parent=parent_id)
             messages = [pb.Message(role=pb.ROLE_SYSTEM, text=self._child_base_prompt(parent) + note)]
@@ -318,64 +269,6 @@ class AgentTree:
         else:
             parent.queue.append(agent)
         return agent
-
-    def _check_limits(self, parent: Agent, request: SpawnRequest) -> None:
-        """Feedback when `parent` may not start this child: a bad mode, prompt or timeout, or a limit."""
-        s = self.settings
-        if parent.ending:
-            raise Feedback(f"agent {parent.id} is ending; it cannot start subagents")
-        if request.mode not in MODES:
-            raise Feedback(f"mode must be one of {', '.join(MODES)}, got {request.mode!r}")
-        if not request.prompt.strip():
-            raise Feedback("prompt is required to create a subagent: the task it should do, self-contained")
-        if request.timeout < 0:
-            raise Feedback(f"timeout is in seconds and must be 0 (none) or more, got {request.timeout:g}")
-        if parent.info.depth + 1 > bound(s.max_depth):
-            raise Feedback(
-                f"depth limit reached: agent {parent.id} is at depth {parent.info.depth} and subagents "
-                f"nest at most {s.max_depth} deep (setting max_depth); do this task yourself"
-            )
-        total = len(self.nodes) - 1
-        if total >= bound(s.max_total_children):
-            raise Feedback(
-                f"total subagent limit reached: this run has started {total} of at most "
-                f"{s.max_total_children} subagents (setting max_total_children); do the rest yourself "
-                "or wait for running subagents and reuse their results"
-            )
-
-    def _child_tools(self, parent: Agent, request: SpawnRequest) -> list[str]:
-        """The child's tools: those asked for (each one of the parent's), or all of the parent's."""
-        allowed = list(parent.info.tools)
-        if request.tools:  # None or []: all of the parent's (a small model sends [] for "the default")
-            unknown = [t for t in request.tools if not covered(t, allowed)]
-            if unknown:
-                raise Feedback(
-                    f"unknown tool(s) in tools: {', '.join(unknown)}; a subagent may use these tools of "
-                    f"its parent: {', '.join(allowed) or '(none)'}"
-                )
-            allowed = list(dict.fromkeys(request.tools))
-        if parent.info.depth + 1 >= bound(self.settings.max_depth) and "subagent" in allowed:
-            allowed.remove("subagent")  # it could only fail at the depth limit
-        return allowed
-
-    def _child_info(self, parent: Agent, request: SpawnRequest, allowed: list[str]) -> pb.AgentInfo:
-        """The new child's AgentInfo (QUEUED), with the next child id."""
-        self._spawned += 1
-        child_id = f"a{self._spawned}"
-        info = pb.AgentInfo(
-            id=child_id,
-            parent_id=parent.id,
-            name=request.name.strip() or _name_from(request.prompt),
-            mode=MODES[request.mode],
-            status=pb.AGENT_STATUS_QUEUED,
-            model=request.model or parent.info.model,
-            prompt=request.prompt,
-            depth=parent.info.depth + 1,
-            tools=allowed,
-            timeout=request.timeout,
-        )
-        info.created.FromNanoseconds(time.time_ns())  # not GetCurrentTime(): a datetime round trip
-        return info
 
     def _child_base_prompt(self, parent: Agent) -> str:
         """The system prompt's common part for a child (instructions, skills): read once for all
@@ -445,158 +338,12 @@ class AgentTree:
                 timer.cancel()
         await self._end(agent, status, _last_answer(loop.messages), cause, loop.usage)
 
-    # --- ending ---------------------------------------------------------------------------
-
-    async def _end(
-        self,
-        agent: Agent,
-        status: pb.AgentStatus,
-        result: str,
-        cause: str,
-        usage: pb.Usage,
-        run_status: pb.RunStatus | None = None,
-    ) -> None:
-        """End an agent: its children first, then one AgentFinished (and its parent's InboxItem)."""
-        agent.ending = True
-        if status == pb.AGENT_STATUS_COMPLETED:
-            cause = ""
-        elif not cause and not result:
-            cause = f"it ended {agent_ended(status)} without a result or a cause"
-        try:
-            try:
-                await self._stop_children(agent, f"its parent {agent.id} ended ({agent_ended(status)})")
-            finally:  # also when cancelled again while its children stop
-                if status != pb.AGENT_STATUS_COMPLETED:
-                    await self._stop_commands(agent)
-        finally:
-            agent.ended = time.monotonic()
-            finished = pb.AgentFinished(agent_id=agent.id, status=status, result=result, cause=cause, usage=usage)
-            parent = agent.parent
-            saved = pb.AgentInfo()
-            saved.CopyFrom(agent.info)
-            saved.status = status
-            saved.usage.CopyFrom(usage)
-            with self.store.transaction():
-                self.store.save_agent(self.session_id, saved)
-                if run_status is not None:
-                    self.store.set_session_status(self.session_id, run_status)
-                    self.store.set_session_usage(self.session_id, self.budget.used)
-                agent.recorder.emit(finished)
-                self.store.on_commit(lambda: setattr(agent.info, "status", status))
-                if parent is not None and agent.info.mode != pb.SPAWN_MODE_SYNC and not parent.ending:
-                    parent.inbox.put(
-                        pb.InboxItem(
-                            kind=pb.INBOX_KIND_COMPLETION,
-                            child_id=agent.id,
-                            child_name=agent.info.name,
-                            status=status,
-                            result=result,
-                            cause=cause,
-                            recipient_id=parent.id,
-                        )
-                    )
-            if not agent.done.done():
-                agent.done.set_result(finished)
-                if agent.task is not None and parent is not None:
-                    parent.running_children -= 1
-            if parent is not None:
-                self._start_queued(parent)
-
-    async def _stop_children(self, agent: Agent, cause: str) -> None:
-        for child in list(agent.queue):  # the queued first, so none starts as others stop
-            agent.queue.remove(child)
-            child.cancel_cause = cause
-            await self._end(child, pb.AGENT_STATUS_CANCELLED, "", cause, pb.Usage())
-        live = [c for c in agent.children if not c.done.done()]
-        for child in live:
-            self._request_cancel(child, cause)
-        deadline = asyncio.get_running_loop().time() + STOP_WAIT
-        cancelled = False
-        while (waiting := [c.done for c in live if not c.done.done()]) and (
-            left := deadline - asyncio.get_running_loop().time()
-        ) > 0:
-            try:
-                await asyncio.wait(waiting, timeout=left)
-            except asyncio.CancelledError:  # cancelled again while they stop: they still end first
-                cancelled = True
-        if cancelled:
-            raise asyncio.CancelledError()
-
-    def _request_cancel(self, agent: Agent, cause: str) -> None:
-        if agent.ending or agent.done.done():
-            return
-        agent.cancel_cause = agent.cancel_cause or cause
-        if agent.task is not None and agent.entered:
-            agent.task.cancel()
-
-    async def _stop_commands(self, agent: Agent) -> None:
-        """Stop what the agent left running in the terminal host (bash, tmux windows)."""
-        if self.terminal is None:
-            return
-        try:
-            await self.terminal.stop_agent(agent.id)
-        except Exception as err:
-            record_defect(agent.loop.ctx if agent.loop else self.context(agent.id, agent.recorder), "stop_agent", err)
-
-    async def kill_processes(self, agents: list[Agent]) -> None:
-        """End now what these agents' commands started (SIGKILL through their cgroups): a cancel whose
-        agents are still stopping after KILL_AFTER (a command that ignores Ctrl-C) keeps its 2 s
-        promise this way; an agent that ends in time kills its cgroup in `_stop_commands`."""
-        if self.terminal is None:
-            return
-        try:
-            await self.terminal.kill_agents([a.id for a in agents])
-        except Exception as err:
-            record_defect(self.context(agents[0].id, agents[0].recorder), "kill_agents", err)
-
-    async def cancel(self, agent_id: str, cause: str = "cancelled") -> pb.AgentFinished:
-        """Cancel one agent and its subtree; its parent keeps running and hears of it."""
-        agent = self.nodes[agent_id]
-        if agent.parent is not None and agent in agent.parent.queue:
-            agent.parent.queue.remove(agent)
-            agent.cancel_cause = cause
-            await self._end(agent, pb.AGENT_STATUS_CANCELLED, "", cause, pb.Usage())
-        elif agent.task is not None:
-            self._request_cancel(agent, cause)
-            await asyncio.wait([agent.done], timeout=KILL_AFTER)  # its tools stop their commands (Ctrl-C)
-            if not agent.done.done():  # still stopping: what its commands started ends now
-                await self.kill_processes([agent, *agent.descendants()])
-        elif agent.parent is None and not agent.done.done():
-            raise ValueError("the root agent is cancelled by cancelling its run's task")
-        await asyncio.wait([agent.done], timeout=STOP_WAIT)
-        if agent.done.done():
-            return agent.done.result()
-        return pb.AgentFinished(agent_id=agent_id, status=agent.info.status, cause="still stopping")
-
     # --- activity, for `list` -------------------------------------------------------------
 
     def _note_activity(self, event: pb.Event) -> None:
         agent = self.nodes.get(event.agent_id)
-        if agent is None:
-            return
-        kind = event.WhichOneof("kind")
-        if kind == "tool_call_started":
-            text = f"calling {event.tool_call_started.call.name}"
-        elif kind == "tool_call_finished":
-            result = event.tool_call_finished.result
-            text = f"{result.name} {'failed' if result.is_error else 'done'}"
-        elif kind == "text_delta":
-            text = "writing"
-        elif kind == "retry_wait":
-            text = f"retrying the model call ({event.retry_wait.reason})"
-        elif kind == "agent_status":
-            text = agent_status(event.agent_status.status)
-            if event.agent_status.status == pb.AGENT_STATUS_WAITING:
-                text = "waiting for its subagents"
-            elif event.agent_status.status == pb.AGENT_STATUS_RUNNING:
-                text = "running"
-        elif kind == "inbox_item":
-            text = "got an Inbox item"
-        elif kind == "agent_finished":
-            text = agent_ended(event.agent_finished.status)
-        else:
-            return
-        agent.activity, agent.activity_at = text, time.monotonic()
+        if agent is not None and (text := activity_of(event)) is not None:
+            agent.activity, agent.activity_at = text, time.monotonic()
 
     async def close(self) -> None:
         """End the session's resources (the terminal host's tmux server)."""
@@ -605,97 +352,5 @@ class AgentTree:
             await self.terminal.close()
 
 
-class AgentHandle:
-    """What the subagent tool of one agent may do with the tree (its `ctx.agents`)."""
-
-    def __init__(self, tree: AgentTree, agent_id: str):
-        self.tree, self.agent_id = tree, agent_id
-
-    def create(self, request: SpawnRequest) -> pb.AgentInfo:
-        return self.tree.spawn(self.agent_id, request).info
-
-    def running_children(self) -> tuple[int, int]:
-        """(running, queued) children of this agent."""
-        me = self.tree.nodes[self.agent_id]
-        return me.running_children, len(me.queue)
-
-    async def result(self, agent_id: str) -> pb.AgentFinished:
-        """Wait for a child to end; a sync child is cancelled when the waiting call is."""
-        child = self._descendant(agent_id)
-        try:
-            return await asyncio.shield(child.done)
-        except asyncio.CancelledError:
-            if child.info.mode == pb.SPAWN_MODE_SYNC:
-                await self.tree.cancel(child.id, f"the call of {self.agent_id} that started it was cancelled")
-            raise
-
-    def children(self) -> list[Agent]:
-        """This agent's descendants, each after its parent."""
-        return self.tree.nodes[self.agent_id].descendants()
-
-    async def cancel(self, agent_id: str) -> pb.AgentFinished:
-        child = self._descendant(agent_id)
-        if child.done.done() or child.ending:
-            raise Feedback(
-                f"subagent {agent_id} has already ended ({agent_ended(child.info.status)}); nothing to cancel"
-            )
-        return await self.tree.cancel(agent_id, f"cancelled by {self.agent_id}")
-
-    def message(self, agent_id: str, text: str) -> pb.AgentInfo:
-        """Put a message in another live agent's Inbox; it reads it at its next turn."""
-        if agent_id == self.agent_id:
-            raise Feedback("an agent cannot message itself")
-        target = self.tree.nodes.get(agent_id)
-        if target is None:
-            raise Feedback(f"no agent {agent_id!r}; {self._ids_note()}")
-        if target.done.done() or target.ending:
-            raise Feedback(
-                f"agent {agent_id} has already ended ({agent_ended(target.info.status)}); "
-                "messages reach only queued or running agents"
-            )
-        me = self.tree.nodes[self.agent_id]
-        target.inbox.put(
-            pb.InboxItem(
-                kind=pb.INBOX_KIND_MESSAGE,
-                child_id=self.agent_id,
-                child_name=me.info.name,
-                text=text,
-                recipient_id=agent_id,
-            )
-        )
-        return target.info
-
-    def _descendant(self, agent_id: str) -> Agent:
-        agent = self.tree.nodes.get(agent_id)
-        if agent is None or agent not in self.tree.nodes[self.agent_id].descendants():
-            raise Feedback(f"no subagent {agent_id!r} of {self.agent_id}; {self._ids_note()}")
-        return agent
-
-    def _ids_note(self) -> str:
-        ids = [a.id for a in self.children()]
-        return f"your subagents: {', '.join(ids)}" if ids else "you have started no subagents"
-
-
-def _name_from(prompt: str) -> str:
-    words = prompt.split()[:4]
-    name = " ".join(words)
-    return name[:32] or "subagent"
-
-
 def _last_answer(messages: list[pb.Message]) -> str:
     return next((m.text for m in reversed(messages) if m.role == pb.ROLE_ASSISTANT and m.text), "")
-
-
-def _fork_history(messages: list[pb.Message]) -> list[pb.Message]:
-    """A copy of a conversation that stays valid: the turn still waiting for results is left out."""
-    copied = [pb.Message() for _ in messages]
-    for new, old in zip(copied, messages, strict=True):
-        new.CopyFrom(old)
-    answered = {m.tool_result.call_id for m in copied if m.role == pb.ROLE_TOOL}
-    for i in range(len(copied) - 1, -1, -1):
-        m = copied[i]
-        if m.role == pb.ROLE_ASSISTANT and m.tool_calls:
-            if any(c.id not in answered for c in m.tool_calls):
-                return copied[:i]
-            break
-    return copied

@@ -10,7 +10,8 @@ the error says so and how to run its task again.
 from __future__ import annotations
 
 from workbench.core.words import agent_ended
-from workbench.engine.agents import Agent, AgentTree
+from workbench.engine.agent_node import Agent
+from workbench.engine.agents import AgentTree
 from workbench.pb import workbench_pb2 as pb
 
 QUOTED_TASK = 200  # characters of a finished agent's task quoted in the error

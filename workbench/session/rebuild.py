@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from workbench.core.feedback import interrupted
 from workbench.core.words import FINAL_AGENT_STATUSES
-from workbench.engine.agents import Agent
+from workbench.engine.agent_node import Agent
 from workbench.engine.looping import JUDGE as LOOPING_JUDGE
 from workbench.engine.store import Recorder, Store
 from workbench.pb import workbench_pb2 as pb

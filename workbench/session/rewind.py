@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
-from workbench.engine.agents import ROOT_ID
+from workbench.engine.agent_node import ROOT_ID
 from workbench.engine.store import Recorder
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.rebuild import rebuild_messages

@@ -23,7 +23,9 @@ from pathlib import Path
 from workbench.config.secrets import secrets_of
 from workbench.config.settings import ConfigError, Settings
 from workbench.core.safe_text import printable
-from workbench.engine.agents import KILL_AFTER, ROOT_ID, AgentTree
+from workbench.engine.agent_ending import KILL_AFTER
+from workbench.engine.agent_node import ROOT_ID
+from workbench.engine.agents import AgentTree
 from workbench.engine.compaction import NothingToCompact
 from workbench.engine.steering import NotSteerable, steer
 from workbench.engine.store import Recorder, Store
