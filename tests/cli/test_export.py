@@ -46,3 +46,19 @@ def test_an_interrupted_reply_is_kept_as_partial() -> None:
     text = "\n".join(markdown(info, agents, log.events))
     assert "**Agent (interrupted, partial):** Once upon a time" in text
     assert "run cancelled: cancelled" not in text and "_run cancelled_" in text
+
+
+def test_a_reason_that_repeats_its_status_is_said_once() -> None:
+    log = EventLog()
+    log.spawn("main", "main", "loop")
+    log.run("loop")
+    log.spawn("a1", "kid", "x", parent="main")
+    finished = pb.AgentFinished(agent_id="a1", status=pb.AGENT_STATUS_CANCELLED, cause="cancelled by main")
+    log.add("a1", "agent_finished", finished)
+    reason = "stopped: agent main repeated bash(ls) 3 times"
+    log.add("main", "run_finished", pb.RunFinished(status=pb.RUN_STATUS_STOPPED, reason=reason))
+    info = pb.SessionInfo(id="s1", title="loop")
+    agents = [pb.AgentInfo(id="main", name="main"), pb.AgentInfo(id="a1", name="kid", parent_id="main")]
+    text = "\n".join(markdown(info, agents, log.events))
+    assert "_run stopped: agent main repeated bash(ls) 3 times_" in text and "stopped: stopped" not in text
+    assert "_was cancelled by main_" in text and "cancelled: cancelled" not in text

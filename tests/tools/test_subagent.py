@@ -123,7 +123,7 @@ async def test_sync_answer_or_failure(tmp_path: Path) -> None:
     result = await invoke(FakeHost(finished=failed), tmp_path, action="create", prompt="x", mode="sync")
     assert result.is_error
     assert model_text(result) == (
-        "The last text of subagent helper (a1):\nhalf done\nError: subagent helper (a1) timed out: timed out after 5 s"
+        "The last text of subagent helper (a1):\nhalf done\nError: subagent helper (a1) timed out after 5 s"
     )
 
     silent = pb.AgentFinished(agent_id="a1", status=pb.AGENT_STATUS_FAILED)

@@ -105,3 +105,14 @@ def test_the_first_frame_path_imports_neither_litellm_nor_the_engine() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+async def test_a_stopped_run_says_stopped_once(settings: Settings, scripted_model: ScriptedModel) -> None:
+    """Defect 10's cosmetic half: a looping run ended as "run stopped: stopped: agent main repeated …"."""
+    (settings.workspace / "same.txt").write_text("same\n")
+    scripted_model.add(*[reply("", call("read_file", path="same.txt")) for _ in range(20)])
+    run = await run_agent(settings, "read it")
+    view = SessionView()
+    view.apply(run.events)
+    notices = [i.text for i in view.transcript("main") if isinstance(i, NoticeItem) and i.kind == "run"]
+    assert notices == ["run stopped: agent main repeated read_file(same.txt) 4 times"]

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from workbench.config.settings import Settings
 from workbench.core.safe_text import printable
-from workbench.core.words import agent_ended, spawn_mode
+from workbench.core.words import agent_ended, spawn_mode, with_reason
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.catalog import event_json
 from workbench.session.session import Session
@@ -90,7 +90,7 @@ class Progress:
             say(f"{who}started subagent {agent.name} ({spawn_mode(agent.mode)}): {_cut(agent.prompt, 100)}")
         elif kind == "agent_finished" and event.agent_id != "main":
             done = event.agent_finished
-            say(f"{who}subagent {agent_ended(done.status)}{': ' + done.cause if done.cause else ''}")
+            say(f"{who}subagent {with_reason(agent_ended(done.status), done.cause)}")
         elif kind == "stream_discarded":
             say(f"{who}the model's reply broke off; asking again")
         elif kind == "compaction":

@@ -92,3 +92,20 @@ def guard_verdict(verdict: int) -> str:
 
 def author(value: int) -> str:
     return AUTHOR.get(value, f"author {value}")
+
+
+def with_reason(word: str, reason: str) -> str:
+    """`word: reason` said once: a reason that already starts with the word is not prefixed again
+    ("stopped" + "stopped: agent main repeated …", "cancelled" + "cancelled", "was cancelled" +
+    "cancelled by the person" read "stopped: agent main repeated …", "cancelled", "was cancelled by
+    the person")."""
+    reason = reason.strip()
+    if not reason:
+        return word
+    bare = word.removeprefix("was ")
+    if reason.lower() == bare.lower():
+        return word
+    for joint in (":", " "):
+        if reason.lower().startswith(bare.lower() + joint):
+            return word[: len(word) - len(bare)] + reason
+    return f"{word}: {reason}"

@@ -10,7 +10,7 @@ import time
 from typing import Literal
 
 from workbench.core.feedback import Feedback
-from workbench.core.words import agent_status, spawn_mode
+from workbench.core.words import agent_status, spawn_mode, with_reason
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import ToolContext, tool
 from workbench.tools.seams import SpawnRequest, SubagentHost
@@ -96,7 +96,7 @@ async def _create(
     cause = finished.cause or "it ended without a result or a cause"
     return pb.ToolResult(
         output=f"The last text of {who}:\n{finished.result}" if finished.result else "",
-        error=f"{who} {agent_status(finished.status)}: {cause}",
+        error=f"{who} {with_reason(agent_status(finished.status), cause)}",
         is_error=True,
     )
 

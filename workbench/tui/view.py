@@ -452,8 +452,7 @@ class SessionView:
             del self.running[call_id]
         if done.agent_id != ROOT:  # in the child's own transcript: how it ended
             ok = done.status == pb.AGENT_STATUS_COMPLETED
-            detail = one_line(done.cause or done.result, 200)
-            text = f"{words.agent_status(done.status)}{': ' + detail if detail else ''}"
+            text = words.with_reason(words.agent_status(done.status), one_line(done.cause or done.result, 200))
             notice = NoticeItem(event.seq, self._time(event), "ended", text, "info" if ok else "error")
             self.transcripts.setdefault(done.agent_id, []).append(notice)
             changes.add(done.agent_id, notice)
@@ -465,9 +464,7 @@ class SessionView:
             return  # a child's end is told by its agent_finished
         run = event.run_finished
         if run.status not in (pb.RUN_STATUS_FINISHED, pb.RUN_STATUS_TERMINATED):
-            word = words.run_status(run.status)
-            reason = one_line(run.reason, 200) if run.reason and run.reason != word else ""
-            text = f"run {word}{': ' + reason if reason else ''}"
+            text = "run " + words.with_reason(words.run_status(run.status), one_line(run.reason, 200))
             self._append(event, NoticeItem(event.seq, self._time(event), "run", text, "warning"), changes)
         self.busy = False
         self._streams.pop(ROOT, None)

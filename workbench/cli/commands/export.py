@@ -12,7 +12,7 @@ from workbench.cli.commands.sessions import cost_text
 from workbench.cli.flags import data_dir_flag, settings_of
 from workbench.config.settings import Settings
 from workbench.core.feedback import model_text
-from workbench.core.words import agent_ended, agent_status, author, run_status, spawn_mode
+from workbench.core.words import agent_ended, agent_status, author, run_status, spawn_mode, with_reason
 from workbench.pb import workbench_pb2 as pb
 
 
@@ -128,11 +128,9 @@ def _event_md(event: pb.Event, parent: str = "") -> Iterator[str]:
             summary = f"<summary>{r.name} {mark} ({r.duration:.2f} s)</summary>"
             yield f"\n<details>{summary}\n\n```\n{model_text(r)}\n```\n</details>\n"
     elif kind == "agent_finished" and event.agent_finished.cause:
-        yield f"\n_{agent_ended(event.agent_finished.status)}: {event.agent_finished.cause}_\n"
+        yield f"\n_{with_reason(agent_ended(event.agent_finished.status), event.agent_finished.cause)}_\n"
     elif kind == "run_finished" and event.run_finished.reason:
-        word = run_status(event.run_finished.status)
-        reason = event.run_finished.reason
-        yield f"\n_run {word}{': ' + reason if reason != word else ''}_\n"
+        yield f"\n_run {with_reason(run_status(event.run_finished.status), event.run_finished.reason)}_\n"
     elif kind == "compaction":
         yield f"\n_compacted: {event.compaction.messages_before} -> {event.compaction.messages_after} messages_\n"
     elif kind == "checkpoint":

@@ -14,7 +14,7 @@ from workbench.cli.flags import guard_flags, model_flags, resumed, settings_of
 from workbench.cli.log_file import setup_logging
 from workbench.config.report import flag_help
 from workbench.config.settings import Settings
-from workbench.core.words import run_status
+from workbench.core.words import run_status, with_reason
 from workbench.pb import workbench_pb2 as pb
 
 EXIT_CODES = {
@@ -136,7 +136,7 @@ def _run_session(settings: Settings, args: argparse.Namespace, resume: str | Non
         print(f"workbench: {outcome.reason}", file=sys.stderr)  # "stopped: agent main repeated ..."
     elif not answered:
         note = " (its last message, not an answer, is in the transcript)" if outcome.text else ""
-        print(f"workbench: {run_status(outcome.status)}: {outcome.reason}{note}", file=sys.stderr)
+        print(f"workbench: {with_reason(run_status(outcome.status), outcome.reason)}{note}", file=sys.stderr)
     print(
         f"workbench: session {session.id}; continue it with `workbench run --resume {session.id} PROMPT`, "
         f"read it with `workbench export {session.id}`",
