@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from workbench.config.settings import ConfigError, Settings, load
+from workbench.config.load import load
+from workbench.config.settings import ConfigError, Settings
 from workbench.guard.guardrail import Guard, strictest
 from workbench.pb import workbench_pb2 as pb
 

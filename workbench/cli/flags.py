@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli.command import UsageError
+from workbench.config.load import load
 from workbench.config.report import flag_help
-from workbench.config.settings import APPROVAL_MODES, SANDBOX_MODES, Settings, load
+from workbench.config.settings import APPROVAL_MODES, SANDBOX_MODES, Settings
 
 SETTING_FLAGS = (  # the flags whose dest is a setting's name
     "model",

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.config.declaration import ProjectRule
 from workbench.config.mcp_servers import McpServer, ServerConfigError, parse_servers
-from workbench.config.settings import ConfigError, ProjectRule, Settings, about_setting, bound, user_config_path
+from workbench.config.settings import ConfigError, Settings, about_setting, bound, user_config_path
 from workbench.core.safe_text import printable
 
 FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
@@ -243,3 +244,15 @@ def load_with_sources(
     if "workspace" not in flags:
         sources["workspace"] = "the current folder"
     return Loaded(Settings(**values), notes, sources, user_path, project_path)
+
+
+def load(
+    flags: dict[str, Any] | None = None,
+    *,
+    env: dict[str, str] | None = None,
+    user_config: Path | None = None,
+) -> tuple[Settings, list[str]]:
+    """Build Settings from every layer; return them with notes about ignored project settings
+    (`load_with_sources` also says where each value came from)."""
+    loaded = load_with_sources(flags, env=env, user_config=user_config)
+    return loaded.settings, loaded.notes

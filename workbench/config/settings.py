@@ -4,6 +4,8 @@ Every setting is declared once, below, with its type, default, documentation, en
 its project rule: how a project's config (`.workbench/config.toml`, which a cloned repo
 brings along) may change it. A project config may only tighten what the person's own
 config (or the default) gives. `docs/CONFIG.md` is generated from these declarations.
+What a declaration holds (`About`, `ProjectRule`) is `config/declaration.py`; reading the
+layers (`load`) is `config/load.py`.
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ import math
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
 
 import platformdirs
 
+from workbench.config.declaration import ADD, ALLOWED, FREE, LOWER, NARROW, USER_ONLY, About, about, tighter
 from workbench.config.mcp_servers import McpServer
 
 APPROVAL_MODES = ("read-only", "ask", "auto")  # tightest first
@@ -42,88 +44,6 @@ HIDDEN_BY_DEFAULT = (
 
 class ConfigError(ValueError):
     """A setting that cannot be used; the message names the setting and the source."""
-
-
-RuleKind = Literal["free", "user-only", "lower", "narrow", "add", "tighter", "allowed"]
-
-
-@dataclass(frozen=True)
-class ProjectRule:
-    """How a project config may change one setting, relative to the user config or default.
-
-    kind: "free" (any value), "user-only" (never), "lower" (a number only down; 0 means no
-    limit and counts as infinity), "narrow" (a list only to a subset), "add" (a list only
-    gains entries), "tighter" (a choice only toward the front of `order`, tightest first),
-    "allowed" (a table of tables, e.g. MCP servers: a project adds an entry only when the user
-    config allows that exact table by its hash, in `mcp_allowed`; it never changes the user's).
-    """
-
-    kind: RuleKind
-    order: tuple[Any, ...] = ()
-    unset: Any = None  # "tighter": what an empty value is compared as (approval: "ask", the TUI's default)
-
-    def words(self) -> str:
-        """The rule as a person reads it (docs/CONFIG.md, notes)."""
-        if self.kind == "tighter":
-            return "only tighter: " + " < ".join(_shown(v) for v in self.order)
-        return _RULE_WORDS[self.kind]
-
-
-_RULE_WORDS = {
-    "free": "yes",
-    "user-only": "no",
-    "lower": "only lower",
-    "narrow": "only remove entries",
-    "add": "only add entries",
-    "allowed": "only add tables the user config allows by hash (mcp_allowed)",
-}
-FREE = ProjectRule("free")
-USER_ONLY = ProjectRule("user-only")
-LOWER = ProjectRule("lower")
-NARROW = ProjectRule("narrow")
-ADD = ProjectRule("add")
-ALLOWED = ProjectRule("allowed")
-
-
-def tighter(*order: Any, unset: Any = None) -> ProjectRule:
-    return ProjectRule("tighter", order, unset)
-
-
-def _shown(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-@dataclass(frozen=True)
-class About:
-    """Everything about one setting besides its type and default, kept in its field's metadata.
-
-    doc: one line for docs/CONFIG.md and --help; project: how a project config may change it;
-    env: its env var; choices: the allowed values; shown_default: the default in words, where
-    the value depends on the machine; between: (low, high], a number's range; home_paths: a
-    list of paths whose ~ is expanded.
-    """
-
-    doc: str
-    project: ProjectRule
-    env: str = ""
-    choices: tuple[Any, ...] = ()
-    shown_default: str = ""
-    between: tuple[float, float] | None = None
-    home_paths: bool = False
-
-
-def about(
-    *,
-    doc: str,
-    project: ProjectRule,
-    env: str = "",
-    choices: tuple[Any, ...] = (),
-    shown_default: str = "",
-    between: tuple[float, float] | None = None,
-    home_paths: bool = False,
-) -> dict[str, About]:
-    """A field's metadata: `field(default=..., metadata=about(doc=..., project=...))`."""
-    return {"about": About(doc, project, env, choices, shown_default, between, home_paths)}
 
 
 def about_setting(name: str) -> About:
@@ -519,19 +439,3 @@ def effective_approval(settings: Settings, interactive: bool) -> str:
 
 def user_config_path() -> Path:
     return Path(platformdirs.user_config_dir("workbench")) / "config.toml"
-
-
-def load(
-    flags: dict[str, Any] | None = None,
-    *,
-    env: dict[str, str] | None = None,
-    user_config: Path | None = None,
-) -> tuple[Settings, list[str]]:
-    """Build Settings from every layer; return them with notes about ignored project settings.
-
-    `config_load.load_with_sources` does the work and also says where each value came from.
-    """
-    from workbench.config.load import load_with_sources
-
-    loaded = load_with_sources(flags, env=env, user_config=user_config)
-    return loaded.settings, loaded.notes
