@@ -68,6 +68,20 @@ def one_of(stored: list[pb.SessionInfo], session_id: str, settings: Settings) ->
     raise SessionError(f"{session_id!r} names {len(matches)} sessions; give more of the id")
 
 
+def session_to_open(settings: Settings, store: Store, resume: str | None) -> str:
+    """The id of the session `Session.open` opens: a new one, or the stored `resume` (an id or its
+    prefix) of this workspace."""
+    if resume is None:
+        return store.create_session(settings.workspace, settings.model)
+    info = one_of(store.sessions(), resume, settings)
+    if Path(info.workspace) != settings.workspace:
+        raise SessionError(
+            f"session {info.id} works in {info.workspace}, not {settings.workspace}; "
+            "resume it without --workspace (or from that folder)"
+        )
+    return info.id
+
+
 def newest_session(settings: Settings, workspace: Path) -> pb.SessionInfo:
     """The newest session of this workspace (`--continue`)."""
     here = str(workspace.resolve())

@@ -6,12 +6,17 @@ run started with; a compaction replaces the older messages by the summary that f
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from workbench.core.feedback import interrupted
 from workbench.core.words import FINAL_AGENT_STATUSES
-from workbench.engine.agent_node import Agent
+from workbench.engine.agent_node import ROOT_ID, Agent
 from workbench.engine.looping import JUDGE as LOOPING_JUDGE
 from workbench.engine.store import Recorder, Store
 from workbench.pb import workbench_pb2 as pb
+
+if TYPE_CHECKING:
+    from workbench.engine.agents import AgentTree
 
 INTERRUPTED_CALL = "interrupted: the workbench process stopped before this call finished"
 INTERRUPTED_AGENT = "the workbench process stopped while it ran"
@@ -146,3 +151,25 @@ def interrupt_leftovers(store: Store, session_id: str, root: Agent, events: list
                         recipient_id=root.id,
                     )
                 )
+
+
+def rebuild_tree(tree: AgentTree, store: Store, session_id: str, events: list[pb.Event]) -> bool:
+    """A stored session's tree as its process left it: child ids go on from the highest one, the
+    budget spent counts on, the root holds its conversation, what was left running is interrupted.
+    False when the session has no root agent yet (nothing ran)."""
+    agents = store.agents(session_id)
+    tree.restore(agents)
+    for event in reversed(events):
+        if event.WhichOneof("kind") == "usage_update":
+            tree.budget.used.CopyFrom(event.usage_update.session_total)
+            break
+    root_info = next((a for a in agents if a.id == ROOT_ID), None)
+    if root_info is None:
+        return False
+    messages = rebuild_messages(events, ROOT_ID)
+    root = tree.make_root(root_info.prompt, list(root_info.tools), messages, announce=False)
+    root.info.CopyFrom(root_info)
+    assert root.loop is not None
+    root.loop.usage.CopyFrom(root_info.usage)  # its own calls of earlier processes count on
+    interrupt_leftovers(store, session_id, root, events)
+    return True

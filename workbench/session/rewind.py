@@ -58,33 +58,10 @@ class RewindPlan:
     whole: bool = True  # the whole tree goes back (False: one file, from the changed-files screen)
 
 
-def new_checkpointer(settings: Settings, session_id: str) -> Checkpointer | None:
-    if not settings.checkpoints:
-        return None
-    from workbench.checkpoints.checkpointer import Checkpointer  # pygit2 loads only when a session opens
-
-    return Checkpointer(settings, session_id)
-
-
-def put_back_line(turn: int) -> str:
-    from workbench.checkpoints.history import put_back_line as line
-
-    return line(turn)
-
-
 def read_history(events: list[pb.Event]) -> History:
     from workbench.checkpoints.history import read
 
     return read(events)
-
-
-def resume_checkpoints(session: Session, events: list[pb.Event]) -> None:
-    """A resumed session numbers its next prompt after the stored ones, and still owes the model
-    the line of a code-only rewind made since its last prompt."""
-    history = read_history(events)
-    if session.checkpoints is not None:
-        session.checkpoints.turn = max((t.number for t in history.turns), default=0)
-    session.put_back_to = history.rewound_code_to
 
 
 async def plan(session: Session, to_turn: int | None, *, code: bool = True, conversation: bool = False) -> RewindPlan:

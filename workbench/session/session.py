@@ -16,9 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
 
 from workbench.config.secrets import secrets_of
 from workbench.config.settings import ConfigError, Settings
@@ -32,26 +29,24 @@ from workbench.engine.store import Recorder, Store
 from workbench.guard import guardrail
 from workbench.guard.guardrail import Guard
 from workbench.mcp.manager import McpManager
-from workbench.model.gateway import ModelSpec, context_window
 from workbench.model.retry import ModelCallFailed
 from workbench.pb import workbench_pb2 as pb
 from workbench.session import rewind as rewinding
-from workbench.session.catalog import one_of, open_store
+from workbench.session.catalog import open_store, session_to_open
+from workbench.session.checkpointing import keep_checkpoint, new_checkpointer, resume_checkpoints, tell_put_back
 from workbench.session.errors import NotWaiting, SessionError
 from workbench.session.lock import LockHeld, SessionLock, is_locked
-from workbench.session.rebuild import interrupt_leftovers, mark_interrupted, rebuild_messages
-from workbench.session.rewind import RewindPlan, new_checkpointer, put_back_line, resume_checkpoints
+from workbench.session.rebuild import mark_interrupted, rebuild_tree
+from workbench.session.rewind import RewindPlan
+from workbench.session.session_reads import SessionReads
 from workbench.terminal.host import TerminalHost
 from workbench.terminal.leftovers import reap_orphans
 from workbench.terminal.protected import dot_git, git_changes
-from workbench.terminal.sandbox import describe
 
 log = logging.getLogger("workbench")
 
-STREAM_LIMIT = 10_000  # events a `stream` reader may fall behind before it is re-synced from the store
 
-
-class Session:
+class Session(SessionReads):
     """One session: new, or resumed from its event log. Open it with `await Session.open(...)`."""
 
     def __init__(
@@ -118,7 +113,7 @@ class Session:
             for orphan in await asyncio.to_thread(reap_orphans, settings.data_dir):
                 if store.sessions(orphan) and not is_locked(settings.sessions_dir / orphan):
                     mark_interrupted(store, orphan)
-            session_id = cls._resolve(settings, store, resume)
+            session_id = session_to_open(settings, store, resume)
             lock = SessionLock(settings.sessions_dir / session_id)
             try:
                 lock.acquire()
@@ -139,38 +134,12 @@ class Session:
             session.checkpoints.start()  # the first look at the tree, in the background
         return session
 
-    @staticmethod
-    def _resolve(settings: Settings, store: Store, resume: str | None) -> str:
-        if resume is None:
-            return store.create_session(settings.workspace, settings.model)
-        info = one_of(store.sessions(), resume, settings)
-        if Path(info.workspace) != settings.workspace:
-            raise SessionError(
-                f"session {info.id} works in {info.workspace}, not {settings.workspace}; "
-                "resume it without --workspace (or from that folder)"
-            )
-        return info.id
-
     def _rebuild(self) -> None:
-        """Continue a stored session: the root's conversation, the budget spent, leftovers interrupted."""
+        """Continue a stored session: its tree as it stood (rebuild.py), its prompts' numbering."""
         events = list(self.store.events(self.id))
-        agents = self.store.agents(self.id)
         self._titled = bool(self.info.title)
-        self.tree.restore(agents)
-        for event in reversed(events):
-            if event.WhichOneof("kind") == "usage_update":
-                self.tree.budget.used.CopyFrom(event.usage_update.session_total)
-                break
-        root_info = next((a for a in agents if a.id == ROOT_ID), None)
-        if root_info is None:
-            return
-        resume_checkpoints(self, events)
-        messages = rebuild_messages(events, ROOT_ID)
-        root = self.tree.make_root(root_info.prompt, list(root_info.tools), messages, announce=False)
-        root.info.CopyFrom(root_info)
-        assert root.loop is not None
-        root.loop.usage.CopyFrom(root_info.usage)  # its own calls of earlier processes count on
-        interrupt_leftovers(self.store, self.id, root, events)
+        if rebuild_tree(self.tree, self.store, self.id, events):
+            resume_checkpoints(self, events)
 
     async def close(self) -> None:
         """Cancel a run that still goes, end the session's tmux server, release the session."""
@@ -211,95 +180,6 @@ class Session:
             )
             Recorder(self.store, self.id, ROOT_ID).emit(pb.Notice(level="warning", text=text))
 
-    # --- what a client reads --------------------------------------------------------------
-
-    @property
-    def info(self) -> pb.SessionInfo:
-        """The session as stored now (as it was at `close`, after it)."""
-        if self._closed is None:
-            return self.store.sessions(self.id)[0]
-        return self._closed
-
-    @property
-    def sandbox(self) -> str:
-        """The sandbox in force, in words: `workspace-write, network off`, or `off`."""
-        return describe(self.settings)
-
-    @property
-    def mcp_servers(self) -> str:
-        """The enabled MCP servers in words, those without their sandbox marked: `probe, docker (sandbox off)`."""
-        return self.mcp.summary()
-
-    async def context_window(self) -> int:
-        """The model's input window in tokens (0: unknown), looked up in a thread (it needs litellm)."""
-        return await asyncio.to_thread(context_window, ModelSpec(self.settings.model).wire_model)
-
-    @property
-    def busy(self) -> bool:
-        """A run of the root agent is going."""
-        return self._run_task is not None and not self._run_task.done()
-
-    def events(self, after: int = 0) -> Iterator[pb.Event]:
-        """The committed events with seq > `after`, in order."""
-        self.store.flush()
-        return self.store.events(self.id, after=after)
-
-    def agents(self) -> list[pb.AgentInfo]:
-        """Every agent of the session as committed, parents before their children."""
-        return self.store.agents(self.id)
-
-    def subscribe(self, fn: Callable[[pb.Event], None], after: int = 0) -> Callable[[], None]:
-        """`fn(event)` for every committed event with seq > `after`: stored ones, then live ones.
-
-        No gap and no duplicate. `fn` runs on the event loop right after COMMIT: keep it cheap.
-        Returns the function that ends the subscription.
-        """
-        return self.store.subscribe(fn, self.id, after=after)
-
-    async def stream(self, after: int = 0, limit: int = STREAM_LIMIT) -> AsyncIterator[pb.Event]:
-        """The committed events with seq > `after`, then live ones, with at most `limit` held in memory.
-
-        A reader that falls further behind is re-synced from the store from its last seq:
-        memory stays bounded and nothing is lost or repeated.
-        """
-        queue: deque[pb.Event] = deque()
-        arrived = asyncio.Event()
-        behind = True  # replay from the store first
-
-        def on_event(event: pb.Event) -> None:
-            nonlocal behind
-            if behind:
-                return  # the replay reads it from the store
-            if len(queue) >= limit:
-                queue.clear()
-                behind = True
-            else:
-                queue.append(event)
-            arrived.set()
-
-        last = after
-        unsubscribe = self.store.subscribe(on_event, self.id)
-        try:
-            while True:
-                if behind:
-                    behind = False  # events committed from now on are queued; older ones are read
-                    for event in self.store.events(self.id, after=last):
-                        last = event.seq
-                        yield event
-                    continue
-                while queue:
-                    event = queue.popleft()
-                    if event.seq > last:
-                        last = event.seq
-                        yield event
-                    if behind:
-                        break
-                if not behind and not queue:
-                    arrived.clear()
-                    await arrived.wait()
-        finally:
-            unsubscribe()
-
     # --- what a client does ---------------------------------------------------------------
 
     def send(self, prompt: str, agent_id: str | None = None) -> None:
@@ -321,7 +201,7 @@ class Session:
             self.store.set_session_title(self.id, prompt)
             self._titled = True
         root = self.tree.root
-        self._tell_put_back()
+        tell_put_back(self)
         turn_due = False  # the prompt's checkpoint, taken before its run starts (ms once the first scan is done)
         if self.checkpoints is not None:
             self.checkpoints.turn += 1
@@ -329,7 +209,7 @@ class Session:
             # for it: the turn's first checkpoint before a call is its rewind point (history.py)
             turn_due = self.checkpoints.ready
             if self.busy:  # a queued prompt: its checkpoint is taken now, beside the running turn
-                task = asyncio.create_task(self._keep(pb.CHECKPOINT_REASON_TURN), name="turn checkpoint")
+                task = asyncio.create_task(keep_checkpoint(self, pb.CHECKPOINT_REASON_TURN), name="turn checkpoint")
                 self._turns.add(task)
                 task.add_done_callback(self._turns.discard)
         if self.busy and root is not None and root.loop is not None:
@@ -352,38 +232,14 @@ class Session:
         except Exception as err:
             log.debug("starting the terminal ahead of the first bash call: %s", err)
 
-    def _tell_put_back(self) -> None:
-        """After a code-only rewind, one line before the person's next prompt (see rewind.py)."""
-        root = self.tree.root
-        if not self.put_back_to or root is None or root.loop is None:
-            return
-        note = pb.Message(role=pb.ROLE_USER, text=put_back_line(self.put_back_to), author=pb.AUTHOR_WORKBENCH)
-        root.loop.messages.append(note)
-        Recorder(self.store, self.id, ROOT_ID).emit(note)
-        self.put_back_to = 0
-
-    async def _keep(self, reason: pb.CheckpointReason) -> None:
-        """A checkpoint of the session itself (a prompt, a run's end), recorded as the root's event."""
-        if self.checkpoints is None:
-            return
-        cp = await self.checkpoints.take(reason)
-        if cp is None or (cp.unchanged and reason == pb.CHECKPOINT_REASON_RUN_END):
-            return  # a run that changed nothing ends with its own events (history.py reads it so)
-        recorder = Recorder(self.store, self.id, ROOT_ID)
-        recorder.emit(cp)
-        for line in cp.skipped:  # a large ignored tree, a file over the limit: once per session
-            recorder.emit(pb.Notice(level="info", text=f"checkpoint: not kept: {line}"))
-        if cp.error:
-            recorder.emit(pb.Notice(level="warning", text=cp.error))
-
     async def _run(self, prompt: str, turn_due: bool = False) -> pb.RunFinished:
         """Runs of the root until no prompt is left; then the tree is kept as the run left it."""
         try:
             if turn_due:
-                await self._keep(pb.CHECKPOINT_REASON_TURN)
+                await keep_checkpoint(self, pb.CHECKPOINT_REASON_TURN)
             return await self._runs(prompt)
         finally:
-            await self._keep(pb.CHECKPOINT_REASON_RUN_END)
+            await keep_checkpoint(self, pb.CHECKPOINT_REASON_RUN_END)
 
     async def _runs(self, prompt: str) -> pb.RunFinished:
         """Runs of the root until no prompt is left; a cancel ends it CANCELLED (not raised)."""
