@@ -146,7 +146,8 @@ def provider_ids(messages: list[pb.Message]) -> dict[str, str]:
 async def run_agent(settings: Settings, prompt: str, tools: list[str] | None = None) -> Run:
     """Run the root agent of a new session in a real SQLite store; collect committed events."""
     from workbench.engine.agents import AgentTree
-    from workbench.engine.store import Recorder, Store
+    from workbench.engine.recorder import Recorder
+    from workbench.engine.store import Store
     from workbench.terminal.host import TerminalHost
 
     store = Store(settings.db_path)

@@ -51,7 +51,8 @@ async def timed(fn: Callable[[], Awaitable[object]], n: int) -> float:
 def loop_overhead(n: int = 2000) -> tuple[float, float]:
     """Median ms of one trivial tool call through the loop, and of the tool called directly."""
     from workbench.engine.loop import AgentLoop
-    from workbench.engine.store import Recorder, Store
+    from workbench.engine.recorder import Recorder
+    from workbench.engine.store import Store
     from workbench.model.gateway import ModelClient, ModelSpec
     from workbench.tools.registry import REGISTRY, Toolbox, ToolContext, tool
 

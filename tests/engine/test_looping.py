@@ -168,7 +168,8 @@ async def test_repeat_stop_0_never_stops(settings: Settings, scripted_model: Scr
 def crashed_while_looping(settings: Settings, looping: list[str]) -> str:
     """A session as the store holds it after its process died: main ran (a1 its async child), and
     the agents in `looping` waited for the person on the repeat detector's review."""
-    from workbench.engine.store import Recorder, Store
+    from workbench.engine.recorder import Recorder
+    from workbench.engine.store import Store
 
     store = Store(settings.db_path)
     try:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.waiting import until
-from workbench.engine.store import Recorder, Store, to_json
+from workbench.engine.recorder import Recorder
+from workbench.engine.store import Store, to_json
 from workbench.pb import workbench_pb2 as pb
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from tests.waiting import until
 from workbench.config.settings import Settings
-from workbench.engine.store import Recorder, Store
+from workbench.engine.recorder import Recorder
+from workbench.engine.store import Store
 from workbench.guard.guardrail import Guard, NotWaiting
 from workbench.guard.review import describe_call
 from workbench.pb import workbench_pb2 as pb

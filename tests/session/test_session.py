@@ -17,7 +17,8 @@ import pytest
 from tests.scripted_server import ScriptedModel, call, reply
 from tests.waiting import EventLog, of_kind, until
 from workbench.config.settings import Settings
-from workbench.engine.store import SCHEMA_VERSION, Recorder
+from workbench.engine.recorder import Recorder
+from workbench.engine.store_schema import SCHEMA_VERSION
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.errors import SessionError
 from workbench.session.session import Session

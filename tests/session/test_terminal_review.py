@@ -13,7 +13,8 @@ import pytest
 
 from tests.waiting import until
 from workbench.config.settings import Settings
-from workbench.engine.store import Recorder, Store
+from workbench.engine.recorder import Recorder
+from workbench.engine.store import Store
 from workbench.guard.guardrail import Guard
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.terminal_review import TerminalReviewer, parse_reply

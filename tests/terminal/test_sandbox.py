@@ -31,7 +31,7 @@ from tests.scripted_server import ScriptedModel, call, reply
 from tests.waiting import until, until_blocking, until_true
 from workbench.config.settings import Settings
 from workbench.core.feedback import model_text
-from workbench.engine.store import kind_of
+from workbench.engine.recorder import kind_of
 from workbench.pb import workbench_pb2 as pb
 from workbench.terminal.host import TerminalHost
 from workbench.terminal.processes import pid_alive

@@ -13,7 +13,7 @@ from tests.conftest import RegisterTool, run_agent
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, model_text
-from workbench.engine.store import kind_of
+from workbench.engine.recorder import kind_of
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import (
     BUILTIN_MODULES,

@@ -36,7 +36,8 @@ if str(ROOT) not in sys.path:
 from workbench.checkpoints.checkpointer import Checkpointer  # noqa: E402
 from workbench.checkpoints.repo import git_env, pack_and_prune, size_of  # noqa: E402
 from workbench.config.settings import Settings  # noqa: E402
-from workbench.engine.store import Recorder, Store  # noqa: E402
+from workbench.engine.recorder import Recorder  # noqa: E402
+from workbench.engine.store import Store  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
 
 FILES, TOTAL = 10_000, 200_000_000

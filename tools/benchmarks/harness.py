@@ -126,7 +126,7 @@ SEGMENTS = (
 
 def _loop_targets() -> dict[str, tuple[type, str]]:
     from workbench.engine.loop import AgentLoop
-    from workbench.engine.store import Recorder
+    from workbench.engine.recorder import Recorder
     from workbench.guard.guardrail import Guard
     from workbench.model.gateway import ModelClient
     from workbench.tools.registry import Toolbox
@@ -218,7 +218,8 @@ class ServerInChild:
 async def _in_loop(home: Path, server_in_child: bool) -> dict[str, float]:
     from tests.scripted_server import ScriptedModel, call, reply
     from workbench.engine.agents import AgentTree
-    from workbench.engine.store import Recorder, Store
+    from workbench.engine.recorder import Recorder
+    from workbench.engine.store import Store
     from workbench.guard.guardrail import Guard
     from workbench.terminal.host import TerminalHost
 
@@ -350,7 +351,8 @@ STEPS = (
 
 async def _parts(home: Path) -> tuple[list[Part], dict[str, float]]:
     from workbench.engine.loop import AgentLoop
-    from workbench.engine.store import Recorder, Store
+    from workbench.engine.recorder import Recorder
+    from workbench.engine.store import Store
     from workbench.guard.guardrail import Guard
     from workbench.model.gateway import ModelClient, ModelSpec, litellm
     from workbench.terminal.host import TerminalHost

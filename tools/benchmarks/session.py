@@ -23,7 +23,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from workbench.config.settings import Settings  # noqa: E402
-from workbench.engine.store import Recorder, Store  # noqa: E402
+from workbench.engine.recorder import Recorder  # noqa: E402
+from workbench.engine.store import Store  # noqa: E402
 from workbench.pb import workbench_pb2 as pb  # noqa: E402
 
 EVENTS = 20_000

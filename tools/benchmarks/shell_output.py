@@ -27,7 +27,8 @@ CHILD = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])
     from workbench.config.settings import Settings
     from workbench.pb import workbench_pb2 as pb
-    from workbench.engine.store import Recorder, Store
+    from workbench.engine.recorder import Recorder
+    from workbench.engine.store import Store
     from workbench.tools.registry import Toolbox, ToolContext
     from workbench.terminal.host import TerminalHost
 

@@ -15,7 +15,8 @@ from abc import ABC, abstractmethod
 from workbench.core.words import agent_ended
 from workbench.engine.agent_node import Agent
 from workbench.engine.loop import Budget
-from workbench.engine.store import Recorder, Store
+from workbench.engine.recorder import Recorder
+from workbench.engine.store import Store
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import ToolContext, record_defect
 from workbench.tools.seams import TerminalPort

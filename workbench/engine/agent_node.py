@@ -11,7 +11,7 @@ from collections import deque
 
 from workbench.engine.inbox import Inbox
 from workbench.engine.loop import AgentLoop
-from workbench.engine.store import Recorder
+from workbench.engine.recorder import Recorder
 from workbench.pb import workbench_pb2 as pb
 
 ROOT_ID = "main"

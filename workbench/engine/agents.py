@@ -31,8 +31,9 @@ from workbench.engine.agent_node import ROOT_ID, Agent
 from workbench.engine.inbox import Inbox
 from workbench.engine.loop import AgentLoop, Budget
 from workbench.engine.prompt import system_prompt
+from workbench.engine.recorder import Recorder
 from workbench.engine.spawning import CHILD_NOTE, FORK_NOTE, check_spawn, child_info, child_tools, fork_history
-from workbench.engine.store import Recorder, Store
+from workbench.engine.store import Store
 from workbench.guard.guardrail import Guard
 from workbench.mcp.manager import McpManager
 from workbench.model.gateway import ModelClient, ModelSpec, missing_keys

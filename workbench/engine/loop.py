@@ -21,8 +21,8 @@ from workbench.engine import evidence, looping
 from workbench.engine.calls_in_text import find_calls
 from workbench.engine.compaction import Compactor, NothingToCompact
 from workbench.engine.inbox import Inbox
+from workbench.engine.recorder import Recorder
 from workbench.engine.repeats import Repeats
-from workbench.engine.store import Recorder
 from workbench.guard.guardrail import Guard
 from workbench.model.gateway import ModelClient, add_usage, litellm_knows
 from workbench.model.retry import ContextOverflow, ModelCallFailed, RetryPolicy, call_with_retry

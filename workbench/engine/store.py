@@ -5,14 +5,15 @@ from on_commit hooks, only after COMMIT, never for a rolled-back write. Each eve
 per-session sequence number, so a subscriber can resume from `after=seq`. Three speeds:
 - an event that changes what others read (an agent's status, an Inbox item, a queued
   prompt, ...) commits at once, in the transaction of its state;
-- the record of a run (messages, tool calls, usage: GROUPED_KINDS) is queued and written at
+- the record of a run (messages, tool calls, usage: recorder.GROUPED_KINDS) is queued and written at
   the end of the event loop's pass, one transaction for every agent's records of that pass;
-- text deltas and output chunks are merged and written about every 50 ms (BATCHED_KINDS).
+- text deltas and output chunks are merged and written about every 50 ms (recorder.BATCHED_KINDS).
 The queue is one list, written in order, and every write first writes what is queued before
 it, so the order of events is the order of emits. A queued event is published after its
 commit like any other; a process killed meanwhile loses only what was never committed. A
 subscriber or hook that raises is logged; the committed write stands, and the other
-subscribers still see it.
+subscribers still see it. The schema and its migrations are `engine/store_schema.py`; an
+agent's side, which picks the speed of each event, is `engine/recorder.py`.
 """
 
 from __future__ import annotations
@@ -27,79 +28,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from google.protobuf import json_format
-from google.protobuf.message import Message
 
+from workbench.engine.redaction import redact
+from workbench.engine.store_schema import prepare
 from workbench.pb import workbench_pb2 as pb
 
 log = logging.getLogger("workbench")
 
 Subscriber = Callable[[pb.Event], None]
-BATCHED_KINDS = ("text_delta", "tool_output")  # merged per stream, written about every BATCH_SECONDS
-BATCH_SECONDS = 0.05
-# The record of a run, written at the end of the event loop's pass: nothing in memory waits for
-# these commits (state that others read changes with the events outside this set, at once).
-GROUPED_KINDS = frozenset(
-    (
-        "run_started",
-        "run_finished",
-        "message",
-        "usage_update",
-        "tool_call_started",
-        "tool_call_delta",
-        "tool_call_finished",
-    )
-)
-
-SCHEMA_VERSION = 2
-# Forward migrations: MIGRATIONS[v] takes a database at version v to v + 1. Version 0 is a new
-# file or one written before versions were kept (the tables below, created if missing).
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    created REAL NOT NULL DEFAULT ((julianday('now') - 2440587.5) * 86400.0),
-    workspace TEXT NOT NULL,
-    model TEXT NOT NULL,
-    prompt TEXT NOT NULL,
-    status INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS agents (
-    session_id TEXT NOT NULL,
-    id TEXT NOT NULL,
-    info BLOB NOT NULL,
-    PRIMARY KEY (session_id, id)
-);
-CREATE TABLE IF NOT EXISTS events (
-    session_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    agent_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    data BLOB NOT NULL,
-    PRIMARY KEY (session_id, seq)
-);
-"""
-MIGRATIONS: dict[int, str] = {
-    0: _SCHEMA,
-    1: """
-ALTER TABLE sessions ADD COLUMN title TEXT NOT NULL DEFAULT '';
-ALTER TABLE sessions ADD COLUMN updated REAL NOT NULL DEFAULT 0;
-ALTER TABLE sessions ADD COLUMN usage BLOB NOT NULL DEFAULT x'';
-UPDATE sessions SET updated = created,
-    title = substr(substr(prompt, 1, instr(prompt || char(10), char(10)) - 1), 1, 60);
-""",
-}
-# The oneof member of Event for each message type: Recorder.emit(message) picks it.
-_KIND_OF_TYPE: dict[str, str] = {
-    field.message_type.full_name: field.name for field in pb.Event.DESCRIPTOR.oneofs_by_name["kind"].fields
-}
-
-
-def kind_of(message: Message) -> str:
-    """The Event oneof member that carries a message of this type ("tool_call_finished", ...)."""
-    return _KIND_OF_TYPE[message.DESCRIPTOR.full_name]
-
-
-class StoreError(Exception):
-    """The database cannot be used (damaged, or written by a newer Workbench): one line to act on."""
+BATCH_SECONDS = 0.05  # text deltas and output chunks are merged for this long before a write
 
 
 def to_json(event: pb.Event) -> str:
@@ -115,7 +52,7 @@ class Store:
         self.path = path
         self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         try:
-            self._open()
+            prepare(self.db, path)
         except BaseException:
             self.db.close()
             raise
@@ -129,40 +66,6 @@ class Store:
         self._tail: list[str] = []  # text merged into the last queued event, joined when it is written
         self._flushed: list[pb.Event] = []  # queued events written in the open transaction
         self._flush_timer: asyncio.Handle | None = None  # the queue's write: at the pass's end, or a timer
-
-    def _open(self) -> None:
-        """WAL, then the schema brought forward to SCHEMA_VERSION; a damaged or newer file is refused."""
-        try:
-            self.db.execute("PRAGMA busy_timeout=5000")
-            version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"the database {self.path} was written by a newer Workbench (schema {version}, this one "
-                    f"knows {SCHEMA_VERSION}); upgrade Workbench, or choose another --data-dir. It was not changed."
-                )
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            if version < SCHEMA_VERSION:
-                self.db.execute("BEGIN IMMEDIATE")
-                try:
-                    # re-read inside the write lock: another process may have migrated it meanwhile
-                    version = self.db.execute("PRAGMA user_version").fetchone()[0]
-                    for step in range(version, SCHEMA_VERSION):
-                        for statement in MIGRATIONS[step].split(";"):
-                            if statement.strip():
-                                self.db.execute(statement)
-                    self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                    self.db.execute("COMMIT")
-                except BaseException:
-                    self.db.execute("ROLLBACK")
-                    raise
-        except sqlite3.DatabaseError as err:
-            if isinstance(err, sqlite3.OperationalError) and "locked" in str(err):
-                raise
-            raise StoreError(
-                f"the database {self.path} is damaged ({err}); move it aside and Workbench starts a new one "
-                "(it is never overwritten), or choose another --data-dir"
-            ) from err
 
     def close(self) -> None:
         try:
@@ -406,7 +309,7 @@ class Store:
             event.time.seconds, event.time.nanos = now // 1_000_000_000, now % 1_000_000_000
         data = event.SerializeToString()
         if self.secrets and any(secret in data for secret in self.secrets):
-            _redact(event, self.secrets)
+            redact(event, self.secrets)
             data = event.SerializeToString()
         self.db.execute(
             "INSERT INTO events (session_id, seq, agent_id, kind, data) VALUES (?, ?, ?, ?, ?)",
@@ -454,64 +357,7 @@ class Store:
             after = rows[-1][0]
 
 
-class Recorder:
-    """Events of one agent in one session: `emit(message)` builds and appends its Event."""
-
-    def __init__(self, store: Store, session_id: str, agent_id: str):
-        self.store, self.session_id, self.agent_id = store, session_id, agent_id
-
-    def event(self, message: Message) -> pb.Event:
-        """The Event carrying `message`, in the oneof member its type names."""
-        event = pb.Event(session_id=self.session_id, agent_id=self.agent_id)
-        now = time.time_ns()  # not Timestamp.GetCurrentTime(): a datetime round trip, a fifth of an append
-        event.time.seconds, event.time.nanos = now // 1_000_000_000, now % 1_000_000_000
-        getattr(event, kind_of(message)).CopyFrom(message)
-        return event
-
-    def emit(self, message: Message) -> pb.Event:
-        """Record `message` as this agent's event, in the Event member its type names."""
-        event = self.event(message)
-        kind = event.WhichOneof("kind")
-        if kind in BATCHED_KINDS:
-            self.store.append_batched(event)
-        elif kind in GROUPED_KINDS:
-            self.store.append_grouped(event)
-        else:
-            self.store.append(event)
-        return event
-
-    def output(self, call_id: str, text: str) -> None:
-        self.emit(pb.ToolOutputChunk(call_id=call_id, text=text))
-
-
 def title_of(prompt: str, limit: int = 60) -> str:
     """A session's title: the first prompt's first non-blank line, cut short (no model request)."""
     line = next((line.strip() for line in prompt.splitlines() if line.strip()), "")
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-
-
-def _redact(message: Message, secrets: list[bytes]) -> None:
-    """Replace every secret in the string fields of `message`, recursively."""
-    words = [s.decode("utf-8", "replace") for s in secrets]
-    for field, value in message.ListFields():
-        if field.type == field.TYPE_STRING:
-            if field.is_repeated:
-                values = list(value)
-                del value[:]
-                value.extend(_redacted(v, words) for v in values)
-            else:
-                setattr(message, field.name, _redacted(value, words))
-        elif field.type == field.TYPE_MESSAGE:
-            if field.message_type.GetOptions().map_entry:
-                continue
-            items = value if field.is_repeated else [value]
-            for item in items:
-                if isinstance(item, Message):
-                    _redact(item, secrets)
-
-
-def _redacted(text: str, words: list[str]) -> str:
-    for word in words:
-        if word:
-            text = text.replace(word, "[redacted]")
-    return text

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
 from workbench.core.words import FINAL_AGENT_STATUSES
-from workbench.engine.store import Store, StoreError, to_json
+from workbench.engine.store import Store, to_json
+from workbench.engine.store_schema import StoreError
 from workbench.pb import workbench_pb2 as pb
 from workbench.session import rewind
 from workbench.session.errors import SessionError

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
 from workbench.engine.agent_node import ROOT_ID
-from workbench.engine.store import Recorder
+from workbench.engine.recorder import Recorder
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.rewind import read_history
 

@@ -12,7 +12,8 @@ from workbench.core.feedback import interrupted
 from workbench.core.words import FINAL_AGENT_STATUSES
 from workbench.engine.agent_node import ROOT_ID, Agent
 from workbench.engine.looping import JUDGE as LOOPING_JUDGE
-from workbench.engine.store import Recorder, Store
+from workbench.engine.recorder import Recorder
+from workbench.engine.store import Store
 from workbench.pb import workbench_pb2 as pb
 
 if TYPE_CHECKING:

@@ -24,8 +24,9 @@ from workbench.engine.agent_ending import KILL_AFTER
 from workbench.engine.agent_node import ROOT_ID
 from workbench.engine.agents import AgentTree
 from workbench.engine.compaction import NothingToCompact
+from workbench.engine.recorder import Recorder
 from workbench.engine.steering import NotSteerable, steer
-from workbench.engine.store import Recorder, Store
+from workbench.engine.store import Store
 from workbench.guard import guardrail
 from workbench.guard.guardrail import Guard
 from workbench.mcp.manager import McpManager
