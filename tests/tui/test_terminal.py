@@ -79,6 +79,7 @@ def test_the_demo_in_a_real_terminal(tmp_path: Path) -> None:
         assert (workspace / "auth.go").exists()
         # y in the transcript copies the last answer: OSC 52 for the terminal, and inside tmux its buffer
         tmux(socket, "send-keys", "-t", "tui", "Tab")
+        screen_until(socket, "y copy")  # the transcript has the focus (a y right behind Tab went to the prompt)
         tmux(socket, "send-keys", "-t", "tui", "y")
         screen_until(socket, "Copied the last answer")
         assert tmux(socket, "show-buffer").startswith("Done: CheckLogin")

@@ -10,8 +10,6 @@ litellm or the engine: they import in a thread after the first frame.
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +27,7 @@ from textual.widgets import Button, Footer, Input, Static
 from workbench.config.settings import Settings
 from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.ask_screen import AskText
+from workbench.tui.clipboard import copy_text
 from workbench.tui.engine import no_model_help, start_litellm_import
 from workbench.tui.files_screen import ChangedFiles
 from workbench.tui.help_screen import KeysHelp
@@ -293,11 +292,7 @@ class WorkbenchApp(SessionClient):
         if not answer:
             self.notify("No answer yet.", timeout=3)
             return
-        self.copy_to_clipboard(answer)  # OSC 52: the terminal's clipboard (tmux passes it on with set-clipboard)
-        where = "the clipboard"
-        if os.environ.get("TMUX"):  # inside tmux: its paste buffer too (prefix ] pastes it)
-            done = subprocess.run(["tmux", "load-buffer", "-"], input=answer, text=True, capture_output=True)
-            where += ", and the tmux buffer" if done.returncode == 0 else ""
+        where = copy_text(self, answer)  # OSC 52, and inside tmux its buffer and the outer terminal
         self.notify(f"Copied the last answer ({len(answer)} characters) to {where}.", timeout=3)
 
     def action_compact(self) -> None:
@@ -316,7 +311,7 @@ class WorkbenchApp(SessionClient):
     def action_show_attach(self) -> None:
         command = self.view.attach_command
         if command:
-            self.copy_to_clipboard(command)
+            copy_text(self, command)
         text = f"{command} (copied)" if command else "No terminal server runs yet: it starts with the first bash call."
         self.notify(printable(text), timeout=8, markup=False)
 
