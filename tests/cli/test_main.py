@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from workbench.cli.commands import app, run
-from workbench.cli.main import COMMANDS, main, parse
+from workbench.cli.main import COMMANDS, commands, main, parse
 
 
 def test_a_free_prompt_is_the_apps_task_and_a_command_name_is_the_command() -> None:
@@ -39,12 +39,12 @@ def test_help_lists_every_command_and_says_when_dashes_are_needed(capsys: pytest
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: workbench ")
-    for command in COMMANDS:
+    for command in commands():
         assert f"  {command.name}" in out and command.summary in out
     assert "workbench -- run" in out
 
 
-@pytest.mark.parametrize("name", [c.name for c in COMMANDS])
+@pytest.mark.parametrize("name", COMMANDS)
 def test_each_command_has_its_own_usage_and_bad_flags_are_exit_2(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     positional = {
         "run": ["go"],
@@ -64,6 +64,21 @@ def test_the_command_line_imports_nothing_below_the_session_package() -> None:
         "import sys, workbench.cli.main, workbench.cli.launch; "
         "print(sorted(m for m in sys.modules if m == 'litellm' or m.split('.')[:2] in "
         "[['workbench', p] for p in ('engine', 'guard', 'tools', 'model', 'terminal')]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_apps_start_on_a_new_session_loads_no_engine_before_the_first_frame(tmp_path: Path) -> None:
+    """`workbench` up to the app's run: flags, settings, log file, the TUI's modules. `resumed`
+    imported the session catalog (and with it the engine, ~150 ms) even with no --resume."""
+    code = (
+        "import sys, workbench.tui.app as app; "
+        "app.run_app = lambda *a, **k: print(sorted(m for m in sys.modules if m in "
+        "('litellm', 'sqlite3', 'workbench.session.catalog', 'workbench.session.session') "
+        "or m.startswith('workbench.engine'))) or 0; "
+        "from workbench.cli.main import main; "
+        f"sys.exit(main(['--model', 'demo', '--workspace', {str(tmp_path)!r}, '--data-dir', {str(tmp_path / 'd')!r}]))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -1,7 +1,7 @@
 """What a command of the `workbench` line is: a name, its flags and its handler.
 
-A new command is one module under `workbench/cli/commands/` that defines a `Command`, and one
-line in `workbench/cli/main.py`'s `COMMANDS`. A handler gets the parsed flags and returns the
+A new command is one module under `workbench/cli/commands/` that defines a `Command` named
+COMMAND, and its name in `workbench/cli/main.py`'s `COMMANDS`. A handler gets the parsed flags and returns the
 exit status; bad usage is a `UsageError` (one line, exit status 2).
 """
 

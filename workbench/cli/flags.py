@@ -71,11 +71,11 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 def resumed(settings: Settings, args: argparse.Namespace) -> str | None:
     """The stored session `--resume ID` or `--continue` names; it brings its workspace and model."""
+    if not (args.resume or args.cont):
+        return None  # before the catalog's import: it brings the engine (a new session's app opens without it)
     from workbench.session.catalog import find_session, newest_session
     from workbench.session.errors import SessionError
 
-    if not (args.resume or args.cont):
-        return None
     try:
         info = find_session(settings, args.resume) if args.resume else newest_session(settings, settings.workspace)
     except SessionError as err:

@@ -3,54 +3,71 @@
 `workbench run PROMPT` runs headless; `workbench sessions` lists (and prunes) stored sessions;
 `workbench export ID` writes a transcript; `workbench config` and `workbench doctor` check the
 setup; `workbench [TASK]` opens the TUI. Each command is a module of `workbench/cli/commands/`
-(its flags and its handler) registered in COMMANDS; its handler opens a Session, prints, and
-returns the exit status. No engine wiring lives here.
+(its flags and its handler) named in COMMANDS; its handler opens a Session, prints, and
+returns the exit status. No engine wiring lives here. A command's module loads only when its
+name is on the line (or `--help` lists them): the app's start loads none of them.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 
 from workbench.cli.command import Command, Parser, UsageError
-from workbench.cli.commands import checkpoints, config, doctor, export, mcp, rewind, run, sessions, undo
 from workbench.cli.commands.app import APP
 from workbench.config.settings import ConfigError
 
-COMMANDS: tuple[Command, ...] = (
-    run.COMMAND,
-    sessions.COMMAND,
-    export.COMMAND,
-    config.COMMAND,
-    doctor.COMMAND,
-    mcp.COMMAND,
-    undo.COMMAND,
-    rewind.COMMAND,
-    checkpoints.COMMAND,
+COMMANDS: tuple[str, ...] = (  # each the name of its module in workbench/cli/commands/
+    "run",
+    "sessions",
+    "export",
+    "config",
+    "doctor",
+    "mcp",
+    "undo",
+    "rewind",
+    "checkpoints",
 )
+
+
+def command(name: str) -> Command:
+    """The registered command `name` (its module's COMMAND)."""
+    loaded = importlib.import_module(f"workbench.cli.commands.{name}").COMMAND
+    assert isinstance(loaded, Command) and loaded.name == name
+    return loaded
+
+
+def commands() -> list[Command]:
+    return [command(name) for name in COMMANDS]
+
+
+class AppParser(Parser):
+    """`workbench [TASK]`'s parser: its help lists every command (their modules load for it)."""
+
+    def format_help(self) -> str:
+        listed = "\n".join(f"  {c.name:<10}{c.summary}" for c in commands())
+        self.epilog = (
+            f"commands (`workbench COMMAND --help` for each):\n{listed}\n\n"
+            "A TASK that is exactly a command's name goes after `--`: workbench -- run"
+        )
+        return super().format_help()
 
 
 def command_parser() -> Parser:
     """`workbench COMMAND ...`: one argparse subcommand per registered command."""
     top = Parser(prog="workbench")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
-    for command in COMMANDS:
-        parser = sub.add_parser(command.name, help=command.summary, description=command.description)
-        command.flags(parser)
-        parser.set_defaults(handle=command.handle)
+    for registered in commands():
+        parser = sub.add_parser(registered.name, help=registered.summary, description=registered.description)
+        registered.flags(parser)
+        parser.set_defaults(handle=registered.handle)
     return top
 
 
 def app_parser() -> Parser:
     """`workbench [TASK]`: the app, the default when the first word names no command."""
-    listed = "\n".join(f"  {c.name:<10}{c.summary}" for c in COMMANDS)
-    p = Parser(
-        prog="workbench",
-        description=APP.description,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=f"commands (`workbench COMMAND --help` for each):\n{listed}\n\n"
-        "A TASK that is exactly a command's name goes after `--`: workbench -- run",
-    )
+    p = AppParser(prog="workbench", description=APP.description, formatter_class=argparse.RawDescriptionHelpFormatter)
     APP.flags(p)
     p.set_defaults(handle=APP.handle)
     return p
@@ -58,7 +75,7 @@ def app_parser() -> Parser:
 
 def parse(argv: list[str]) -> argparse.Namespace:
     """The parsed flags, with `handle` set to the handler of the command they name."""
-    if argv and argv[0] in {c.name for c in COMMANDS}:
+    if argv and argv[0] in COMMANDS:
         return command_parser().parse_args(argv)
     return app_parser().parse_args(argv)
 

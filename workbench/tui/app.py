@@ -26,15 +26,11 @@ from textual.widgets import Button, Footer, Input, Static
 
 from workbench.config.settings import Settings
 from workbench.tui.agents_pane import AgentsPane
-from workbench.tui.ask_screen import AskText
 from workbench.tui.clipboard import copy_text
 from workbench.tui.engine import no_model_help, start_litellm_import
-from workbench.tui.files_screen import ChangedFiles
-from workbench.tui.help_screen import KeysHelp
 from workbench.tui.inbox_pane import InboxPane
 from workbench.tui.keymap import bindings
 from workbench.tui.prompt_input import PromptInput
-from workbench.tui.rewind_screen import RewindReview, TurnPicker
 from workbench.tui.search_bar import SearchBar, find
 from workbench.tui.session_client import SessionClient
 from workbench.tui.text import printable
@@ -108,6 +104,8 @@ class WorkbenchApp(SessionClient):
         self.prompt_input.focus()
 
     def action_help(self) -> None:
+        from workbench.tui.help_screen import KeysHelp  # each screen not shown at start loads when asked for
+
         if not isinstance(self.screen, KeysHelp):
             self.push_screen(KeysHelp())
 
@@ -237,6 +235,8 @@ class WorkbenchApp(SessionClient):
         self.notify(f"approval mode: {mode}", timeout=3)
 
     def action_changed_files(self) -> None:
+        from workbench.tui.files_screen import ChangedFiles
+
         restore = None if self.session is None else self.restore_file
         self.push_screen(ChangedFiles(self.view.changed_files, restore))
 
@@ -262,6 +262,8 @@ class WorkbenchApp(SessionClient):
 
     async def _rewind(self, session: Session) -> None:
         """Pick a prompt and what goes back, review the files and their diffs, then rewind."""
+        from workbench.tui.rewind_screen import RewindReview, TurnPicker
+
         try:
             turns = session.turns()
             if not turns:
@@ -327,6 +329,8 @@ class WorkbenchApp(SessionClient):
     async def _switch_model(self) -> None:
         """Continue this session with another model: it is closed and opened again (resumed) with
         the new model in its settings; with no session yet, the next one opens with it."""
+        from workbench.tui.ask_screen import AskText
+
         current = self.session.settings.model if self.session else self.settings.model
         model = await self.push_screen_wait(
             AskText("Model for this session (any litellm model string, or demo)", current, "openai/gpt-4.1")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import sqlite3
 import sys
 import threading
 import time
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.app import App
 from textual.containers import Horizontal
+from textual.theme import Theme
 from textual.timer import Timer
 from textual.widgets import Static
 
@@ -29,12 +29,10 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.session.errors import SessionError
 from workbench.tui.agents_pane import STATUS_STYLE, AgentsPane
 from workbench.tui.alert import alert_sequence, alert_text
-from workbench.tui.approval import Approvals
 from workbench.tui.engine import EventsArrived
 from workbench.tui.header_bar import HeaderBar
 from workbench.tui.inbox_pane import InboxPane
 from workbench.tui.items import Item, UserItem
-from workbench.tui.picker import ResumePicker
 from workbench.tui.prompt_input import PromptInput
 from workbench.tui.search_bar import SearchBar
 from workbench.tui.status_line import StatusLine
@@ -46,6 +44,7 @@ from workbench.tui.working_line import WorkingLine
 
 if TYPE_CHECKING:
     from workbench.session.session import Session
+    from workbench.tui.approval import Approvals
 
 log = logging.getLogger("workbench")
 
@@ -73,10 +72,7 @@ class SessionClient(App[int]):
         # cost 35 ms of it; the capture gets the real stream's encoding instead.
         for capture in (self._capture_stdout, self._capture_stderr):
             capture.encoding = getattr(sys.__stdout__, "encoding", None) or "utf-8"  # type: ignore[attr-defined]
-        for theme in THEMES.values():
-            self.register_theme(theme)
-        self.ansi_theme_dark, self.ansi_theme_light = ANSI_DARK, ANSI_LIGHT
-        self.theme = THEMES.get(settings.theme, THEMES["dark"]).name
+        self._set_theme(THEMES.get(settings.theme, THEMES["dark"]))
         self.settings = settings
         self.initial_prompt = prompt
         self.resume_id = resume
@@ -117,6 +113,21 @@ class SessionClient(App[int]):
         self.prompt_input = PromptInput(blink=blink, id="prompt")
         self.status_line = StatusLine(clock, id="status")
 
+    def _set_theme(self, theme: Theme) -> None:
+        """The theme and its ANSI colours before the stylesheet is first parsed. Set as reactives,
+        each would queue a parse of the whole CSS again (twice before the first frame: docs/DECISIONS.md);
+        this does what their watchers do, but once and before that parse."""
+        for registered in THEMES.values():
+            self.register_theme(registered)
+        self.set_reactive(App.ansi_theme_dark, ANSI_DARK)
+        self.set_reactive(App.ansi_theme_light, ANSI_LIGHT)
+        self.set_reactive(App.theme, theme.name)
+        self.set_class(theme.dark, "-dark-mode", update=False)
+        self.set_class(not theme.dark, "-light-mode", update=False)
+        self.set_class(True, f"-theme-{theme.name}", update=False)
+        self._refresh_truecolor_filter(self.ansi_theme)
+        self.stylesheet.set_variables(self.get_css_variables())
+
     def _show_header(self) -> None:
         v = self.view
         model = v.model or (self.session.settings.model if self.session else self.settings.model)
@@ -129,6 +140,10 @@ class SessionClient(App[int]):
         self.run_worker(self._open(settings, resume, prompt), group="session", exclusive=True)
 
     async def _open(self, settings: Settings, resume: str | None, prompt: str | None) -> None:
+        import sqlite3  # what is needed once a session opens loads after the first frame
+
+        from workbench.tui.approval import Approvals
+
         status = self.status_line
         status.message = "resuming…" if resume else "opening the session…"
         status.sync()
@@ -212,6 +227,8 @@ class SessionClient(App[int]):
         self.notify(printable(text), severity="error", timeout=10, markup=False)
 
     async def _pick(self) -> None:
+        from workbench.tui.picker import ResumePicker
+
         try:
             sessions = await asyncio.to_thread(_list_sessions, self.settings)
         except SessionError as err:

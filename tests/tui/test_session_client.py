@@ -1,0 +1,49 @@
+"""The app's start (workbench/tui/session_client.py): the theme in force on the first frame, the
+stylesheet parsed once for it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.color import Color as RichColor
+from rich.style import Style
+from textual.color import Color
+from textual.css.stylesheet import Stylesheet
+from textual.filter import ANSIToTruecolor
+
+from workbench.config.settings import Settings
+from workbench.tui.app import WorkbenchApp
+from workbench.tui.theme import ANSI_DARK, ANSI_LIGHT, THEMES
+
+pytestmark = pytest.mark.tui
+
+
+@pytest.mark.parametrize("name", ["dark", "light"])
+async def test_the_first_frame_has_the_theme_and_parses_the_css_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Set as reactives, the theme and its ANSI colours each queued a second and third parse of
+    the whole stylesheet before the first frame (docs/DECISIONS.md, 2026-12-01)."""
+    reparsed: list[int] = []
+    reparse = Stylesheet.reparse
+
+    def counted(self: Stylesheet, *args: Any, **kwargs: Any) -> None:
+        reparsed.append(1)
+        reparse(self, *args, **kwargs)
+
+    monkeypatch.setattr(Stylesheet, "reparse", counted)
+    theme, ansi = THEMES[name], ANSI_DARK if name == "dark" else ANSI_LIGHT
+    settings = Settings(model="demo", workspace=tmp_path, data_dir=tmp_path / "d", theme=name)
+    app = WorkbenchApp(settings, blink=False, preload=False, offline=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert reparsed == []
+        assert app.theme == theme.name and app.current_theme is theme
+        mode = "-dark-mode" if theme.dark else "-light-mode"
+        assert {mode, f"-theme-{theme.name}"} <= app.classes
+        assert app.screen.styles.background == Color.parse(theme.background or "")
+        truecolor = next(f for f in app._filters if isinstance(f, ANSIToTruecolor))
+        red = truecolor.truecolor_style(Style(color="red"), RichColor.parse("black")).color  # rich's "red": the theme's
+        assert red is not None and tuple(red.get_truecolor()) == tuple(ansi.ansi_colors[1])
