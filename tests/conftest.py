@@ -81,16 +81,16 @@ def _unmarked_tmux_fails_the_fast_subset(
     if "not tmux" not in chosen or any(request.node.get_closest_marker(m) for m in FAST_MARKS):
         yield
         return
-    import workbench.terminal.host as host
+    import workbench.terminal.server_lifecycle as lifecycle
 
-    real = host.start_server
+    real = lifecycle.start_server
     started: list[bool] = []
 
     async def start_server(*args: Any, **kwargs: Any) -> None:
         started.append(True)
         await real(*args, **kwargs)
 
-    monkeypatch.setattr(host, "start_server", start_server)
+    monkeypatch.setattr(lifecycle, "start_server", start_server)
     yield
     if started:
         pytest.fail(

@@ -13,7 +13,7 @@ pytest_plugins = ["pytester"]
 INNER_CONFTEST = """
 import pytest
 
-import workbench.terminal.host as host
+import workbench.terminal.server_lifecycle as lifecycle
 from tests.conftest import _unmarked_tmux_fails_the_fast_subset  # noqa: F401
 
 
@@ -22,22 +22,22 @@ def _a_server_that_starts_nothing(monkeypatch):
     async def start_server(*args, **kwargs):
         pass
 
-    monkeypatch.setattr(host, "start_server", start_server)
+    monkeypatch.setattr(lifecycle, "start_server", start_server)
 """
 
 PROBE = """
 import pytest
 
-import workbench.terminal.host as host
+import workbench.terminal.server_lifecycle as lifecycle
 
 
 async def test_unmarked_starts_a_server():
-    await host.start_server(["tmux"], {})  # what TerminalHost.launch_server calls
+    await lifecycle.start_server(["tmux"], {})  # what TerminalHost.launch_server calls
 
 
 @pytest.mark.tmux
 async def test_marked_starts_a_server():
-    await host.start_server(["tmux"], {})
+    await lifecycle.start_server(["tmux"], {})
 
 
 async def test_starts_nothing():
