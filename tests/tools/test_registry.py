@@ -15,14 +15,13 @@ from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, model_text
 from workbench.engine.recorder import kind_of
 from workbench.pb import workbench_pb2 as pb
+from workbench.tools.arguments import BadArguments, parse_arguments
 from workbench.tools.registry import (
     BUILTIN_MODULES,
     REGISTRY,
-    BadArguments,
     Toolbox,
     ToolContext,
     limit_output,
-    parse_arguments,
     tool,
     unregister,
 )

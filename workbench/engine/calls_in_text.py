@@ -34,7 +34,7 @@ import json5
 
 from workbench.engine.call_help import Schema, error_text, json_error_spot, unreadable_help
 from workbench.engine.calls_as_xml import RESULT_TAGS, xml_calls
-from workbench.tools.registry import instead_of_unknown
+from workbench.tools.arguments import instead_of_unknown
 
 MAX_CALLS = 16  # calls taken from one reply; further blocks stay in the prose
 UNREADABLE = "unreadable_tool_call"  # the name of a call whose block names no tool we could read

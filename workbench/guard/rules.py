@@ -17,7 +17,8 @@ from typing import Any
 from workbench.config.settings import ConfigError
 from workbench.guard.shell_parse import SHELLS, Command, Pipeline, Places, parse
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.registry import BadArguments, is_dynamic, parse_arguments
+from workbench.tools.arguments import BadArguments, parse_arguments
+from workbench.tools.registry import is_dynamic
 
 FETCHERS = frozenset({"curl", "wget"})
 AS_ANOTHER_USER = frozenset({"sudo", "doas", "su", "pkexec", "run0"})

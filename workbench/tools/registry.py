@@ -1,29 +1,25 @@
-"""The tool registry: the `tool` decorator, JSON schema from the signature, invocation, output limits.
+"""The tool registry: the `tool` decorator, the Toolbox of one agent, invocation, output limits.
 
 A tool is `async def name(args..., ctx: ToolContext) -> str | ToolResult`, with type hints and a
 docstring whose `Args:` section describes each argument. Nothing else is needed: whatever it
-raises becomes an error ToolResult through `feedback.to_result`.
+raises becomes an error ToolResult through `feedback.to_result`. The schema comes from
+`tools/tool_schema.py`; the arguments are read and checked by `tools/arguments.py`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import difflib
 import fnmatch
 import importlib
-import inspect
 import json
 import logging
 import re
-import reprlib
 import time
 import traceback
-import types
-import typing
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any
 
 from google.protobuf.message import Message
 
@@ -31,7 +27,16 @@ from workbench.config.settings import Settings
 from workbench.core.feedback import CONTROL_FLOW, Feedback, cause_text, to_result
 from workbench.pb import workbench_pb2 as pb
 from workbench.terminal.output_cap import CappedOutput, saved_output_path
+from workbench.tools.arguments import (
+    PROBLEMS_SHOWN,
+    BadArguments,
+    instead_of_unknown,
+    parse_arguments,
+    shorten,
+    validate,
+)
 from workbench.tools.seams import SubagentHost, TerminalPort, ToolSource
+from workbench.tools.tool_schema import schema_of
 
 log = logging.getLogger("workbench")
 
@@ -119,7 +124,7 @@ def tool(fn: ToolFn | None = None, *, name: str | None = None, read_only: bool =
 
     def register(f: ToolFn) -> ToolFn:
         tool_name = name or f.__name__
-        description, schema = _schema_of(f)
+        description, schema = schema_of(f, {"ToolContext": ToolContext})
         definition = pb.ToolDefinition(name=tool_name, description=description)
         definition.parameters.update(schema)
         REGISTRY[tool_name] = Tool(tool_name, f, schema, definition, read_only)
@@ -141,174 +146,7 @@ def builtin_tools() -> dict[str, Tool]:
     return {name: t for name, t in REGISTRY.items() if t.fn.__module__ in modules}
 
 
-# --- schema from the signature ------------------------------------------------------------
-
-
-def _json_type(hint: Any) -> dict[str, Any]:
-    origin = get_origin(hint)
-    if origin is Literal:
-        values = list(get_args(hint))
-        return {"type": "string" if all(isinstance(v, str) for v in values) else "integer", "enum": values}
-    if origin in (list, tuple, Iterable) or hint is list:
-        (item,) = get_args(hint) or (str,)
-        return {"type": "array", "items": _json_type(item)}
-    if origin is dict or hint is dict:
-        return {"type": "object"}
-    simple = {str: "string", int: "integer", float: "number", bool: "boolean"}
-    if hint in simple:
-        return {"type": simple[hint]}
-    raise TypeError(f"unsupported tool argument type {hint!r}")
-
-
-def _strip_optional(hint: Any) -> tuple[Any, bool]:
-    if get_origin(hint) in (typing.Union, types.UnionType):
-        args = [a for a in get_args(hint) if a is not type(None)]
-        if len(args) == 1:
-            return args[0], True
-    return hint, False
-
-
-def _docs(fn: ToolFn) -> tuple[str, dict[str, str]]:
-    doc = inspect.getdoc(fn) or ""
-    head, _, args_block = doc.partition("\nArgs:\n")
-    params: dict[str, str] = {}
-    current = ""
-    for line in args_block.splitlines():
-        m = re.match(r"\s{0,8}(\w+)\s*(?:\([^)]*\))?:\s*(.*)", line)
-        if m and not line.startswith(" " * 9):
-            current = m.group(1)
-            params[current] = m.group(2).strip()
-        elif current and line.strip():
-            params[current] += " " + line.strip()
-    return head.strip(), params
-
-
-def _schema_of(fn: ToolFn) -> tuple[str, dict[str, Any]]:
-    hints = typing.get_type_hints(fn, localns={"ToolContext": ToolContext})
-    description, param_docs = _docs(fn)
-    properties: dict[str, Any] = {}
-    required = []
-    for pname, param in inspect.signature(fn).parameters.items():
-        if pname == "ctx":
-            continue
-        hint, optional = _strip_optional(hints[pname])
-        prop = _json_type(hint)
-        if pname in param_docs:
-            prop["description"] = param_docs[pname]
-        if param.default is inspect.Parameter.empty and not optional:
-            required.append(pname)
-        elif param.default not in (inspect.Parameter.empty, None):
-            prop["default"] = param.default
-        properties[pname] = prop
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
-    schema["additionalProperties"] = False
-    return description, schema
-
-
-# --- argument validation --------------------------------------------------------------------
-
-_PY_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-}
-
-
-ECHO_CHARS = 200  # a value the model sent is quoted back in an error at most this long
-PROBLEMS_SHOWN = 10  # argument problems listed in one error; the rest are counted
-
-
-def shorten(value: str, limit: int = ECHO_CHARS) -> str:
-    """`value` quoted for an error message, cut with a note when it is longer than `limit` characters."""
-    if len(value) <= limit:
-        return repr(value)
-    return f"{value[:limit]!r}… (shortened: {len(value):,} characters)"
-
-
-def instead_of_unknown(name: str, offered: Iterable[str]) -> str:
-    """What to call instead of the tool `name` that is not offered: a close name, or bash for a
-    name that is a program's (models call a program as a tool: docs/DECISIONS.md); '' if neither."""
-    offered = list(offered)
-    close = difflib.get_close_matches(name, offered, n=1, cutoff=0.6)
-    if close:
-        return f"Did you mean {close[0]}?"
-    if "bash" in offered and _PROGRAM.fullmatch(name):
-        return f'To run the program {name}, call bash: {{"name": "bash", "arguments": {{"command": "{name} ..."}}}}.'
-    return ""
-
-
-_PROGRAM = re.compile(r"[A-Za-z0-9][\w.+-]{0,40}")
-_PREVIEW = reprlib.Repr()
-_PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother, _PREVIEW.maxlist, _PREVIEW.maxdict = 3, 60, 60, 6, 6
-
-
-def preview(value: Any) -> str:
-    """A short, bounded rendering of any argument value (deep nesting and huge values included)."""
-    return shorten(value, 60) if isinstance(value, str) else _PREVIEW.repr(value)
-
-
-def _check(value: Any, spec: dict[str, Any], where: str) -> tuple[Any, list[str]]:
-    kind = spec.get("type", "string")
-    if kind == "integer" and isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) and kind in ("integer", "number"):
-        return value, [f"{where} must be {kind}, got boolean"]
-    if not isinstance(value, _PY_TYPES[kind]):
-        return value, [f"{where} must be {kind}, got {type(value).__name__} {preview(value)}"]
-    if "enum" in spec and value not in spec["enum"]:
-        return value, [f"{where} must be one of {', '.join(map(str, spec['enum']))}, got {preview(value)}"]
-    if kind == "array":
-        checked: list[Any] = []
-        problems: list[str] = []
-        for i, item in enumerate(typing.cast(list[Any], value)):
-            item, errs = _check(item, spec.get("items", {}), f"{where}[{i}]")
-            checked.append(item)
-            problems += errs
-        return checked, problems
-    return value, []
-
-
-def validate(args: dict[str, Any], schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Check arguments against a tool's schema; return them (ints coerced) and the problems."""
-    props = schema["properties"]
-    problems = [f"missing required argument {name!r}" for name in schema["required"] if name not in args]
-    problems += [f"unknown argument {shorten(name, 80)}" for name in args if name not in props]
-    clean = {}
-    for name, value in args.items():
-        if name in props:
-            if value is None and name not in schema["required"]:
-                continue
-            clean[name], errs = _check(value, props[name], f"argument {name!r}")
-            problems += errs
-    return clean, problems
-
-
 # --- invocation ---------------------------------------------------------------------------
-
-
-class BadArguments(ValueError):
-    """A call's arguments that are not one JSON object; the message says why, for the model."""
-
-
-def parse_arguments(text: str) -> dict[str, Any]:
-    """A call's JSON arguments as a dict ({} for none), or BadArguments: not JSON, nested too
-    deeply to read (json.loads raises RecursionError there, not a ValueError), not an object.
-    Everything that reads a model's arguments uses this, so no hostile text can raise past it."""
-    try:
-        args = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as err:
-        raise BadArguments(f"arguments are not valid JSON ({err})") from err
-    except RecursionError as err:
-        raise BadArguments(
-            "argument nesting too deep: the arguments hold arrays or objects nested inside each other "
-            "beyond what can be read"
-        ) from err
-    if not isinstance(args, dict):
-        raise BadArguments(f"arguments must be a JSON object, not {type(args).__name__}")
-    return args
 
 
 def _error(call: pb.ToolCall, message: str) -> pb.ToolResult:
@@ -479,7 +317,6 @@ def limit_output(result: pb.ToolResult, limit: int, folder: Path, saved_cap: int
 
 __all__ = [
     "REGISTRY",
-    "BadArguments",
     "Tool",
     "ToolContext",
     "Toolbox",
@@ -487,9 +324,5 @@ __all__ = [
     "builtin_tools",
     "limit_error",
     "limit_output",
-    "parse_arguments",
-    "preview",
-    "shorten",
     "tool",
-    "validate",
 ]

@@ -20,8 +20,9 @@ import yaml
 
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback
+from workbench.tools.arguments import shorten
 from workbench.tools.files.walk import read_regular
-from workbench.tools.registry import ToolContext, shorten, tool
+from workbench.tools.registry import ToolContext, tool
 
 SKILL_FOLDERS = (".workbench/skills", ".agents/skills", ".claude/skills")
 DESCRIPTION_CHARS = 1024  # as the Agent Skills spec caps it

@@ -16,9 +16,10 @@ from pathlib import Path
 
 from workbench.core.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
+from workbench.tools.arguments import shorten
 from workbench.tools.files.paths import allowed
 from workbench.tools.files.walk import WalkStats, glob_regex, ignore_for, walk
-from workbench.tools.registry import ToolContext, shorten
+from workbench.tools.registry import ToolContext
 
 SCAN = 50_000  # files walked to say where the files of a kind are
 SHOWN = 8  # paths named; the rest are counted

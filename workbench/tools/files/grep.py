@@ -12,6 +12,7 @@ import regex
 
 from workbench.core.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
+from workbench.tools.arguments import shorten
 from workbench.tools.files.bounded import run_bounded
 from workbench.tools.files.confined import PathChanged, read_checked
 from workbench.tools.files.found_nothing import count_of, filter_missed, nothing_found, place
@@ -19,7 +20,7 @@ from workbench.tools.files.listing import fit, in_thread, search_plan, skipped_n
 from workbench.tools.files.paths import allowed, allows, explain, missing_message, resolve, resolve_and, shown
 from workbench.tools.files.read_write import BINARY_SNIFF, FILE_MAX_BYTES, human_size
 from workbench.tools.files.walk import Found, WalkStats, read_at, walk
-from workbench.tools.registry import ToolContext, shorten, tool
+from workbench.tools.registry import ToolContext, tool
 
 GREP_CAP = 200  # matching lines shown
 GREP_LINE_CHARS = 300

@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from workbench.core.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
+from workbench.tools.arguments import shorten
 from workbench.tools.files.bounded import run_bounded
 from workbench.tools.files.confined import PathChanged
 from workbench.tools.files.found_nothing import (
@@ -43,7 +44,7 @@ from workbench.tools.files.paths import (
 )
 from workbench.tools.files.read_write import FILE_MAX_BYTES, human_size
 from workbench.tools.files.walk import Ignore, Search, WalkStats, glob_regex, ignore_for, opened_path, walk
-from workbench.tools.registry import ToolContext, shorten, tool
+from workbench.tools.registry import ToolContext, tool
 
 LS_CAP = 500
 GLOB_CAP = 200

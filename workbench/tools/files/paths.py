@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import TypeVar
 
 from workbench.core.feedback import Feedback
+from workbench.tools.arguments import shorten
 from workbench.tools.files.bounded import LONG_PATH_PARTS, may_take_long
 from workbench.tools.files.confined import PathChanged
 from workbench.tools.files.walk import NotRegularFile, WalkStats, ignore_for, walk
-from workbench.tools.registry import ToolContext, shorten
+from workbench.tools.registry import ToolContext
 from workbench.tools.skills import readable_skill_folders
 
 SUGGEST_SCAN = 20_000  # entries walked to find "did you mean" candidates

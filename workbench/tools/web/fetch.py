@@ -19,7 +19,8 @@ import httpx
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.registry import ToolContext, shorten, tool
+from workbench.tools.arguments import shorten
+from workbench.tools.registry import ToolContext, tool
 from workbench.tools.web.body import clean_text, count_capped, read_capped, redact
 from workbench.tools.web.guard import AddressRefused, CheckedBackend, HostPolicy, ResolveFailed, guarded_client
 

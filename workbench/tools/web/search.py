@@ -23,7 +23,8 @@ import httpx
 from workbench.config.settings import SEARCH_BACKENDS, Settings
 from workbench.core.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.registry import ToolContext, shorten, tool
+from workbench.tools.arguments import shorten
+from workbench.tools.registry import ToolContext, tool
 from workbench.tools.web.body import USER_AGENT, clean_text, read_capped, redact
 
 MAX_SEARCH_RESULTS = 20  # Brave and Tavily answer at most 20 per request
