@@ -1,10 +1,12 @@
-"""Contrast of every selection and focus style, measured on the rendered screen (the colours a
-terminal gets, after Textual's filters), in the dark and the light theme; NO_COLOR respected."""
+"""Contrast of every selection and focus style, and of every text on the screen (muted and dim styles,
+status colours, Markdown, borders' titles), measured on the rendered screen (the colours a terminal
+gets, after Textual's filters), in the dark and the light theme; NO_COLOR respected."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.color import Color
@@ -12,8 +14,9 @@ from textual.color import Color as TColor
 from textual.filter import dim_color
 from textual.widget import Widget
 
-from tests.tui_events import START, failed_call, subagents_with_inbox
+from tests.tui_events import START, EventLog, failed_call, main_view, subagents_with_inbox
 from workbench.config.settings import Settings
+from workbench.pb import workbench_pb2 as pb
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.tool_block import ToolBlock
 
@@ -37,7 +40,7 @@ def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
 
 
 def cells(app: WorkbenchApp, y: int, x0: int, x1: int) -> Iterator[tuple[str, float]]:
-    """(character, contrast) of each visible character of screen row `y` between x0 and x1."""
+    """(text, contrast) of each visible run of text of screen row `y` between x0 and x1."""
     strip = app.screen._compositor.render_strips()[y]
     for line_filter in app._filters:
         strip = strip.apply_filter(line_filter, TColor.parse("black"))
@@ -55,6 +58,18 @@ def cells(app: WorkbenchApp, y: int, x0: int, x1: int) -> Iterator[tuple[str, fl
                 fg, bg = bg, fg
             yield text.strip(), contrast(tuple(fg), tuple(bg))  # type: ignore[arg-type]
         x += len(text)
+
+
+def unreadable(app: WorkbenchApp, where: str, dialog: str = "") -> list[str]:
+    """Every run of text below 4.5:1 on the whole screen (or, with a modal up, in its `dialog`: the
+    screen behind it is faded on purpose), with its row and what was on screen."""
+    region = app.screen.query_one(dialog).region if dialog else app.screen.region
+    return [
+        f"{where}, row {y}: {text!r} at {ratio:.2f}:1"
+        for y in range(region.y, region.bottom)
+        for text, ratio in cells(app, y, region.x, region.right)
+        if ratio < MINIMUM
+    ]
 
 
 def worst(app: WorkbenchApp, widget: Widget, line: int) -> tuple[float, str]:
@@ -107,6 +122,68 @@ async def test_selection_and_focus_styles_keep_text_readable(tmp_path: Path, the
         await pilot.pause()
         ratio, text = worst(app, app.working_line if app.working_line.display else app.status_line, 0)
         assert ratio >= MINIMUM, f"status: {text!r} at {ratio:.2f}:1"
+
+
+def with_everything() -> EventLog:
+    """The main view and more: a retry, a queued prompt, an Inbox delivery, a notice of each level."""
+    log = main_view()
+    log.add("main", "retry_wait", pb.RetryWait(attempt=1, max_attempts=3, seconds=4, reason="HTTP 500: upstream"))
+    log.add("main", "notice", pb.Notice(text="a warning notice", level="warning"))
+    log.add("main", "notice", pb.Notice(text="an error notice", level="error"))
+    inbox = pb.Message(role=pb.ROLE_USER, text="[Inbox: 1 item] tests (a1) completed", author=pb.AUTHOR_INBOX)
+    log.add("main", "message", inbox)
+    log.add("main", "prompt_queued", pb.PromptQueued(text="and the docs too"))
+    return log
+
+
+async def screens(app: WorkbenchApp, pilot: Any, log: EventLog) -> AsyncIterator[tuple[str, str]]:
+    """Show one state after another; yield a name for each and the modal's dialog, if one is up."""
+
+    async def drawn() -> None:
+        await pilot.pause()
+        await pilot.pause()
+
+    app.apply_events(log.events)
+    await drawn()
+    for block in app.transcript.query(ToolBlock):  # every call open: outputs, causes, diffs
+        if not block.expanded:
+            block.action_toggle_open()
+    await drawn()
+    yield "the prompt focused", ""
+    app.transcript.focus()
+    await drawn()
+    yield "the transcript focused", ""
+    for agent in [a for a in app.view.agents if a != "main"]:  # each child's transcript and row
+        app.agents_pane.focus()
+        app.agents_pane.select_agent(agent)
+        await drawn()
+        yield f"agent {agent} selected", ""
+    app.prompt_input.focus()
+    app.notify("a note for the person", timeout=30)
+    await drawn()
+    yield "a toast", ""
+    await pilot.press("f1")
+    await drawn()
+    yield "the keys screen", "#help"
+    await pilot.press("escape")
+    await pilot.press("ctrl+o")
+    await drawn()
+    yield "the changed files", "#files"
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+async def test_every_text_on_the_screen_is_readable(tmp_path: Path, theme: str) -> None:
+    """Not only the selection: muted and dim text (notices, the agent rows' cost and activity, the
+    header's path), status colours on the bars, inline code, the prompt's title when it is blurred."""
+    settings = Settings(model="openai/gpt-4.1", workspace=tmp_path, data_dir=tmp_path / "d", theme=theme)
+    failures: list[str] = []
+    for size in ((140, 40), (80, 24)):
+        for make in (with_everything, failed_call, subagents_with_inbox):
+            app = WorkbenchApp(settings, clock=lambda: START + 60, blink=False, preload=False, offline=True)
+            async with app.run_test(size=size) as pilot:
+                async for where, dialog in screens(app, pilot, make()):
+                    failures += unreadable(app, f"{size[0]}x{size[1]} {make.__name__}, {where}", dialog)
+    assert not failures, "\n".join(dict.fromkeys(failures))
 
 
 async def test_no_color_draws_no_colour(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

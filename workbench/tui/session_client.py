@@ -37,7 +37,7 @@ from workbench.tui.prompt_input import PromptInput
 from workbench.tui.search_bar import SearchBar
 from workbench.tui.status_line import StatusLine
 from workbench.tui.text import duration, printable, tokens
-from workbench.tui.theme import ANSI_DARK, ANSI_LIGHT, THEMES
+from workbench.tui.theme import ANSI_DARK, ANSI_LIGHT, MARKDOWN, THEMES
 from workbench.tui.transcript import Transcript
 from workbench.tui.view import ROOT, Changes, SessionView
 from workbench.tui.working_line import WorkingLine
@@ -73,6 +73,7 @@ class SessionClient(App[int]):
         for capture in (self._capture_stdout, self._capture_stderr):
             capture.encoding = getattr(sys.__stdout__, "encoding", None) or "utf-8"  # type: ignore[attr-defined]
         self._set_theme(THEMES.get(settings.theme, THEMES["dark"]))
+        self.console.push_theme(MARKDOWN)  # inline code without rich's black box (theme.py)
         self.settings = settings
         self.initial_prompt = prompt
         self.resume_id = resume

@@ -16,8 +16,10 @@ from workbench.core.safe_text import printable
 
 
 def plain(text: str, style: str = "") -> Text:
-    """A Text of untrusted `text`, escaped, never parsed as markup."""
-    return Text(printable(text), style=style)
+    """A Text of untrusted `text`, escaped, never parsed as markup. The style is a span: Textual reads
+    a Text's own style string as CSS ("red" is #ff0000 whatever the theme), a span's as rich's ANSI
+    colour, which the theme's ANSI table makes readable."""
+    return Text().append(printable(text), style=style or None)
 
 
 def one_line(text: str, limit: int = 80) -> str:

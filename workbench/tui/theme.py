@@ -7,6 +7,7 @@ Every selection and focus style keeps text at 4.5:1 contrast or more on these co
 from __future__ import annotations
 
 from rich.terminal_theme import TerminalTheme
+from rich.theme import Theme as RichTheme
 from textual.theme import Theme
 
 DARK = Theme(
@@ -23,7 +24,7 @@ DARK = Theme(
     warning="#e5c07b",
     error="#ef6b73",
     variables={
-        "block-cursor-background": "#2d5b86",
+        "block-cursor-background": "#244a70",
         "block-cursor-foreground": "#ffffff",
         "block-cursor-blurred-background": "#2a313c",
         "block-cursor-blurred-foreground": "#ffffff",
@@ -40,7 +41,7 @@ LIGHT = Theme(
     primary="#0b62a4",
     secondary="#6f42c1",
     accent="#a34f00",
-    success="#1a7f37",
+    success="#146e2d",
     warning="#8a5a00",
     error="#c2272d",
     variables={
@@ -60,14 +61,18 @@ ANSI_DARK = TerminalTheme(
     (217, 222, 231),
     [(16, 19, 24), (239, 107, 115), (124, 196, 127), (229, 192, 123),
      (110, 168, 224), (199, 146, 234), (86, 194, 214), (217, 222, 231)],
-    [(110, 118, 129), (255, 138, 145), (152, 224, 155), (240, 211, 150),
+    [(142, 150, 161), (255, 138, 145), (152, 224, 155), (240, 211, 150),
      (140, 190, 240), (215, 170, 245), (120, 215, 230), (255, 255, 255)],
 )  # fmt: skip
 ANSI_LIGHT = TerminalTheme(
     (251, 250, 247),
     (31, 35, 40),
-    [(31, 35, 40), (179, 38, 30), (26, 127, 55), (122, 82, 0),
-     (11, 98, 164), (138, 63, 176), (14, 116, 144), (58, 63, 69)],
-    [(87, 96, 106), (160, 30, 25), (20, 110, 45), (105, 70, 0),
-     (8, 80, 140), (120, 50, 160), (10, 100, 125), (31, 35, 40)],
+    [(31, 35, 40), (179, 38, 30), (20, 110, 45), (122, 82, 0),
+     (11, 98, 164), (138, 63, 176), (10, 100, 125), (58, 63, 69)],
+    [(87, 96, 106), (160, 30, 25), (15, 95, 38), (105, 70, 0),
+     (8, 80, 140), (120, 50, 160), (8, 88, 110), (31, 35, 40)],
 )  # fmt: skip
+
+# rich's Markdown draws inline code "on black": dark text boxes in the light theme (cyan on near-black,
+# 2.9:1); without the background it is the theme's cyan on the page's colour.
+MARKDOWN = RichTheme({"markdown.code": "bold cyan", "markdown.code_block": "cyan"})
