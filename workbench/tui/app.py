@@ -22,12 +22,13 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Input, Static
+from textual.widgets import Button, Input, Static
 
 from workbench.config.settings import Settings
 from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.clipboard import copy_text
 from workbench.tui.engine import no_model_help, start_litellm_import
+from workbench.tui.footer import KeysFooter
 from workbench.tui.inbox_pane import InboxPane
 from workbench.tui.keymap import bindings
 from workbench.tui.prompt_input import PromptInput
@@ -69,7 +70,7 @@ class WorkbenchApp(SessionClient):
             yield self.working_line
             yield self.prompt_input
         yield self.status_line
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.agents_pane.border_title = "Agents"
