@@ -94,6 +94,10 @@ class Transcript(VerticalScroll, can_focus=True):
         of new items mounts only its tail. Scrolled back, new items wait (at most a few windows
         are mounted) and the tail is rebuilt when the person returns to the end.
         """
+        # an agent shown between the view's update and this redraw drew these items already (keys
+        # grow along the list: one older than the window's first was left out on purpose)
+        floor = self.items[self.first].key if self.first < len(self.items) else 0
+        added = [item for item in added if item.key not in self.widgets and item.key >= floor]
         if not added:
             return
         if self._behind:
