@@ -18,6 +18,8 @@ from tests.tui_events import START, EventLog, failed_call, main_view, subagents_
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.app import WorkbenchApp
+from workbench.tui.approval import ApprovalScreen
+from workbench.tui.picker import ResumePicker
 from workbench.tui.tool_block import ToolBlock
 
 MINIMUM = 4.5  # WCAG AA for text
@@ -61,11 +63,15 @@ def cells(app: WorkbenchApp, y: int, x0: int, x1: int) -> Iterator[tuple[str, fl
 
 
 def unreadable(app: WorkbenchApp, where: str, dialog: str = "") -> list[str]:
-    """Every run of text below 4.5:1 on the whole screen (or, with a modal up, in its `dialog`: the
-    screen behind it is faded on purpose), with its row and what was on screen."""
-    region = app.screen.query_one(dialog).region if dialog else app.screen.region
+    """Every run of text below 4.5:1 on the whole screen (or, with a modal up, in its `dialog` and
+    its footer: the screen behind it is faded on purpose), with its row and what was on screen."""
+    if dialog:
+        regions = [app.screen.query_one(dialog).region, *(f.region for f in app.screen.query("Footer"))]
+    else:
+        regions = [app.screen.region]
     return [
         f"{where}, row {y}: {text!r} at {ratio:.2f}:1"
+        for region in regions
         for y in range(region.y, region.bottom)
         for text, ratio in cells(app, y, region.x, region.right)
         if ratio < MINIMUM
@@ -169,6 +175,23 @@ async def screens(app: WorkbenchApp, pilot: Any, log: EventLog) -> AsyncIterator
     await pilot.press("ctrl+o")
     await drawn()
     yield "the changed files", "#files"
+    await pilot.press("escape")
+    await pilot.press("ctrl+f")
+    await pilot.press(*"the")
+    await drawn()
+    yield "a search with matches", ""
+    await pilot.press("escape")
+    call = pb.ToolCall(id="call_r", name="write_file", arguments='{"path": "notes.md", "content": "hi"}')
+    shown = "--- a/notes.md\n+++ b/notes.md\n@@ -1 +1 @@\n-old line\n+hi"
+    decision = pb.GuardDecision(call_id="call_r", call=call, reason="writes a file", shown=shown)
+    app.push_screen(ApprovalScreen(decision, agent="a1", task="run the test suite and report failures"))
+    await drawn()
+    yield "the approval modal", "#approval"
+    app.pop_screen()
+    sessions = [pb.SessionInfo(id="5e55aa", title="fix the login check", workspace="/w", model="openai/gpt-4.1")]
+    app.push_screen(ResumePicker(sessions, "/w"))
+    await drawn()
+    yield "the resume picker", "#picker"
 
 
 @pytest.mark.parametrize("theme", ["dark", "light"])
