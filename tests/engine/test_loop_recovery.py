@@ -107,6 +107,20 @@ async def test_a_text_call_to_an_unknown_tool_or_unreadable_json_is_an_error_the
     assert len(started) == 2 and all(c.from_text for c in started)
 
 
+async def test_a_made_up_tool_that_names_a_file_is_pointed_at_read_file_not_bash(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    """Seen with the 1.5B model (docs/DECISIONS.md, issue 28): `get_log_level(path="logging.ini")` was told
+    to run the program get_log_level with bash, and it tried /usr/bin/get_log_level until the loop stop."""
+    text = '```json\n{"name": "get_log_level", "arguments": {"path": "logging.ini"}}\n```'
+    scripted_model.add(reply(text), reply("ok"))
+    await run_agent(settings, "What log level does logging.ini set?")
+    unknown = tool_contents(scripted_model.requests[1]) or [echoed(scripted_model.requests[1])[1]["content"]]
+    assert "'get_log_level'" in unknown[0]
+    assert 'call read_file: {"name": "read_file", "arguments": {"path": "logging.ini"}}' in unknown[0]
+    assert "bash" not in unknown[0].split("offered tools")[1].split(")", 1)[1]
+
+
 async def test_prose_with_a_non_call_json_block_stays_the_answer(
     settings: Settings, scripted_model: ScriptedModel
 ) -> None:

@@ -108,6 +108,15 @@ async def test_unknown_tool_names_a_close_tool_or_bash_for_a_program(tmp_path: P
     assert result.error == "unknown tool 'cat'; available tools: read_file"  # no bash to offer
 
 
+async def test_unknown_tool_naming_a_file_points_at_read_file_unless_it_is_a_program(tmp_path: Path) -> None:
+    box = Toolbox(["read_file", "bash"])
+    made_up = pb.ToolCall(id="c", name="get_log_level", arguments='{"path": "etc/logging.ini"}')
+    result = await box.invoke(made_up, ctx(tmp_path))
+    assert result.error.endswith('call read_file: {"name": "read_file", "arguments": {"path": "etc/logging.ini"}}.')
+    program = pb.ToolCall(id="c", name="python3", arguments='{"path": "x.py"}')  # on PATH: bash runs it
+    assert "call bash" in (await box.invoke(program, ctx(tmp_path))).error
+
+
 def test_toolbox_rejects_unknown_names() -> None:
     try:
         Toolbox(["read_file", "teleport"])

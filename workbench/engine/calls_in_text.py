@@ -152,7 +152,7 @@ def _xml(text: str, reading: _Reading) -> list[_Span]:
     for found in xml_calls(text, reading.offered, reading.schemas):
         block = text[found.start : found.end]
         if found.name not in reading.offered:
-            call = TextCall(UNREADABLE, "{}", _unknown(found.name, reading.offered))
+            call = TextCall(UNREADABLE, "{}", _unknown(found.name, reading.offered, found.arguments))
         elif found.arguments is None:
             call = _unreadable(block, None, reading, why="its arguments cannot be read")
         else:
@@ -298,7 +298,7 @@ def _call_of(obj: dict[str, Any], reading: _Reading, *, tagged: bool) -> TextCal
     if arguments is None:
         arguments = {}
     if name not in offered:
-        return TextCall(UNREADABLE, "{}", _unknown(name, offered))
+        return TextCall(UNREADABLE, "{}", _unknown(name, offered, arguments))
     if not isinstance(arguments, dict):
         return TextCall(
             name, "{}", f"the arguments of the {name} call written in your reply's text are not a JSON object. {HOW}"
@@ -309,9 +309,9 @@ def _call_of(obj: dict[str, Any], reading: _Reading, *, tagged: bool) -> TextCal
 HOW = 'Call one of the offered tools with its arguments as one JSON object: {"name": "<tool>", "arguments": {...}}.'
 
 
-def _unknown(name: str, offered: Collection[str]) -> str:
+def _unknown(name: str, offered: Collection[str], arguments: object = None) -> str:
     shown = name if len(name) <= 80 else name[:80] + "…"
-    instead = instead_of_unknown(name, offered)
+    instead = instead_of_unknown(name, offered, arguments)
     return (
         f"your reply's text holds a call to {shown!r}, which is not one of the offered tools "
         f"({', '.join(offered) or 'none'}). {instead + ' ' if instead else ''}{HOW}"

@@ -9,6 +9,7 @@ import difflib
 import json
 import re
 import reprlib
+import shutil
 import typing
 from collections.abc import Iterable
 from typing import Any
@@ -34,15 +35,40 @@ def shorten(value: str, limit: int = ECHO_CHARS) -> str:
     return f"{value[:limit]!r}… (shortened: {len(value):,} characters)"
 
 
-def instead_of_unknown(name: str, offered: Iterable[str]) -> str:
-    """What to call instead of the tool `name` that is not offered: a close name, or bash for a
-    name that is a program's (models call a program as a tool: docs/DECISIONS.md); '' if neither."""
+def instead_of_unknown(name: str, offered: Iterable[str], arguments: object = None) -> str:
+    """What to call instead of the tool `name` that is not offered: a close name; read_file when the
+    call names a file (`path`, `file`, ...) and `name` is no program on PATH (a made-up tool such as
+    get_log_level(path=...)); bash for a name that may be a program's (models call a program as a
+    tool: docs/DECISIONS.md); '' if none of these."""
     offered = list(offered)
     close = difflib.get_close_matches(name, offered, n=1, cutoff=0.6)
     if close:
         return f"Did you mean {close[0]}?"
+    path = _named_path(arguments)
+    if path and "read_file" in offered and shutil.which(name) is None:
+        call = json.dumps({"name": "read_file", "arguments": {"path": path}}, ensure_ascii=False)
+        return f"To read {shorten(path, 120)}, call read_file: {call}."
     if "bash" in offered and _PROGRAM.fullmatch(name):
         return f'To run the program {name}, call bash: {{"name": "bash", "arguments": {{"command": "{name} ..."}}}}.'
+    return ""
+
+
+_PATH_KEYS = ("path", "file", "file_path", "filepath", "filename", "file_name")
+
+
+def _named_path(arguments: object) -> str:
+    """The file a call's arguments name (a dict, or its JSON text), '' if none."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return ""
+    if not isinstance(arguments, dict):
+        return ""
+    for key in _PATH_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip() and len(value) <= 4096 and "\n" not in value:
+            return value.strip()
     return ""
 
 

@@ -245,7 +245,7 @@ class Toolbox:
         if found is None and self.dynamic is not None and (gone := self.dynamic.missing(call.name)):
             return _error(call, gone)
         if found is None:
-            instead = instead_of_unknown(call.name, tools)
+            instead = instead_of_unknown(call.name, tools, call.arguments)
             return _error(
                 call,
                 f"unknown tool {shorten(call.name, 80)}; available tools: {', '.join(tools) or '(none)'}"
