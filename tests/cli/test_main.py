@@ -82,3 +82,17 @@ def test_the_apps_start_on_a_new_session_loads_no_engine_before_the_first_frame(
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_command_runs_with_the_collector_on_and_the_app_starts_with_it_off(tmp_path: Path) -> None:
+    """The console script turns the garbage collector off at once (cli/launch.py); the app turns it
+    on after its first frame, any other command before its handler runs."""
+    code = (
+        "import gc, sys; gc.disable(); import workbench.tui.app as app; "
+        "app.run_app = lambda *a, **k: print('app', gc.isenabled()) or 0; "
+        "from workbench.cli.main import main; "
+        f"main(['--model', 'demo', '--workspace', {str(tmp_path)!r}, '--data-dir', {str(tmp_path / 'd')!r}]); "
+        "main(['config']); print('config', gc.isenabled())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert done.stdout.split("\n")[0] == "app False" and done.stdout.strip().endswith("config True")

@@ -3,6 +3,7 @@ stylesheet parsed once for it."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +48,18 @@ async def test_the_first_frame_has_the_theme_and_parses_the_css_once(
         truecolor = next(f for f in app._filters if isinstance(f, ANSIToTruecolor))
         red = truecolor.truecolor_style(Style(color="red"), RichColor.parse("black")).color  # rich's "red": the theme's
         assert red is not None and tuple(red.get_truecolor()) == tuple(ansi.ansi_colors[1])
+
+
+async def test_the_collector_the_console_script_left_off_is_on_after_the_first_frame(tmp_path: Path) -> None:
+    """cli/launch.py turns the garbage collector off for the imports and the first frame; the
+    app turns it on again once that frame is drawn (a demo session: it opens after that frame)."""
+    settings = Settings(model="demo", workspace=tmp_path, data_dir=tmp_path / "d")
+    app = WorkbenchApp(settings, blink=False, preload=False)
+    gc.disable()
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            assert gc.isenabled()
+            await app._quit()
+    finally:
+        gc.enable()

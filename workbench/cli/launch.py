@@ -3,18 +3,25 @@
 `entry` is the console script. Ctrl-C while starting (importing, waiting for litellm's
 import, checking the model, opening the store) is "workbench: interrupted" and exit 130,
 never a traceback; and whatever litellm's background import is doing, the process ends once
-`main` returns (`workbench.session.startup.exit_process`).
+`main` returns (`workbench.session.startup.exit_process`). The garbage collector waits for the
+app's first frame.
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable
 from typing import NoReturn
 
 
 def entry() -> None:
-    """Run `workbench.cli.main.main` as the process and end it with main's exit status."""
+    """Run `workbench.cli.main.main` as the process and end it with main's exit status.
+
+    The garbage collector is off until the app's first frame (`main` turns it on for the other
+    commands): the imports and the first frame allocate much and free little, and collecting
+    meanwhile cost the first frame 10-30 ms (docs/DECISIONS.md, 2026-12-01)."""
+    gc.disable()
     end: Callable[[int], NoReturn] = sys.exit  # until the session package's own exit is imported
     try:
         from workbench.session import startup

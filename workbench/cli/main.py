@@ -11,6 +11,7 @@ name is on the line (or `--help` lists them): the app's start loads none of them
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 
@@ -89,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse(argv)
+        if args.handle is not APP.handle:
+            gc.enable()  # the console script leaves it off for the app's first frame only (launch.py)
         code: int = args.handle(args)
         return code
     except (UsageError, ConfigError) as err:

@@ -10,6 +10,7 @@ litellm or the engine: they import in a thread after the first frame.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import sys
 import tempfile
 import time
@@ -111,7 +112,9 @@ class WorkbenchApp(SessionClient):
             self.push_screen(KeysHelp())
 
     def _start(self) -> None:
-        """After the first frame: litellm starts importing, then the session opens (or the picker shows)."""
+        """After the first frame: the garbage collector (off until now when the console script
+        started the app: cli/launch.py), litellm starts importing, then the session opens (or the picker shows)."""
+        gc.enable()
         if self.offline:
             return
         if self.preload_litellm:
