@@ -17,7 +17,6 @@ from workbench.core.words import FINAL_AGENT_STATUSES
 from workbench.engine.store import Store, to_json
 from workbench.engine.store_schema import StoreError
 from workbench.pb import workbench_pb2 as pb
-from workbench.session import rewind
 from workbench.session.errors import SessionError
 from workbench.session.lock import is_locked
 
@@ -147,4 +146,6 @@ def stored_turns(settings: Settings, session_id: str) -> tuple[pb.SessionInfo, l
         events = list(store.events(info.id))
     finally:
         store.close()
-    return info, rewind.summaries(settings, info, events)
+    from workbench.session.rewind import summaries  # the engine's checkpoints: not for `--resume`'s lookup
+
+    return info, summaries(settings, info, events)
