@@ -3,6 +3,7 @@ stylesheet parsed once for it."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from textual.css.stylesheet import Stylesheet
 from textual.filter import ANSIToTruecolor
 
 from workbench.config.settings import Settings
+from workbench.session.catalog import list_sessions
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.theme import ANSI_DARK, ANSI_LIGHT, THEMES
 
@@ -63,3 +65,26 @@ async def test_the_collector_the_console_script_left_off_is_on_after_the_first_f
             await app._quit()
     finally:
         gc.enable()
+
+
+async def test_a_quit_while_the_session_opens_closes_it_and_names_it(tmp_path: Path) -> None:
+    """Ctrl+C twice right after the first frame, before the session had opened: the app ended
+    with the session half open and said nothing about it. The quit now waits for it, closes it
+    (not live any more) and the way out names it (`run_app` prints how to continue)."""
+
+    class QuitAtOnce(WorkbenchApp):
+        def _start(self) -> None:
+            super()._start()  # the session starts opening in a worker
+            self.action_quit_twice()  # in the same turn of the loop: Session.open has not returned
+            self.action_quit_twice()
+
+    settings = Settings(model="demo", workspace=tmp_path, data_dir=tmp_path / "d")
+    app = QuitAtOnce(settings, blink=False, preload=False)
+    async with app.run_test(size=(100, 30)):
+        for _ in range(600):
+            if not app.is_running:
+                break
+            await asyncio.sleep(0.05)
+    assert app.session_id
+    stored = {info.id: info for info in list_sessions(settings)}
+    assert app.session_id in stored and not stored[app.session_id].live

@@ -7,6 +7,7 @@ modules that import the engine are imported in a thread after the first frame.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import sys
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("workbench")
 
 RENDER_INTERVAL = 0.1  # seconds between redraws while events stream in (10 a second)
+OPEN_WAIT = 30.0  # seconds a quit waits for a session that is opening
 
 
 class SessionClient(App[int]):
@@ -85,6 +87,8 @@ class SessionClient(App[int]):
         self.session: Session | None = None
         self.session_id = ""  # the last session opened (said on the way out)
         self._opening: Session | None = None  # opened, not shown yet
+        self._open_done = asyncio.Event()  # cleared while Session.open runs
+        self._open_done.set()
         self.approvals: Approvals | None = None  # reviews of the open session, one modal at a time
         self.last_alert = ""  # what the last review that came wrote to the terminal (bell, OSC 9/777)
         self.view = SessionView()
@@ -149,16 +153,20 @@ class SessionClient(App[int]):
         status.message = "resuming…" if resume else "opening the session…"
         status.sync()
         await self._close_session()
-        session_class = await asyncio.to_thread(_session_class)
+        self._open_done.clear()  # a quit meanwhile waits for it, to close it and say its id (_quit)
         try:
-            session = await session_class.open(settings, resume=resume, interactive=True)
-        except SessionError as err:  # unknown id, another workspace, held elsewhere, corrupt
-            self._problem(f"cannot open the session: {err}")
-            return
-        except (OSError, sqlite3.Error) as err:  # the data folder: missing rights, disk full
-            self._problem(f"cannot open the session in {settings.data_dir}: {err}; choose another --data-dir")
-            return
-        self.session_id, self._opening = session.id, session  # closed by a quit meanwhile
+            session_class = await asyncio.to_thread(_session_class)
+            try:
+                session = await session_class.open(settings, resume=resume, interactive=True)
+            except SessionError as err:  # unknown id, another workspace, held elsewhere, corrupt
+                self._problem(f"cannot open the session: {err}")
+                return
+            except (OSError, sqlite3.Error) as err:  # the data folder: missing rights, disk full
+                self._problem(f"cannot open the session in {settings.data_dir}: {err}; choose another --data-dir")
+                return
+            self.session_id, self._opening = session.id, session  # closed by a quit meanwhile
+        finally:
+            self._open_done.set()
         if self.litellm_import is not None:  # the run's first model call would wait for it on this loop,
             await asyncio.to_thread(self.litellm_import.join)  # frozen (4 s): it waits here, in a thread
         if self._opening is not session:
@@ -425,6 +433,11 @@ class SessionClient(App[int]):
             self.notify(printable(str(err)), severity="error", timeout=8, markup=False)
 
     async def _quit(self) -> None:
+        if not self._open_done.is_set():  # Ctrl+C twice right after the first frame: the session opening
+            self.status_line.message = "closing the session…"
+            self.status_line.sync()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._open_done.wait(), OPEN_WAIT)
         await self._close_session()  # the run stops and the session's tmux server ends
         self.exit(0)
 
