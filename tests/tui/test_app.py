@@ -54,7 +54,12 @@ async def type_prompt(pilot: Pilot[Any], text: str) -> None:
 
 
 def tool_blocks(app: WorkbenchApp) -> list[ToolBlock]:
-    return list(app.query_one(Transcript).query(ToolBlock))
+    return [view for view in app.query_one(Transcript).item_views() if isinstance(view, ToolBlock)]
+
+
+def prompts(app: WorkbenchApp) -> list[UserMessage]:
+    """The prompts in the shown transcript (their views: the transcript draws them)."""
+    return [view for view in app.query_one(Transcript).item_views() if isinstance(view, UserMessage)]
 
 
 async def test_a_prompt_gives_a_streamed_answer(settings: Settings, scripted_model: ScriptedModel) -> None:
@@ -67,11 +72,12 @@ async def test_a_prompt_gives_a_streamed_answer(settings: Settings, scripted_mod
         await on_screen(pilot, lambda: app.view.last_answer == answer, what="the answer")
         await on_screen(pilot, lambda: not app.view.busy)
         await settled(pilot, app)
-        messages = list(app.query(AssistantMessage))
-        assert len(messages) == 1 and messages[0].source == answer  # streamed deltas, then the whole message
-        shown = "\n".join(strip.text for strip in messages[0].render_lines(messages[0].region.reset_offset))
+        transcript = app.query_one(Transcript)
+        messages = [view for view in transcript.item_views() if isinstance(view, AssistantMessage)]
+        assert len(messages) == 1 and messages[0].item.text == answer  # streamed deltas, then the whole message
+        shown = transcript.text_of(messages[0].item)
         assert "42" in shown and "**" not in shown and "• a reason" in shown  # rendered as Markdown, not raw
-        assert any(isinstance(w, UserMessage) and "what is it?" in str(w.render()) for w in app.query(UserMessage))
+        assert any("what is it?" in transcript.text_of(view.item) for view in prompts(app))
         assert scripted_model.requests[0]["stream"] is True
         kinds = [e.WhichOneof("kind") for e in app.session.events()]  # type: ignore[union-attr]
         assert kinds.index("text_delta") < kinds.index("message", kinds.index("text_delta"))
@@ -86,19 +92,23 @@ async def test_a_failed_call_shows_its_cause_beside_its_partial_output(
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, lambda: app.view.last_answer == "moving on", what="the run to go on after the failure")
         await settled(pilot, app)
-        await on_screen(pilot, lambda: len(tool_blocks(app)) == 1 and tool_blocks(app)[0].has_class("error"))
+        await on_screen(pilot, lambda: len(tool_blocks(app)) == 1 and tool_blocks(app)[0].failed())
         [block] = tool_blocks(app)
-        assert block.has_class("error") and block.expanded
-        output, cause = block.query(".pane")
-        assert "first-part" in str(output.query_one(".output").render())
-        assert "second-part" in str(output.query_one(".output").render())
-        assert "exit code 3" in str(cause.query_one(".cause").render())
-        assert output.region.y == cause.region.y and output.region.x < cause.region.x  # side by side
+        transcript = app.query_one(Transcript)
+        lines = transcript.text_of(block.item).splitlines()
+        assert block.expanded  # a failure opens itself
+        [titles] = [line for line in lines if "output so far" in line]
+        assert "cause" in titles and titles.index("cause") > titles.index("output so far")  # side by side
+        body = lines[1:]  # under the header, which shows the command
+        assert any(line.startswith("  first-part ") for line in body) and any("exit code 3" in line for line in body)
         await pilot.resize_terminal(70, 45)
         await pilot.pause()
-        await on_screen(pilot, lambda: block.has_class("narrow"))
-        await pilot.pause()
-        assert output.region.y < cause.region.y and output.region.x == cause.region.x  # stacked
+        lines = transcript.text_of(block.item).splitlines()  # narrow: the cause under the output
+        output, cause = (
+            lines.index("  output so far"),
+            next(n for n, line in enumerate(lines) if line.strip() == "cause"),
+        )
+        assert output < cause and "first-part" in lines[output + 1]
         await app._close_session()
 
 
@@ -199,7 +209,7 @@ async def test_a_child_failure_reaches_the_inbox_and_opens_the_child(
         await pilot.press("enter")
         await on_screen(pilot, lambda: app.query_one(Transcript).agent_id == "a1", what="the child's transcript")
         await on_screen(pilot, lambda: app.query_one(AgentsPane).selected_agent == "a1")
-        assert any("CHILD: lint it" in w.item.text for w in app.query_one(Transcript).query(UserMessage))
+        assert any("CHILD: lint it" in view.item.text for view in prompts(app))
         await app._close_session()
 
 
@@ -212,9 +222,10 @@ async def test_a_queued_prompt_is_sent_at_the_next_turn(settings: Settings, scri
     async with app.run_test(size=SIZE) as pilot:
         await on_screen(pilot, lambda: tool_blocks(app), what="the bash call")
         await type_prompt(pilot, "second")
-        await on_screen(pilot, lambda: any(w.item.queued for w in app.query(UserMessage)), what="the queued prompt")
-        queued = next(w for w in app.query(UserMessage) if w.item.queued)
-        assert queued.has_class("queued") and "queued" in str(queued.render())
+        await on_screen(pilot, lambda: any(view.item.queued for view in prompts(app)), what="the queued prompt")
+        queued = next(view for view in prompts(app) if view.item.queued)
+        transcript = app.query_one(Transcript)
+        assert queued.component == "transcript--queued" and "queued" in transcript.text_of(queued.item)
         await on_screen(pilot, lambda: not queued.item.queued, what="the queued prompt to reach the agent")
         await on_screen(pilot, lambda: app.view.last_answer == "both done" and not app.view.busy)
         # the next model call, right after the bash result, carried the queued prompt
@@ -232,8 +243,9 @@ async def test_resume_shows_the_old_transcript(settings: Settings, scripted_mode
         await on_screen(pilot, lambda: app.view.last_answer == "the old answer", what="the replayed transcript")
         await settled(pilot, app)
         transcript = app.query_one(Transcript)
-        assert any("the old prompt" in w.item.text for w in transcript.query(UserMessage))
-        [block] = transcript.query(ToolBlock)
+        assert any("the old prompt" in view.item.text for view in prompts(app))
+        [block] = tool_blocks(app)
+        transcript.text_of(block.item)  # drawn: a failure opens itself
         assert block.item.failed and block.expanded
         assert app.view.session_id == session_id
         await app._close_session()
@@ -282,7 +294,7 @@ async def test_no_model_offers_the_offline_demo_in_a_new_folder(settings: Settin
     shutil.rmtree(demo_folder)
 
 
-async def test_two_thousand_items_keep_a_window_of_widgets(settings: Settings) -> None:
+async def test_two_thousand_items_draw_only_the_rows_in_view(settings: Settings) -> None:
     from tests.tui_events import EventLog
 
     log = EventLog()
@@ -296,17 +308,21 @@ async def test_two_thousand_items_keep_a_window_of_widgets(settings: Settings) -
         app.apply_events(log.events)
         await pilot.pause()
         transcript = app.query_one(Transcript)
-        assert len(app.view.transcript("main")) > 2000
-        assert len(transcript.widgets) <= 60 and transcript.first > 1900  # only the window is mounted
+        items = app.view.transcript("main")
+        assert len(items) > 2000 and transcript.items is items
+        assert len(transcript._lines) <= SIZE[1]  # only the items in view were drawn
+        screen = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "answer 999" in screen and "answer 0\n" not in screen
         transcript.focus()
         await pilot.press("home")
         await pilot.pause()
-        assert transcript.first == 0 and len(transcript.widgets) <= 60  # the oldest items, a window of them
-        first = app.view.transcript("main")[0]
-        assert first.key in transcript.widgets and transcript.cursor == first.key
+        assert transcript.frame()[0][0] == 0 and transcript.cursor == items[0].key  # the oldest, at once
+        screen = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "f0.txt" in screen and "answer 999" not in screen
+        assert len(transcript._lines) <= 2 * SIZE[1]  # and nothing between was drawn
         await pilot.press("end")
         await pilot.pause()
-        assert transcript.first > 1900  # back to the newest
+        assert transcript.top is None and transcript.frame()[-1][0] == len(items) - 1  # back to the newest
         await asyncio.sleep(0)
 
 
@@ -410,12 +426,12 @@ async def test_the_first_prompt_shows_at_once_while_the_engine_starts(
         app.prompt_input.text = "quick hello"
         await pilot.press("enter")  # on the first frame: the engine is (normally) still starting
         await pilot.pause()  # one frame: the prompt is on the screen, whether the session is open or not
-        assert [w.item.text for w in app.query(UserMessage)] == ["quick hello"]
+        assert [view.item.text for view in prompts(app)] == ["quick hello"]
         if app.session is None:  # still opening: the item and the working line say so
-            assert "sending" in str(app.query_one(UserMessage).render())
+            assert "sending" in app.transcript.text_of(prompts(app)[0].item)
             assert app.working_line.display and "starting" in str(app.working_line.render())
         await on_screen(pilot, lambda: app.view.last_answer == "hello there", what="the answer")
-        assert [w.item.text for w in app.query(UserMessage)] == ["quick hello"]  # once, not twice
+        assert [view.item.text for view in prompts(app)] == ["quick hello"]  # once, not twice
         await app._close_session()
 
 
@@ -454,7 +470,7 @@ async def test_typing_anywhere_goes_to_the_prompt(settings: Settings, scripted_m
         await pilot.press(*"second", "enter")
         await on_screen(pilot, lambda: app.view.last_answer == "two", what="the typed prompt's answer")
         await settled(pilot, app)
-        assert any(w.item.text == "second" for w in app.query(UserMessage))
+        assert any(view.item.text == "second" for view in prompts(app))
         assert isinstance(app.focused, PromptInput)
         await pilot.press("tab")
         await pilot.press("escape")  # Esc in a pane: back to the prompt

@@ -44,26 +44,30 @@ async def test_retry_countdown_discarded_stream_compaction_and_traceback(tmp_pat
     async with app.run_test(size=(140, 40)) as pilot:
         app.apply_events(log.events)
         await pilot.pause()
-        lines = [str(n.render()) for n in app.query(NoticeLine)]
+        transcript = app.query_one(Transcript)
+        views = transcript.item_views()
+        notices = [view for view in views if isinstance(view, NoticeLine)]
+        lines = [transcript.text_of(view.item) for view in notices]
         assert any("broke off" in line and "10 chars discarded" in line for line in lines)
         assert any("compacted the conversation: 40 -> 3 messages" in line for line in lines)
-        retry = next(n for n in app.query(NoticeLine) if n.item.kind == "retry")
-        assert "retrying in 7 s" in str(retry.render())
+        retry = next(view for view in notices if view.item.kind == "retry")
+        assert "retrying in 7 s" in transcript.text_of(retry.item)
         assert "retrying in 7 s" in str(app.status_line.render())
         clock.now += 4
-        retry.refresh_item()
         app.status_line.sync()
-        assert "retrying in 3 s" in str(retry.render()) and "retrying in 3 s" in str(app.status_line.render())
-        assert not any(m.display for m in app.query(AssistantMessage))  # the discarded half reply is hidden
-        block = next(iter(app.query(ToolBlock)))
-        assert "t shows the traceback" in str(block.header_text()) and not block.query(".traceback")
-        transcript = app.query_one(Transcript)
+        assert "retrying in 3 s" in transcript.text_of(retry.item) and "retrying in 3 s" in str(
+            app.status_line.render()
+        )
+        answers = [view for view in views if isinstance(view, AssistantMessage)]
+        assert answers and not any(view.shown() for view in answers)  # the discarded half reply is hidden
+        block = next(view for view in views if isinstance(view, ToolBlock))
+        assert "t shows the traceback" in str(block.header_text()) and "KeyError" not in transcript.text_of(block.item)
         transcript.focus()
-        plain = next(n for n in app.query(NoticeLine) if not n.item.detail)
-        transcript.select(plain)
+        plain = next(view for view in notices if not view.item.detail)
+        transcript.select(plain.item)
         await pilot.press("t")  # a line with no traceback: said, not silently nothing
         assert any("No traceback here" in str(n.message) for n in app._notifications)
-        transcript.select(block)  # the transcript's cursor on the block (Up/Down move it)
+        transcript.select(block.item)  # the transcript's cursor on the block (Up/Down move it)
         await pilot.press("t")
         await pilot.pause()
-        assert "KeyError: 'x'" in str(block.query_one(".traceback").render())
+        assert "KeyError: 'x'" in transcript.text_of(block.item)

@@ -19,8 +19,10 @@ from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.approval import ApprovalScreen
+from workbench.tui.items import Item
 from workbench.tui.picker import ResumePicker
 from workbench.tui.tool_block import ToolBlock
+from workbench.tui.transcript import Transcript
 
 MINIMUM = 4.5  # WCAG AA for text
 
@@ -86,6 +88,12 @@ def worst(app: WorkbenchApp, widget: Widget, line: int) -> tuple[float, str]:
     return ratio, text
 
 
+def row_of(transcript: Transcript, item: Item, line: int = 0) -> int:
+    """The row in view of line `line` of `item` (its top margin not counted)."""
+    number, view = transcript.index(item.key), transcript.view(item)
+    return transcript.frame().index((number, view.margin_top + line))
+
+
 @pytest.mark.parametrize("theme", ["dark", "light"])
 async def test_selection_and_focus_styles_keep_text_readable(tmp_path: Path, theme: str) -> None:
     settings = Settings(model="openai/gpt-4.1", workspace=tmp_path, data_dir=tmp_path / "d", theme=theme)
@@ -119,10 +127,10 @@ async def test_selection_and_focus_styles_keep_text_readable(tmp_path: Path, the
         await pilot.pause()
         transcript = app.transcript
         transcript.focus()
-        block = next(iter(transcript.query(ToolBlock)))
-        transcript.select(block)
+        block = next(view for view in transcript.item_views() if isinstance(view, ToolBlock))
+        transcript.select(block.item)
         await pilot.pause()
-        ratio, text = worst(app, block, 0)
+        ratio, text = worst(app, transcript, row_of(transcript, block.item))
         assert ratio >= MINIMUM, f"transcript cursor on a failed call: {text!r} at {ratio:.2f}:1"
         app.prompt_input.focus()
         await pilot.pause()

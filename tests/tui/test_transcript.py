@@ -44,9 +44,10 @@ async def test_ctrl_f_finds_items_far_back_and_steps_between_them(tmp_path: Path
         await pilot.press("enter")  # the next wraps to the first match, far outside the window
         await pilot.pause()
         await pilot.pause()
-        first = app.matches[0]
-        assert app.transcript.cursor == first.key and first.key in app.transcript.widgets
-        assert app.transcript.widgets[first.key].has_class("-match") and "1 of 2" in str(app.search_info.render())
+        first = app.matches[0].item
+        transcript = app.transcript
+        assert transcript.cursor == first.key and "1 of 2" in str(app.search_info.render())
+        assert any(number == transcript.index(first.key) for number, _ in transcript.frame())  # in view
         await pilot.press("escape")
         assert not app.query_one("#search-row").display and app.transcript.has_focus
 
@@ -62,15 +63,15 @@ async def test_a_long_output_folds_and_enter_shows_it_all(tmp_path: Path) -> Non
         await pilot.pause()
         transcript = app.transcript
         transcript.focus()
-        block = next(iter(transcript.query(ToolBlock)))
-        transcript.select(block)
+        block = next(view for view in transcript.item_views() if isinstance(view, ToolBlock))
+        transcript.select(block.item)
         await pilot.press("enter")  # open: folded to the last FOLD_LINES lines
         await pilot.pause()
-        shown = "\n".join(str(w.render()) for w in block.query(".tool-body Static"))
+        shown = transcript.text_of(block.item)
         assert f"{100 - FOLD_LINES} more lines" in shown and "compiling 99" in shown and "compiling 0\n" not in shown
         await pilot.press("enter")  # all of it
         await pilot.pause()
-        shown = "\n".join(str(w.render()) for w in block.query(".tool-body Static"))
+        shown = transcript.text_of(block.item)
         assert "compiling 0" in shown and "more lines" not in shown
         await pilot.press("enter")  # closed
         await pilot.pause()

@@ -171,7 +171,7 @@ class WorkbenchApp(SessionClient):
     def _search(self, query: str) -> None:
         self.matches = find(self.transcript.items, query)
         self.match_index = -1
-        self.transcript.mark({item.key for item in self.matches})
+        self.transcript.mark(query)
         self._search_info()
 
     def _search_info(self) -> None:
@@ -190,7 +190,7 @@ class WorkbenchApp(SessionClient):
 
     def on_search_bar_closed(self, _: SearchBar.Closed) -> None:
         self.query_one("#search-row").display = False
-        self.transcript.mark(set())
+        self.transcript.mark("")
         self.transcript.focus()
 
     # --- the side column ---------------------------------------------------------------

@@ -1,16 +1,25 @@
-"""Ctrl+F: search the shown transcript. Matches are highlighted; Enter (or Down) goes to the next,
-Shift+Enter (or Up) to the previous, Esc closes. Every item is searched, mounted or not."""
+"""Ctrl+F: search the shown transcript. Every occurrence is highlighted where it is drawn; Enter
+(or Down) goes to the next, Shift+Enter (or Up) to the previous, Esc closes. Every item is
+searched, drawn or not; the text is matched as it is, never read as markup or a pattern."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from textual.binding import BindingType
 from textual.message import Message
 from textual.widgets import Input
 
+from workbench.tui.item_view import fold, occurrences
 from workbench.tui.items import AssistantItem, Item, NoticeItem, ToolItem, UserItem
 from workbench.tui.keymap import bindings
+
+
+class Match(NamedTuple):
+    """One occurrence of the searched text: its item, and which occurrence in the item (from 0)."""
+
+    item: Item
+    occurrence: int
 
 
 def item_text(item: Item) -> str:
@@ -28,9 +37,14 @@ def item_text(item: Item) -> str:
     return ""
 
 
-def find(items: list[Item], query: str) -> list[Item]:
-    needle = query.casefold()
-    return [item for item in items if needle and needle in item_text(item).casefold()] if needle else []
+def find(items: list[Item], query: str) -> list[Match]:
+    """Every occurrence of `query` in `items`, oldest first (case-insensitive)."""
+    needle = fold(query)
+    if not needle:
+        return []
+    return [
+        Match(item, number) for item in items for number, _ in enumerate(occurrences(fold(item_text(item)), needle))
+    ]
 
 
 class SearchBar(Input):

@@ -33,9 +33,9 @@ from workbench.tui.alert import alert_sequence, alert_text
 from workbench.tui.engine import EventsArrived
 from workbench.tui.header_bar import HeaderBar
 from workbench.tui.inbox_pane import InboxPane
-from workbench.tui.items import Item, UserItem
+from workbench.tui.items import UserItem
 from workbench.tui.prompt_input import PromptInput
-from workbench.tui.search_bar import SearchBar
+from workbench.tui.search_bar import Match, SearchBar
 from workbench.tui.status_line import StatusLine
 from workbench.tui.text import duration, printable, tokens
 from workbench.tui.theme import ANSI_DARK, ANSI_LIGHT, MARKDOWN, THEMES
@@ -99,7 +99,7 @@ class SessionClient(App[int]):
         self.litellm_import: threading.Thread | None = None  # litellm's import, started after the first frame
         self._to_send: list[UserItem] = []  # prompts typed before the session opened, shown already
         self.side_shown: bool | None = None  # the Agents/Inbox column; None: shown when there is something
-        self.matches: list[Item] = []  # the search's matches in the shown transcript
+        self.matches: list[Match] = []  # the search's matches in the shown transcript
         self.match_index = -1
         self._last_ctrl_c = 0.0
         self._changes: Changes | None = None  # applied to the view model, not drawn yet

@@ -1,20 +1,25 @@
 """One tool call in the transcript: a collapsible block with name, argument summary, status, duration.
 
-While bash or tmux runs, its output streams into a line-based log view (one widget, not one
-per line). A failed call is marked as an error and expanded, with its partial output and its
-cause side by side when the block is wide, stacked when narrow. A defect's traceback is there
-on demand (`t`). write_file and edit_file show their diff. An output longer than FOLD_LINES
-opens folded to its last FOLD_LINES lines ("N more lines: Enter shows them"); Enter again shows
-it all, then closes it. The transcript's cursor sends the keys (the block is not a tab stop).
+While bash or tmux runs, the tail of its output streams into a box under the header. A failed
+call is marked as an error and opened, with its partial output and its cause side by side when
+the block is wide, stacked when narrow. A defect's traceback is there on demand (`t`).
+write_file and edit_file show their diff. An output longer than FOLD_LINES opens folded to its
+last FOLD_LINES lines ("N more lines: Enter shows them"); Enter again shows it all, then closes
+it. The transcript's cursor sends the keys (the block is not a tab stop).
 """
 
 from __future__ import annotations
 
-from rich.text import Text
-from textual.containers import Container, Vertical
-from textual.widget import Widget
-from textual.widgets import Log, Static
+from collections.abc import Hashable
 
+from rich import box
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from workbench.tui.item_view import ItemView, fold
 from workbench.tui.items import ToolItem
 from workbench.tui.text import diff_text, duration, plain, printable
 
@@ -22,6 +27,7 @@ NARROW = 70  # cells: below this a failed call's output and cause stack instead 
 DIFF_LINES = 40  # lines of a diff shown in the transcript (the whole diff is in Changed files)
 SHOWN_LINES = 400  # lines of a finished call's output shown in the block (the tail; the whole is in the log)
 FOLD_LINES = 40  # a longer output opens folded to its last FOLD_LINES lines
+LIVE_LINES = 10  # lines of a running command's output shown while it streams
 
 
 def _tail(text: str, lines: int = SHOWN_LINES, folded: bool = False) -> str:
@@ -37,42 +43,60 @@ def _line_count(text: str) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1) if text else 0
 
 
-class ToolBlock(Vertical):
+def _live_tail(chunks: list[str], lines: int) -> str:
+    """The last `lines` lines of streamed `chunks`, joining only the chunks it needs."""
+    taken: list[str] = []
+    newlines = 0
+    for chunk in reversed(chunks):
+        taken.append(chunk)
+        newlines += chunk.count("\n")
+        if newlines > lines:
+            break
+    return "\n".join("".join(reversed(taken)).rstrip("\n").splitlines()[-lines:])
+
+
+class ToolBlock(ItemView):
     """A tool call. Enter (from the transcript's cursor) or a click opens it; `t` shows a defect's traceback."""
 
+    item: ToolItem
+    can_open = True
+
     def __init__(self, item: ToolItem) -> None:
-        super().__init__(classes="tool")
-        self.item = item
+        super().__init__(item)
         self.expanded = False
         self.unfolded = False  # a long output: all of it, not its last FOLD_LINES lines
         self.show_traceback = False
-        self._version = -1
-        self._chunks_written = 0
-        self._body_state = ""  # what the body shows now: "", "live", "done", "collapsed"
         self._opened_failure = False
-        self._header = Static(markup=False, classes="tool-header")
-        self._body: Vertical | None = None
-        self._log: Log | None = None
 
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield self._header  # the body is mounted when there is something to show (fewer widgets to lay out)
+    def failed(self) -> bool:
+        return self.item.failed
 
-    def on_mount(self) -> None:
-        self.refresh_item()
+    def state(self) -> Hashable:
+        item = self.item
+        if (item.failed or item.diff) and not self._opened_failure:
+            # a failure, and a file tool's diff, open themselves once; the person may close them
+            self.expanded = self._opened_failure = True
+        return (self.expanded, self.unfolded, self.show_traceback)
 
-    def on_resize(self) -> None:
-        self.set_class(self.size.width < NARROW, "narrow")
-
-    def on_click(self) -> None:
-        self.action_toggle_open()
-
-    def action_toggle_open(self) -> None:
+    def toggle(self) -> None:
         """Closed -> open (a long output folded) -> all of a long output -> closed."""
         if self.expanded and not self.unfolded and self._long():
             self.unfolded = True
         else:
             self.expanded, self.unfolded = not self.expanded, False
-        self.refresh_item(force=True)
+
+    def show_defect(self) -> bool:
+        if self.item.defect is None:
+            return False
+        self.show_traceback = not self.show_traceback
+        self.expanded = True
+        return True
+
+    def reveal_text(self, needle: str) -> None:
+        """A match in the output (not the header): open the block, and all of a long output."""
+        if needle and fold(needle) not in fold(self.header_text().plain):
+            self.expanded = True
+            self.unfolded = self.unfolded or self._long()
 
     def _output(self) -> str:
         """The output the open block shows (a diff has its own limit)."""
@@ -84,16 +108,7 @@ class ToolBlock(Vertical):
     def _long(self) -> bool:
         return _line_count(self._output()) > FOLD_LINES
 
-    def show_defect(self) -> bool:
-        """`t`: show or hide the defect's traceback; False when the call has none."""
-        if self.item.defect is None:
-            return False
-        self.show_traceback = not self.show_traceback
-        self.expanded = True
-        self.refresh_item(force=True)
-        return True
-
-    # --- rendering ---------------------------------------------------------------------
+    # --- drawing -------------------------------------------------------------------------
 
     def header_text(self) -> Text:
         """`▼ bash ✗ failed 0.6s  pytest -x`: status and duration before the summary, which a narrow block cuts."""
@@ -115,81 +130,54 @@ class ToolBlock(Vertical):
         text.no_wrap, text.overflow = True, "ellipsis"
         return text
 
-    def refresh_item(self, force: bool = False) -> None:
-        item = self.item
-        if not self._header.is_attached:
-            return  # not mounted yet: on_mount renders the item as it is then
-        if item.version == self._version and not force:
-            return
-        if (item.failed or item.diff) and not self._opened_failure:
-            # a failure, and a file tool's diff, open themselves once; the person may close them
-            self.expanded = self._opened_failure = True
-        self._version = item.version
-        self.set_class(item.failed, "error")
-        self.set_class(item.running, "running")
-        self._header.update(self.header_text())
-        if item.running and item.call.name in ("bash", "tmux"):
-            self._stream_live()
-        else:
-            self._render_done()
+    def renderable(self, width: int) -> RenderableType:
+        body = self._body(width)
+        if body is None:
+            return self.header_text()
+        return Group(self.header_text(), Padding(body, (0, 0, 0, 2)))
 
-    def _set_body(self, widgets: list[Widget]) -> None:
-        """Replace the body (none while collapsed: fewer widgets to lay out in a long transcript)."""
-        if self._body is not None:
-            self._body.remove()
-            self._body = None
-        if widgets:
-            self._body = Vertical(*widgets, classes="tool-body")
-            self.mount(self._body)
-
-    def _stream_live(self) -> None:
-        """Running bash/tmux: write the new chunks into the log view (always shown while it runs)."""
-        if self._body_state != "live":
-            self._log = Log(max_lines=5000, auto_scroll=True, classes="live-output")
-            self._set_body([self._log])
-            self._body_state, self._chunks_written = "live", 0
-        log = self._log
-        if log is None or not log.is_attached:
-            self.call_after_refresh(self.refresh_item, True)  # written once the log view is mounted
-            return
-        chunks = self.item.output[self._chunks_written :]
-        if chunks:
-            log.write(printable("".join(chunks)))
-            self._chunks_written += len(chunks)
-
-    def _render_done(self) -> None:
-        self._body_state = "done" if self.expanded else "collapsed"
-        self._log = None
-        if not self.expanded:
-            self._set_body([])
-            return
+    def _body(self, width: int) -> RenderableType | None:
         item, result = self.item, self.item.result
-        widgets: list[Widget] = []
+        if result is None and item.call.name in ("bash", "tmux"):  # running: its output streams (always shown)
+            tail = _live_tail(item.output, LIVE_LINES)
+            return Panel(plain(tail) if tail else Text("(no output yet)", "dim"), box=box.ROUNDED, border_style="dim")
+        if not self.expanded:
+            return None
+        parts: list[RenderableType] = []
         lines = SHOWN_LINES if self.unfolded else FOLD_LINES
         folded = not self.unfolded
         if result is None:
-            widgets.append(Static(plain(_tail(item.streamed, lines, folded) or "(no output yet)"), classes="output"))
+            parts.append(plain(_tail(item.streamed, lines, folded) or "(no output yet)"))
         elif result.is_error:
-            partial = item.streamed or result.output
-            cause_text = plain(result.error or "(no cause given)", "red")
-            for note in result.notes:
-                cause_text.append("\n" + printable(note), style="yellow")
-            cause = Vertical(Static("cause", classes="pane-title"), Static(cause_text, classes="cause"), classes="pane")
-            if partial:  # the output it gave before it failed, beside the cause
-                output = Static(plain(_tail(partial, lines, folded)), classes="output")
-                out = Vertical(Static("output so far", classes="pane-title"), output, classes="pane")
-                widgets.append(Container(out, cause, classes="failure"))
-            else:
-                widgets.append(Container(cause, classes="failure"))
+            parts.append(self._failure(width, _tail(item.streamed or result.output, lines, folded)))
         elif item.diff:
             diff_lines = item.diff.splitlines()
             shown = diff_text("\n".join(diff_lines[:DIFF_LINES]))
             if len(diff_lines) > DIFF_LINES:
                 shown.append(f"\n… {len(diff_lines) - DIFF_LINES} more lines (ctrl+o: changed files)", style="dim")
-            widgets.append(Static(shown, classes="diff"))
+            parts.append(shown)
         else:
-            shown = plain(_tail(result.output, lines, folded)) if result.output else Text("(no output)", "dim")
-            widgets.append(Static(shown))
+            parts.append(plain(_tail(result.output, lines, folded)) if result.output else Text("(no output)", "dim"))
         if item.defect is not None and self.show_traceback:
-            widgets.append(Static(plain(item.defect.traceback, "red"), classes="traceback"))
-        self._set_body(widgets)
+            parts.append(Text(""))
+            parts.append(plain(item.defect.traceback, "red"))
+        return Group(*parts)
+
+    def _failure(self, width: int, partial: str) -> RenderableType:
+        """The cause, and beside it (or above it, when narrow) the output the call gave before it failed."""
+        result = self.item.result
+        assert result is not None
+        cause = plain(result.error or "(no cause given)", "red")
+        for note in result.notes:
+            cause.append("\n" + printable(note), style="yellow")
+        cause_pane = Group(Text("cause", style="bold dim"), cause)
+        if not partial:
+            return cause_pane
+        output_pane = Group(Text("output so far", style="bold dim"), plain(partial))
+        if width < NARROW:
+            return Group(output_pane, Text(""), cause_pane)
+        grid = Table.grid(expand=True, padding=(0, 1, 0, 0))
+        grid.add_column(ratio=1)
+        grid.add_column(ratio=1)
+        grid.add_row(output_pane, cause_pane)
+        return grid
