@@ -19,7 +19,7 @@ from workbench.tui.item_view import ItemView
 from workbench.tui.items import AssistantItem, NoticeItem, UserItem
 from workbench.tui.text import plain, printable
 
-_LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "red"}  # info: the CSS mutes it already (dim on top: 2.8:1)
+_LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "red"}  # info: its rows are muted (dim on top: 2.8:1)
 _AUTHOR_LABEL: dict[int, str] = {
     pb.AUTHOR_PARENT: "task from its parent:",
     pb.AUTHOR_INBOX: "⇠",
@@ -81,6 +81,7 @@ class NoticeLine(ItemView):
     """One line about the run; a retry wait counts down to its next attempt; a defect opens its traceback."""
 
     item: NoticeItem
+    component = "transcript--notice"
 
     def __init__(self, item: NoticeItem, clock: Callable[[], float]) -> None:
         super().__init__(item)

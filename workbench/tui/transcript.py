@@ -56,6 +56,7 @@ class Transcript(Widget, can_focus=True):
         "transcript--user",
         "transcript--from-agent",
         "transcript--queued",
+        "transcript--notice",
         "transcript--cursor",
         "transcript--cursor-bar",
         "transcript--error-bar",
