@@ -1,11 +1,16 @@
-"""Processes seen through /proc: is a pid alive, a terminal's foreground group, killing a session."""
+"""Processes seen through /proc: is a pid alive, a terminal's foreground group, killing a session;
+and a child bound to this process's life from its first instruction (`ends_with_this_thread`)."""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
+from collections.abc import Callable
+
+PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 def pid_alive(pid: int) -> bool:
@@ -134,3 +139,22 @@ def kill_all(pids: list[int]) -> None:
         for pid in pids:
             with contextlib.suppress(OSError):
                 os.kill(pid, sig)
+
+
+def ends_with_this_thread() -> Callable[[], None]:
+    """A `preexec_fn` that binds the child to the thread that forks it: the kernel sends it SIGKILL
+    when that thread ends (PR_SET_PDEATHSIG, kept across exec), and a child whose parent is gone
+    before the binding (the kernel would never send it then) ends at once.
+
+    Fork from the event loop's thread (asyncio.create_subprocess_exec does), never from a helper
+    thread: the signal comes when the forking thread ends, not the process.
+    """
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork: the child only calls it
+    parent = os.getpid()
+
+    def bind() -> None:
+        prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # this process died before the line above: nothing would come
+            os._exit(1)
+
+    return bind

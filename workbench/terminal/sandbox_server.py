@@ -1,8 +1,11 @@
 """The session's tmux server, started inside the bubblewrap sandbox (`sandbox.py` has the policy).
 
 - The server runs in the foreground (`tmux -D`) as the sandbox's command, with its socket in
-  the session folder's `io/` (the one part bound writable), and bwrap's `--die-with-parent` ends the whole
-  sandbox, every process in it, when workbench dies (even by kill -9).
+  the session folder's `io/` (the one part bound writable). bwrap's process is bound to the event
+  loop's thread before its exec (`processes.ends_with_this_thread`), and bwrap's
+  `--die-with-parent` binds the sandbox's init to bwrap: when workbench dies (even by kill -9) the
+  whole sandbox ends. One window stays open, bwrap killed before its sandbox's init bound itself
+  (~10 ms as it starts): the session's cgroup and marker end that sandbox (`leftovers.py`).
 - The session is created by a client with `-N`, which never starts a server: no client can
   silently start an unsandboxed one. `tmux -L NAME` (libtmux, the control client, the person's
   attach command) reaches the socket through a hard link in tmux's socket folder: never by a
@@ -34,6 +37,7 @@ from google.protobuf.message import Message
 
 from workbench.pb import workbench_pb2 as pb
 from workbench.terminal.leftovers import join_cgroup
+from workbench.terminal.processes import ends_with_this_thread
 from workbench.terminal.protected import PROJECT_CONFIG
 from workbench.terminal.sandbox import (
     SANDBOX_WRITES,
@@ -171,7 +175,7 @@ class TmuxSandbox:
                 stderr=errors,
                 start_new_session=True,
                 pass_fds=fds,
-                preexec_fn=(lambda: join_cgroup(cgroup)) if cgroup is not None else None,
+                preexec_fn=_bound_child(cgroup),
             )
         finally:
             for fd in fds:
@@ -287,6 +291,20 @@ class TmuxSandbox:
             with contextlib.suppress(OSError):
                 self.link.unlink()
             self.link = None
+
+
+def _bound_child(cgroup: Path | None) -> Callable[[], None]:
+    """What bwrap's process does before exec: bind itself to this thread's life (bwrap's own
+    `--die-with-parent` comes only after its exec and its clone, too late for a workbench that
+    dies meanwhile: docs/DECISIONS.md), then join the session's cgroup."""
+    bind = ends_with_this_thread()
+
+    def setup() -> None:
+        bind()
+        if cgroup is not None:
+            join_cgroup(cgroup)
+
+    return setup
 
 
 def _unreadable_copy(tmux: str, session_dir: Path) -> Path:
