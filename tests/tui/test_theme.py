@@ -25,6 +25,7 @@ from workbench.tui.tool_block import ToolBlock
 from workbench.tui.transcript import Transcript
 
 MINIMUM = 4.5  # WCAG AA for text
+SEARCH_STYLES = ("transcript--match", "transcript--match-current")  # Ctrl+F: every occurrence, the current one
 
 pytestmark = pytest.mark.tui
 
@@ -159,9 +160,10 @@ async def screens(app: WorkbenchApp, pilot: Any, log: EventLog) -> AsyncIterator
 
     app.apply_events(log.events)
     await drawn()
-    for block in app.transcript.query(ToolBlock):  # every call open: outputs, causes, diffs
-        if not block.expanded:
-            block.action_toggle_open()
+    for view in app.transcript.item_views():  # every call open: outputs, causes, diffs
+        if isinstance(view, ToolBlock) and not view.expanded:
+            view.toggle()
+            app.transcript.update({view.item.key})
     await drawn()
     yield "the prompt focused", ""
     app.transcript.focus()
@@ -187,6 +189,10 @@ async def screens(app: WorkbenchApp, pilot: Any, log: EventLog) -> AsyncIterator
     await pilot.press("ctrl+f")
     await pilot.press(*"the")
     await drawn()
+    match, current = (app.transcript.get_component_rich_style(name).bgcolor for name in SEARCH_STYLES)
+    drawn_backgrounds = {s.style.bgcolor for strip in app.screen._compositor.render_strips() for s in strip if s.style}
+    if app.matches:  # the current match in its own colours, other matches in theirs: measured with the rest
+        assert current in drawn_backgrounds and (len(app.matches) == 1 or match in drawn_backgrounds)
     yield "a search with matches", ""
     await pilot.press("escape")
     call = pb.ToolCall(id="call_r", name="write_file", arguments='{"path": "notes.md", "content": "hi"}')

@@ -6,7 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rich.color import Color
+from textual.strip import Strip
 
+from tests.tui.test_theme import SEARCH_STYLES
 from tests.tui_events import START, EventLog, subagents_with_inbox
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
@@ -113,3 +116,119 @@ async def test_the_working_line_says_what_the_root_does(tmp_path: Path) -> None:
         app.apply_events(log.events)
         await pilot.pause()
         assert "~100" in str(app.working_line.render())  # streamed output tokens, an estimate until usage arrives
+
+
+def screen_rows(app: WorkbenchApp) -> list[Strip]:
+    return app.screen._compositor.render_strips()
+
+
+def backgrounds(strip: Strip, start: int, end: int) -> set[Color | None]:
+    """The background colours of cells start..end of a rendered row (ASCII text: a character a cell)."""
+    found, x = set(), 0
+    for segment in strip:
+        if x < end and x + len(segment.text) > start:
+            found.add(segment.style.bgcolor if segment.style else None)
+        x += len(segment.text)
+    return found
+
+
+def cells_of(app: WorkbenchApp, text: str, nth: int = 0) -> tuple[Strip, int, int]:
+    """The row showing the nth occurrence of `text` on the screen, and its cells."""
+    seen = 0
+    for strip in screen_rows(app):
+        start = strip.text.find(text)
+        while start >= 0:
+            if seen == nth:
+                return strip, start, start + len(text)
+            seen += 1
+            start = strip.text.find(text, start + 1)
+    raise AssertionError(f"{text!r} (#{nth}) is not on the screen")
+
+
+def searched() -> EventLog:
+    log = EventLog()
+    log.spawn("main", "main", "search")
+    log.run("search")
+    log.say("the needle and another NEEDLE here, and [bold]not markup[/bold]")
+    log.tool("bash", {"command": "make"}, output="line one\nneedle in the output\n\x1b[31mred\x1b[0m done")
+    log.say("nothing to see")
+    return log
+
+
+async def test_search_highlights_the_matched_text_and_steps_between_occurrences(tmp_path: Path) -> None:
+    app = offline(tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.apply_events(searched().events)
+        await pilot.pause()
+        transcript = app.transcript
+        match, current = (transcript.get_component_rich_style(name).bgcolor for name in SEARCH_STYLES)
+        assert match != current
+        await pilot.press("ctrl+f", *"needle")
+        await pilot.pause()
+        assert "3 of 3" in str(app.search_info.render())  # every occurrence, the newest current
+        # the current one, in the call's output (the search opened the call to show it)
+        row, start, _ = cells_of(app, "needle in the output")
+        assert backgrounds(row, start, start + 6) == {current}
+        row, start, _end = cells_of(app, "the needle and another NEEDLE")
+        assert backgrounds(row, start + 4, start + 10) == {match}  # "needle": the word, not the item
+        assert match not in backgrounds(row, start, start + 4) and current not in backgrounds(row, start, start + 4)
+        assert backgrounds(row, start + 23, start + 29) == {match}  # "NEEDLE": case does not matter
+        await pilot.press("up")  # the previous occurrence becomes the current one
+        await pilot.pause()
+        assert "2 of 3" in str(app.search_info.render())
+        row, start, _ = cells_of(app, "the needle and another NEEDLE")
+        assert backgrounds(row, start + 23, start + 29) == {current} and backgrounds(row, start + 4, start + 10) == {
+            match
+        }
+        assert "needle in the output" not in "\n".join(s.text for s in screen_rows(app))  # the call closed again
+        await pilot.press("down")
+        await pilot.pause()
+        assert "3 of 3" in str(app.search_info.render())
+
+
+async def test_a_search_for_markup_or_an_escape_code_matches_it_literally(tmp_path: Path) -> None:
+    app = offline(tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.apply_events(searched().events)
+        await pilot.pause()
+        transcript = app.transcript
+        current = transcript.get_component_rich_style("transcript--match-current").bgcolor
+        await pilot.press("ctrl+f", *"[bold]")
+        await pilot.pause()
+        assert "1 of 1" in str(app.search_info.render())
+        row, start, _end = cells_of(app, "[bold]not markup[/bold]")  # drawn as written, never as markup
+        assert backgrounds(row, start, start + 6) == {current}
+        assert not any(s.style and s.style.bold for s in row if "not markup" in s.text)
+        app.search_bar.value = "\x1b[31m"  # a pasted escape code finds the `\x1b` drawn for it
+        await pilot.pause()
+        assert "1 of 1" in str(app.search_info.render())
+        row, start, _ = cells_of(app, "\\x1b[31mred")
+        assert backgrounds(row, start, start + 8) == {current}
+        assert not any("\x1b" in strip.text for strip in screen_rows(app))  # no escape code reaches the terminal
+
+
+async def test_page_up_scrolls_back_and_new_items_follow_only_at_the_end(tmp_path: Path) -> None:
+    app = offline(tmp_path)
+    log = long_session()
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.apply_events(log.events)
+        await pilot.pause()
+        transcript = app.transcript
+        transcript.focus()
+        assert transcript.top is None  # at the end, following it
+        await pilot.press("pageup")
+        await pilot.pause()
+        held = transcript.frame()[0]
+        assert transcript.top == held and held[0] < len(transcript.items) - 10
+        log.say("a new answer while the person reads back")
+        app.apply_events(log.events[-3:])
+        await pilot.pause()
+        assert transcript.frame()[0] == held  # what they read stays put
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert transcript.top is not None  # a page down: the new answer is a row further
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert transcript.top is None and "a new answer" in transcript.text_of(
+            transcript.items[transcript.frame()[-1][0]]
+        )

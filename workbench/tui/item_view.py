@@ -55,8 +55,13 @@ class ItemView:
         """`t`: show or hide a defect's traceback; False when the item has none."""
         return False
 
-    def reveal_text(self, needle: str) -> None:
-        """Open what hides a search match (a closed or folded output) so its line is drawn."""
+    def reveal_text(self, needle: str, occurrence: int) -> bool:
+        """Open what hides the `occurrence`-th match of `needle` (a closed or folded output) so its
+        line is drawn; True when it opened something (the search closes it again when it moves on)."""
+        return False
+
+    def conceal(self) -> None:
+        """Close again what `reveal_text` opened."""
 
 
 def render_strips(console: Console, renderable: RenderableType, width: int) -> list[Strip]:

@@ -101,6 +101,8 @@ KEYS: tuple[Key, ...] = (
     ),
     Key("home", "Home", "transcript", "the oldest item, at once (End: the newest)", "first_item", "first"),
     Key("end", "End", "transcript", "the newest item", "last_item", "last"),
+    Key("pageup", "PageUp / PageDown", "transcript", "a page up or down (the mouse wheel scrolls too)", "page_up"),
+    Key("pagedown", "PageDown", "transcript", "a page down", "page_down", listed=False),
     Key("enter,down", "Enter / Down", "search", "the next match", "next_match", "next"),
     Key("shift+enter,up", "Shift+Enter / Up", "search", "the previous match", "previous_match", "previous"),
     Key("escape", "Esc", "search", "close the search", "close_search", "close"),

@@ -13,6 +13,7 @@ from textual.widgets import Input
 from workbench.tui.item_view import fold, occurrences
 from workbench.tui.items import AssistantItem, Item, NoticeItem, ToolItem, UserItem
 from workbench.tui.keymap import bindings
+from workbench.tui.text import printable
 
 
 class Match(NamedTuple):
@@ -23,23 +24,22 @@ class Match(NamedTuple):
 
 
 def item_text(item: Item) -> str:
-    """What a search looks through in one item."""
-    if isinstance(item, (UserItem, AssistantItem)):
-        return item.text
-    if isinstance(item, NoticeItem):
-        return item.text
+    """What a search looks through in one item, as the screen shows it (escape codes as `\\x1b`)."""
+    if isinstance(item, (UserItem, AssistantItem, NoticeItem)):
+        return printable(item.text)
     if isinstance(item, ToolItem):
         result = item.result
         parts = [item.call.name, item.summary, item.streamed]
         if result is not None:
             parts += [result.output, result.error]
-        return "\n".join(parts)
+        return printable("\n".join(parts))
     return ""
 
 
 def find(items: list[Item], query: str) -> list[Match]:
-    """Every occurrence of `query` in `items`, oldest first (case-insensitive)."""
-    needle = fold(query)
+    """Every occurrence of `query` in `items`, oldest first (case-insensitive; the query as the
+    screen would show it, so a pasted escape code finds the `\\x1b` drawn for one)."""
+    needle = fold(printable(query))
     if not needle:
         return []
     return [
@@ -61,6 +61,11 @@ class SearchBar(Input):
 
     class Closed(Message):
         pass
+
+    def validate_value(self, value: str) -> str:
+        """A pasted control character (an escape code) is shown and searched as its escape (`\\x1b`):
+        never written to the terminal."""
+        return printable(value)
 
     def action_next_match(self) -> None:
         self.post_message(self.Step(1))

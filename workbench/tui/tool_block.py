@@ -19,7 +19,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from workbench.tui.item_view import ItemView, fold
+from workbench.tui.item_view import ItemView, fold, occurrences
 from workbench.tui.items import ToolItem
 from workbench.tui.text import diff_text, duration, plain, printable
 
@@ -67,6 +67,7 @@ class ToolBlock(ItemView):
         self.unfolded = False  # a long output: all of it, not its last FOLD_LINES lines
         self.show_traceback = False
         self._opened_failure = False
+        self._before_search = (False, False)  # (expanded, unfolded) before a search opened it
 
     def failed(self) -> bool:
         return self.item.failed
@@ -92,11 +93,17 @@ class ToolBlock(ItemView):
         self.expanded = True
         return True
 
-    def reveal_text(self, needle: str) -> None:
-        """A match in the output (not the header): open the block, and all of a long output."""
-        if needle and fold(needle) not in fold(self.header_text().plain):
-            self.expanded = True
-            self.unfolded = self.unfolded or self._long()
+    def reveal_text(self, needle: str, occurrence: int) -> bool:
+        """A match past those in the header (in the output): open the block, and all of a long output."""
+        in_header = sum(1 for _ in occurrences(fold(self.header_text().plain), fold(needle)))
+        if not needle or occurrence < in_header or (self.expanded and (self.unfolded or not self._long())):
+            return False
+        self._before_search = (self.expanded, self.unfolded)
+        self.expanded, self.unfolded = True, self.unfolded or self._long()
+        return True
+
+    def conceal(self) -> None:
+        self.expanded, self.unfolded = self._before_search
 
     def _output(self) -> str:
         """The output the open block shows (a diff has its own limit)."""

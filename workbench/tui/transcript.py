@@ -30,6 +30,7 @@ from workbench.tui.items import AssistantItem, Item, NoticeItem, ToolItem, UserI
 from workbench.tui.keymap import bindings
 from workbench.tui.messages import AssistantMessage, NoticeLine, UserMessage
 from workbench.tui.search_bar import Match
+from workbench.tui.text import printable
 from workbench.tui.tool_block import ToolBlock
 
 CACHED_ITEMS = 1000  # items whose drawn lines are kept (the rest draw again when scrolled to)
@@ -78,6 +79,7 @@ class Transcript(Widget, can_focus=True):
         self.cursor = 0  # Item.key of the item under the cursor; 0: none
         self.needle = ""  # the search's text ("" when no search is open)
         self.current: tuple[int, int] | None = None  # (Item.key, occurrence) of the current match
+        self._opened: ItemView | None = None  # an item the search opened to show its current match
         self._frame: list[Position] | None = None  # per row in view: its item and row (-1: blank)
         self._rows: list[Strip] | None = None
 
@@ -279,6 +281,15 @@ class Transcript(Widget, can_focus=True):
                 number += 1
         self.top = (number, row)
         self._invalidate()
+        if rows > 0 and self._at_end():
+            self.top = None  # scrolled down to the end: follow it again
+
+    def _at_end(self) -> bool:
+        """True when the last row in view is the last row of the last item drawn."""
+        last_number, last_row = self.frame()[-1] if self.frame() else (-1, 0)
+        if last_number < 0:
+            return True
+        return last_row == self._height(last_number) - 1 and self._shown_from(last_number + 1, 1) is None
 
     def scroll_to_row(self, number: int, row: int = 0, context: int = 0) -> None:
         """Bring row `row` of item `number` into view (`context` rows above it when it was out of view)."""
@@ -414,8 +425,15 @@ class Transcript(Widget, can_focus=True):
 
     def mark(self, needle: str) -> None:
         """Highlight every occurrence of `needle` in the rows drawn ("" clears the search)."""
-        self.needle, self.current = needle, None
+        self._conceal()
+        self.needle, self.current = printable(needle), None
         self._invalidate()
+
+    def _conceal(self) -> None:
+        """Close what the search opened to show its current match."""
+        if self._opened is not None:
+            self._opened.conceal()
+            self._opened = None
 
     def reveal(self, match: Match) -> None:
         """Make `match` the current one: its item under the cursor, the item opened to show it, in view."""
@@ -424,7 +442,10 @@ class Transcript(Widget, can_focus=True):
         if number < 0:
             return
         view = self.view(item)
-        view.reveal_text(self.needle)
+        if self._opened is not view:
+            self._conceal()
+            if view.reveal_text(self.needle, match.occurrence):
+                self._opened = view
         self.current = (item.key, match.occurrence)
         self.cursor = item.key
         style = self.get_component_rich_style
