@@ -46,3 +46,13 @@ def session_processes(socket_name: str) -> list[int]:
 
 def sandboxed_server(socket_name: str) -> list[int]:
     return [pid for pid in session_processes(socket_name) if b"tmux-server" in cmdline(pid).split(b"\0")[0]]
+
+
+def marker_of(pid: int) -> str:
+    """The session a process belongs to (its marker's value); "" when gone or unmarked."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return ""
+    prefix = f"{MARKER}=".encode()
+    return next((e[len(prefix) :].decode() for e in environ if e.startswith(prefix)), "")

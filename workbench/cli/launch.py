@@ -4,7 +4,8 @@
 import, checking the model, opening the store) is "workbench: interrupted" and exit 130,
 never a traceback; and whatever litellm's background import is doing, the process ends once
 `main` returns (`workbench.session.startup.exit_process`). The garbage collector waits for the
-app's first frame.
+app's first frame. SIGHUP and SIGTERM, and every way out, first end what the process's sessions
+still run (`workbench.session.ending`).
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ def entry() -> None:
     gc.disable()
     end: Callable[[int], NoReturn] = sys.exit  # until the session package's own exit is imported
     try:
-        from workbench.session import startup
+        from workbench.session import ending, startup
 
+        ending.end_leftovers_on_signals()
         end = startup.exit_process
         from workbench.cli.main import main
 
@@ -33,6 +35,9 @@ def entry() -> None:
     except KeyboardInterrupt:
         print("workbench: interrupted", file=sys.stderr)
         code = 130
+    finally:  # closed sessions left nothing; an error or Ctrl-C may have
+        if (ending_module := sys.modules.get("workbench.session.ending")) is not None:
+            ending_module.end_sessions_leftovers()
     end(code)
 
 

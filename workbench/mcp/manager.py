@@ -11,7 +11,6 @@ reaper do the same after a kill -9 of Workbench.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import fnmatch
 import json
 import shutil
@@ -26,7 +25,7 @@ from workbench.mcp.connection import ServerConnection
 from workbench.mcp.deferred import LISTER, lister_tool
 from workbench.mcp.names import exposed_names, server_prefix
 from workbench.pb import workbench_pb2 as pb
-from workbench.terminal.leftovers import kill_marked, owner_record, records_dir, write_record
+from workbench.terminal.leftovers import kill_marked, owner_record, records_dir, remove_record, write_record
 from workbench.tools.registry import Tool, ToolContext
 
 IDLE_START = 0.5  # seconds after opening with no prompt sent that the servers start
@@ -115,8 +114,7 @@ class McpManager:
         if self._record is not None:
             await asyncio.to_thread(kill_marked, self.marker)
             shutil.rmtree(self.scratch, ignore_errors=True)
-            with contextlib.suppress(OSError):
-                self._record.unlink()
+            remove_record(self._record)
             self._record = None
 
     def summary(self) -> str:

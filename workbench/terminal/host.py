@@ -40,7 +40,7 @@ from google.protobuf.message import Message
 from workbench.core.feedback import Feedback
 from workbench.terminal.agent_cgroups import AgentCgroups, gated
 from workbench.terminal.bash_run import CANCEL_GRACE, BashRun, OutputSink
-from workbench.terminal.leftovers import end_session
+from workbench.terminal.leftovers import end_session, remove_record
 from workbench.terminal.output_cap import keep_tails
 from workbench.terminal.processes import cmdline, foreground_pgid, kill_session, pid_alive, zombie_status
 from workbench.terminal.server_lifecycle import ServerLifecycle
@@ -101,8 +101,7 @@ class TerminalHost(ServerLifecycle):
             for pid in terminals:
                 await asyncio.to_thread(kill_session, pid)
             if self.records_dir is not None:
-                with contextlib.suppress(OSError):
-                    (self.records_dir / f"{self.socket_name}.json").unlink()
+                remove_record(self.records_dir / f"{self.socket_name}.json")
         self.reports.close()
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)

@@ -14,7 +14,9 @@ carries two marks it inherits:
 
 A record, `<data_dir>/terminals/<socket name>.json`, holds the owner's pid and start time, the
 server's, the socket, the private folder and the cgroup; `reap_orphans(data_dir)` ends the
-leftovers of every session whose owner is gone.
+leftovers of every session whose owner is gone. A process that is about to die (SIGHUP, SIGTERM:
+`session/ending.py`) ends its own sessions' leftovers first (`end_own_sessions`), whatever they
+were doing, a sandbox still starting included.
 """
 
 from __future__ import annotations
@@ -168,6 +170,10 @@ class Record:
     cgroup: str = ""
 
 
+# the records this process wrote and has not removed: its sessions that still run something
+_own: dict[Path, Record] = {}
+
+
 def records_dir(data_dir: Path) -> Path:
     return data_dir / "terminals"
 
@@ -178,7 +184,24 @@ def write_record(folder: Path, record: Record) -> Path:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(asdict(record)))
     os.replace(tmp, path)
+    _own[path] = record
     return path
+
+
+def remove_record(path: Path) -> None:
+    """Its session ended what it started: the record goes."""
+    _own.pop(path, None)
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+def end_own_sessions() -> None:
+    """End now what this process's sessions started and still run, as `reap_orphans` would once
+    this process is gone; for a process about to die. The records stay: the next start reads them
+    (their sessions' runs are marked interrupted) and finds nothing left to end."""
+    for path, record in list(_own.items()):
+        end_session(record)
+        _own.pop(path, None)
 
 
 def owner_record(session: str, socket_name: str) -> Record:
