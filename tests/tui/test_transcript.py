@@ -232,3 +232,32 @@ async def test_page_up_scrolls_back_and_new_items_follow_only_at_the_end(tmp_pat
         assert transcript.top is None and "a new answer" in transcript.text_of(
             transcript.items[transcript.frame()[-1][0]]
         )
+
+
+async def test_a_running_command_streams_its_last_lines_and_a_click_opens_a_call(tmp_path: Path) -> None:
+    log = EventLog()
+    log.spawn("main", "main", "build")
+    log.run("build")
+    log.tool("read_file", {"path": "notes.txt"}, output="the notes")
+    call = pb.ToolCall(id="c9", name="bash", arguments='{"command": "make"}')
+    log.add("main", "tool_call_started", pb.ToolCallStarted(call=call))
+    app = offline(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.apply_events(log.events)
+        await pilot.pause()
+        transcript = app.transcript
+        running = transcript.items[-1]
+        for n in range(30):  # chunks arrive while it runs: the newest lines show, in view, at the end
+            log.add("main", "tool_output", pb.ToolOutputChunk(call_id="c9", text=f"step {n}\n"))
+            app.apply_events(log.events[-1:])
+            await pilot.pause()
+        shown = transcript.text_of(running)
+        assert "step 29" in shown and "step 19" not in shown and "running" in shown
+        screen = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "step 29" in screen
+        read = next(item for item in transcript.items if "notes.txt" in transcript.text_of(item))
+        row = transcript.frame().index((transcript.index(read.key), 0))
+        assert "the notes" not in transcript.text_of(read)
+        await pilot.click(transcript, offset=(5, row))  # a click selects the call and opens it
+        await pilot.pause()
+        assert transcript.cursor == read.key and "the notes" in transcript.text_of(read)
