@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from rich.color import Color
+from textual import events
 from textual.strip import Strip
 
 from tests.tui.test_theme import SEARCH_STYLES
@@ -215,7 +216,15 @@ async def test_page_up_scrolls_back_and_new_items_follow_only_at_the_end(tmp_pat
         await pilot.pause()
         transcript = app.transcript
         transcript.focus()
+        await pilot.pause()
         assert transcript.top is None  # at the end, following it
+        end = transcript.frame()[0]
+        transcript.post_message(events.MouseScrollUp(transcript, 5, 5, 0, -1, 0, False, False, False))
+        await pilot.pause()
+        assert transcript.top is not None and transcript._above(*end, 3) == transcript.frame()[0]  # the wheel: 3 rows
+        transcript.post_message(events.MouseScrollDown(transcript, 5, 5, 0, 1, 0, False, False, False))
+        await pilot.pause()
+        assert transcript.top is None  # down to the end again: following
         await pilot.press("pageup")
         await pilot.pause()
         held = transcript.frame()[0]
