@@ -5,6 +5,7 @@ in the window the test is about. kill -9 is in tests/terminal/test_sandbox_serve
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -34,6 +35,46 @@ def screen_until(socket: str, needle: str, timeout: float = 90.0) -> None:
     until_blocking(lambda: needle in tmux(socket, "capture-pane", "-p", "-t", "tui"), timeout, f"{needle!r} on screen")
 
 
+def _launch(tmp_path: Path, socket: str, config: str) -> tuple[int, Path]:
+    """The demo in a tmux pane whose process is the app itself, with `config` as the person's
+    config; the app's pid and its data folder once it shows its first frame."""
+    assert WORKBENCH.exists(), f"{WORKBENCH} is not installed (pip install -e .)"
+    workspace, data = tmp_path / "empty", tmp_path / "d"
+    workspace.mkdir()
+    user_config = Path(os.environ["XDG_CONFIG_HOME"]) / "workbench" / "config.toml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text(config)
+    app = [str(WORKBENCH), "--model", "demo", "--workspace", str(workspace), "--data-dir", str(data)]
+    env = {**os.environ, "TERM": "xterm-256color", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    new = ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "tui", "-x", "150", "-y", "45"]
+    subprocess.run([*new, *app], check=True, env=env)
+    app_pid = int(tmux(socket, "display-message", "-p", "-t", "tui", "#{pane_pid}"))
+    screen_until(socket, "demo (scripted")
+    return app_pid, data
+
+
+def _end(socket: str, app_pid: int, end: str) -> None:
+    if end == "close the pane":
+        tmux(socket, "kill-server")
+    elif end == "SIGTERM":
+        os.kill(app_pid, signal.SIGTERM)
+    else:
+        tmux(socket, "send-keys", "-t", "tui", "C-c")
+        screen_until(socket, "again to quit", 10)
+        tmux(socket, "send-keys", "-t", "tui", "C-c")
+    until_blocking(lambda: not pid_alive(app_pid), 30, "the app to end")
+
+
+def _end_leftovers(socket: str, name: str, data: Path) -> None:
+    """What a failing run left: never left on the shared machine."""
+    tmux(socket, "kill-server")
+    deadline = time.monotonic() + 5  # a stand-in that sleeps may start bwrap a moment later
+    while name and session_processes(name) and time.monotonic() < deadline:
+        kill_marked(name)
+        time.sleep(0.1)
+    reap_orphans(data)
+
+
 @pytest.mark.skipif(shutil.which("tmux") is None or shutil.which("bwrap") is None, reason="needs tmux and bwrap")
 @pytest.mark.parametrize(
     ("bwrap", "end"),
@@ -46,41 +87,41 @@ def screen_until(socket: str, needle: str, timeout: float = 90.0) -> None:
     ],
 )
 def test_no_sandbox_outlives_the_app_that_ends_while_it_starts(bwrap: str, end: str, tmp_path: Path) -> None:
-    assert WORKBENCH.exists(), f"{WORKBENCH} is not installed (pip install -e .)"
-    workspace, data, flag = tmp_path / "empty", tmp_path / "d", tmp_path / "spawned"
-    workspace.mkdir()
-    config = Path(os.environ["XDG_CONFIG_HOME"]) / "workbench" / "config.toml"
-    config.parent.mkdir(parents=True)
-    config.write_text(f'bwrap_path = "{stand_in(tmp_path, bwrap, flag)}"\n')
-    socket = f"wb-e2e-{uuid.uuid4().hex[:8]}"
-    app = [str(WORKBENCH), "--model", "demo", "--workspace", str(workspace), "--data-dir", str(data)]
-    env = {**os.environ, "TERM": "xterm-256color", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    new = ["tmux", "-L", socket, "-f", "/dev/null", "new-session", "-d", "-s", "tui", "-x", "150", "-y", "45"]
-    subprocess.run([*new, *app], check=True, env=env)  # the pane's process is the app itself
-    name = ""
+    socket, flag, name = f"wb-e2e-{uuid.uuid4().hex[:8]}", tmp_path / "spawned", ""
+    app_pid, data = _launch(tmp_path, socket, f'bwrap_path = "{stand_in(tmp_path, bwrap, flag)}"\n')
     try:
-        app_pid = int(tmux(socket, "display-message", "-p", "-t", "tui", "#{pane_pid}"))
-        screen_until(socket, "demo (scripted")
         tmux(socket, "send-keys", "-t", "tui", "quick hello", "Enter")  # the session starts its terminal
         until_blocking(lambda: flag.exists() and flag.read_text().strip(), 60, "the sandbox's start")
         name = marker_of(int(flag.read_text()))
         assert name.startswith("workbench-"), name
         if bwrap == "detached":
             until_blocking(lambda: sandboxed_server(name), 30, "the detached sandbox's tmux server")
-        if end == "close the pane":
-            tmux(socket, "kill-server")
-        elif end == "SIGTERM":
-            os.kill(app_pid, signal.SIGTERM)
-        else:
-            tmux(socket, "send-keys", "-t", "tui", "C-c")
-            screen_until(socket, "again to quit", 10)
-            tmux(socket, "send-keys", "-t", "tui", "C-c")
-        until_blocking(lambda: not pid_alive(app_pid), 30, "the app to end")
+        _end(socket, app_pid, end)
         until_blocking(lambda: not session_processes(name), 10, f"every process of {name} to end")
     finally:
-        tmux(socket, "kill-server")
-        deadline = time.monotonic() + 5  # what a failing run left: never left on the shared machine
-        while name and session_processes(name) and time.monotonic() < deadline:
-            kill_marked(name)
-            time.sleep(0.1)
-        reap_orphans(data)
+        _end_leftovers(socket, name, data)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_an_unsandboxed_tmux_server_ends_with_the_app_whose_pane_closed(tmp_path: Path) -> None:
+    """With the sandbox off the server is tmux's own daemon: nothing binds it to the app. Before,
+    a closed pane left it running until the next start's reaper."""
+    socket, name = f"wb-e2e-{uuid.uuid4().hex[:8]}", ""
+    app_pid, data = _launch(tmp_path, socket, 'sandbox = "off"\n')
+    try:
+        tmux(socket, "send-keys", "-t", "tui", "quick hello", "Enter")
+
+        def started() -> str:
+            for path in (data / "terminals").glob("workbench-*.json"):
+                record = json.loads(path.read_text() or "{}")
+                if record.get("server_pid"):
+                    return str(record["socket_name"])
+            return ""
+
+        until_blocking(started, 60, "the session's tmux server")
+        name = started()
+        assert session_processes(name)
+        _end(socket, app_pid, "close the pane")
+        until_blocking(lambda: not session_processes(name), 10, f"every process of {name} to end")
+    finally:
+        _end_leftovers(socket, name, data)
