@@ -36,6 +36,7 @@ from tests.waiting import on_screen  # noqa: E402
 from workbench.config.settings import Settings  # noqa: E402
 from workbench.tui.app import DEMO_PROMPT, WorkbenchApp  # noqa: E402
 from workbench.tui.approval import ApprovalScreen  # noqa: E402
+from workbench.tui.footer import KeysFooter  # noqa: E402
 from workbench.tui.rewind_screen import RewindReview, TurnPicker  # noqa: E402
 
 OUT = ROOT / "screenshots"
@@ -57,12 +58,19 @@ def write_png(svg: str, path: Path) -> None:
     cairosvg.svg2png(bytestring=svg.encode(), write_to=str(path))
 
 
+def footer_drawn(app: WorkbenchApp) -> bool:
+    """The screen's key footer, if it has one, is drawn with its keys: a focus change recomposes it,
+    and for a moment (0.4 s under load) the row is blank."""
+    return not app.screen.query(KeysFooter) or "palette" in app.export_screenshot()
+
+
 async def shoot(
     app: WorkbenchApp, name: str, scene: Callable[[Pilot[Any]], Awaitable[None]], size: tuple[int, int]
 ) -> None:
     async with app.run_test(size=size) as pilot:
         await scene(pilot)
         await pilot.pause(0.3)
+        await until(pilot, lambda: footer_drawn(app))  # a focus change recomposes the key footer
         svg = app.export_screenshot(title=f"workbench: {name}")
         await app._close_session()
     (OUT / f"{name}.svg").write_text(svg)
