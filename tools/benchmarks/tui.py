@@ -1,6 +1,7 @@
 """The TUI: first frame, events per second into a live app, key-press latency, memory.
 
     .venv/bin/python -m tools.benchmarks.tui      # or: .venv/bin/python tools/bench.py tui
+    .venv/bin/python -m tools.benchmarks.tui keys # the key-to-frame lines alone
 
 Each figure has a baseline from the same run:
 - first frame of the app in a real terminal (tmux, median of 5 launches), against a bare Textual
@@ -71,8 +72,10 @@ def big_scene(items: int = ITEMS, agents: int = AGENTS) -> EventLog:
 
 
 def scene(kind: str, ready: str) -> None:
-    """Run the app in this terminal: `big`/`empty` (offline, fixed events), `import` (big while
-    litellm imports), or `app` (the real start: run_app on the demo model in a temporary folder)."""
+    """Run the app in this terminal: `big`/`empty` (offline, fixed events); `big-unfrozen` (big,
+    its history left in the collector's generations: the baseline of `tui/heap.py`); `import`
+    (big while litellm imports); or `app` (the real start: run_app on the demo model in a temporary folder).
+    Each full collection's milliseconds are appended to `ready`.gc as it ends."""
     from workbench.tui.app import WorkbenchApp, run_app
 
     folder = Path(tempfile.mkdtemp(prefix="bench-tui-"))
@@ -80,15 +83,18 @@ def scene(kind: str, ready: str) -> None:
     if kind == "app":
         run_app(settings, None, None, False)
         return
-    events = big_scene().events if kind in ("big", "import") else []
+    log_collections(Path(ready + ".gc"))
+    events = big_scene().events if kind != "empty" else []
 
     class Scene(WorkbenchApp):
         def _start(self) -> None:
+            if kind == "big-unfrozen":
+                self.freeze_history = lambda events: False  # type: ignore[method-assign]
             self.apply_events(events)
             if kind == "import":
                 from workbench.tui.app import start_litellm_import
 
-                thread = start_litellm_import()
+                thread = self.litellm_import = start_litellm_import()
 
                 def note_done() -> None:
                     thread.join()
@@ -100,6 +106,28 @@ def scene(kind: str, ready: str) -> None:
             self.call_after_refresh(lambda: Path(ready).write_text(str(os.getpid())))
 
     Scene(settings, preload=False, offline=True).run()
+
+
+def log_collections(path: Path) -> None:
+    """Append each full (generation 2) collection's milliseconds to `path` as it ends."""
+    started = [0.0]
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            with path.open("a") as out:
+                out.write(f"{(time.perf_counter() - started[0]) * 1000:.1f}\n")
+
+    gc.callbacks.append(note)
+
+
+def collections_since(ready: Path, seen: int) -> list[float]:
+    """The full collections' milliseconds the scene logged after the first `seen` of them."""
+    log = Path(str(ready) + ".gc")
+    return [float(x) for x in log.read_text().split()][seen:] if log.exists() else []
 
 
 # --- the driver: tmux control mode sees every byte the app writes ------------------------
@@ -324,6 +352,83 @@ async def events_per_second(count_items: int = 6000) -> tuple[float, float, int,
     return live, bare, len(events), applied
 
 
+def key_lines(tmp: Path, rounds: int = 3, presses: int = 60) -> tuple[float, float]:
+    """Print key to frame with 10,000 items and 100 agents, its history frozen (as the app does)
+    and not (`big-unfrozen`), launched in turn `rounds` times, against the empty app and `cat`;
+    with the full collections each scene made while keys were pressed. Each launch's first press,
+    which also waits for the app to finish the history's load, is given apart. The frozen figure."""
+    cat = Terminal(["cat"])
+    time.sleep(0.3)
+    base = p50_p95(key_latencies(cat, presses))
+    cat.close()
+    empty, _ = scene_terminal("empty", tmp)
+    quiet = p50_p95(key_latencies(empty, presses))
+    empty.close()
+    samples: dict[str, list[float]] = {"big": [], "big-unfrozen": []}
+    pauses: dict[str, list[float]] = {"big": [], "big-unfrozen": []}
+    memory: dict[str, list[float]] = {"big": [], "big-unfrozen": []}
+    firsts: dict[str, list[float]] = {"big": [], "big-unfrozen": []}
+    for _ in range(rounds):
+        for kind in samples:
+            term, ready = scene_terminal(kind, tmp)
+            firsts[kind].extend(key_latencies(term, 1))  # the app still finishing the history's load
+            before = len(collections_since(ready, 0))
+            samples[kind].extend(key_latencies(term, presses))
+            pauses[kind].extend(collections_since(ready, before))
+            memory[kind].append(rss_mb(term.pid()))
+            term.close()
+    frozen, unfrozen = p50_p95(samples["big"]), p50_p95(samples["big-unfrozen"])
+    print(f"  key to frame, 10,000 items + 100 agents p50/p95  {frozen[0]:6.1f}/{frozen[1]:5.1f} ms   "
+          f"vs empty app {quiet[0]:5.1f}/{quiet[1]:5.1f} ms, cat {base[0]:5.1f}/{base[1]:5.1f} ms   "
+          f"(target p95 < 50 ms)")  # fmt: skip
+    for kind, figures in (("big", frozen), ("big-unfrozen", unfrozen)):
+        longest = max(pauses[kind], default=0.0)
+        print(f"    {'history frozen' if kind == 'big' else 'not frozen (before)':<20} p50/p95 {figures[0]:6.1f}/"
+              f"{figures[1]:5.1f} ms, longest {max(samples[kind]):5.1f}"
+              f"   full collections meanwhile {len(pauses[kind]):3d}, longest {longest:6.1f} ms "
+              f"RSS {statistics.median(memory[kind]):4.0f} MB ({len(samples[kind])} presses)")  # fmt: skip
+    every = firsts["big"] + firsts["big-unfrozen"]
+    print(f"    each launch's first press apart (the app finishing the history's load) median "
+          f"{statistics.median(every):6.1f} ms, longest {max(every):6.1f} ms")  # fmt: skip
+    return frozen
+
+
+def import_lines(tmp: Path, rounds: int = 3, presses: int = 40) -> float:
+    """Print key to frame while litellm imports in the app with 10,000 items and 100 agents (its
+    real start), against the same processes after the import, launched `rounds` times; with how
+    long the import took. Each launch's first press, which also waits for the app to finish the
+    history's load, is given apart. Return the app's RSS (MB) with litellm."""
+    during: list[float] = []
+    after: list[float] = []
+    first: list[float] = []
+    windows: list[float] = []
+    pauses: list[float] = []
+    memory = 0.0
+    for _ in range(rounds):
+        term, ready = scene_terminal("import", tmp)
+        imported = Path(str(ready) + ".imported")
+        started = time.time()
+        first.extend(key_latencies(term, 1, gap=0.01))
+        while not imported.exists() and len(during) < 200 * rounds:
+            during.extend(key_latencies(term, 1, gap=0.01))
+        deadline = time.monotonic() + 60
+        while not imported.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        windows.append(float(imported.read_text()) - started)
+        after.extend(key_latencies(term, presses))
+        pauses.extend(collections_since(ready, 0))
+        memory = rss_mb(term.pid())  # the app with 10,000 items, 100 agents and litellm loaded
+        term.close()
+    d, a = p50_p95(during), p50_p95(after)
+    print(f"  key to frame while litellm imports p50/p95 {d[0]:6.1f}/{d[1]:5.1f} ms   vs after it, same "
+          f"processes {a[0]:5.1f}/{a[1]:5.1f} ms   ({len(during)} presses during {rounds} imports of "
+          f"{statistics.median(windows):.2f} s (median), {len(after)} after; full collections {len(pauses)}, "
+          f"longest {max(pauses, default=0.0):.1f} ms)")  # fmt: skip
+    print(f"    each launch's first press (the app finishing the history's load) median "
+          f"{statistics.median(first):6.1f} ms, longest {max(first):6.1f} ms")  # fmt: skip
+    return memory
+
+
 def main() -> None:
     print("tui:")
     with tempfile.TemporaryDirectory() as name:
@@ -338,38 +443,12 @@ def main() -> None:
         print(f"  events applied into a live app       {live:8.0f} /s   vs the bare view model "
               f"{bare:8.0f} /s   ratio {live / bare:5.2f}x (target >= 10000/s; {applied} of {sent})")  # fmt: skip
 
-        cat = Terminal(["cat"])
-        time.sleep(0.3)
-        base = p50_p95(key_latencies(cat, 60))
-        cat.close()
-        empty, _ = scene_terminal("empty", tmp)
-        quiet = p50_p95(key_latencies(empty, 60))
-        empty.close()
-        big, _ = scene_terminal("big", tmp)
-        loaded = p50_p95(key_latencies(big, 100))
-        big.close()
-        print(f"  key to frame, 10,000 items + 100 agents p50/p95  {loaded[0]:6.1f}/{loaded[1]:5.1f} ms   "
-              f"vs empty app {quiet[0]:5.1f}/{quiet[1]:5.1f} ms, cat {base[0]:5.1f}/{base[1]:5.1f} ms   "
-              f"(target p95 < 50 ms)")  # fmt: skip
+        key_lines(tmp)
         scroll, step = asyncio.run(scroll_to_oldest())
         print(f"  scroll newest -> oldest (Home), 10,000 items   {scroll:6.1f} ms   vs one item (Up) "
               f"{step:5.1f} ms   ratio {scroll / step:5.2f}x (key to frame, median of 7; target < 100 ms)")  # fmt: skip
 
-        memory = 0.0
-        for kind in ("import",):
-            importing, ready = scene_terminal(kind, tmp)
-            during: list[float] = []
-            while not Path(str(ready) + ".imported").exists() and len(during) < 200:
-                during.extend(key_latencies(importing, 1, gap=0.01))
-            deadline = time.monotonic() + 60
-            while not Path(str(ready) + ".imported").exists() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            memory = rss_mb(importing.pid())  # the app with 10,000 items, 100 agents and litellm loaded
-            importing.close()
-            if during:
-                d = p50_p95(during)
-                print(f"  key to frame while litellm imports p50/p95 {d[0]:6.1f}/{d[1]:5.1f} ms   "
-                      f"vs after it {loaded[0]:5.1f}/{loaded[1]:5.1f} ms ({len(during)} presses)")  # fmt: skip
+        memory = import_lines(tmp)
 
         code = "import litellm, resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
         probe = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -381,5 +460,10 @@ def main() -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "scene":
         scene(sys.argv[2], sys.argv[3])
+    elif sys.argv[1:] == ["keys"]:  # the key-to-frame lines alone
+        with tempfile.TemporaryDirectory() as name:
+            print("tui keys:")
+            key_lines(Path(name))
+            import_lines(Path(name))
     else:
         main()

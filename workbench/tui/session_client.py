@@ -32,6 +32,7 @@ from workbench.tui.agents_pane import STATUS_STYLE, AgentsPane
 from workbench.tui.alert import alert_sequence, alert_text
 from workbench.tui.engine import EventsArrived
 from workbench.tui.header_bar import HeaderBar
+from workbench.tui.heap import freeze_after
 from workbench.tui.inbox_pane import InboxPane
 from workbench.tui.items import UserItem
 from workbench.tui.prompt_input import PromptInput
@@ -271,6 +272,7 @@ class SessionClient(App[int]):
         if not batch:
             return
         self._changes = self.view.apply(batch, self._changes)
+        self.freeze_history(len(batch))
         if self.approvals is not None:  # a review opens its modal at once, not at the next render
             for event in batch:
                 self.approvals.on_event(event)
@@ -290,6 +292,11 @@ class SessionClient(App[int]):
     def apply_events(self, events: list[pb.Event]) -> None:
         """Apply events at once (snapshots and benchmarks feed fixed events this way)."""
         self.render_changes(self.view.apply(events))
+        self.freeze_history(len(events))
+
+    def freeze_history(self, events: int) -> bool:
+        """A long history just applied (a resume's replay) leaves the collector's generations (tui/heap.py)."""
+        return freeze_after(events)
 
     def render_changes(self, changes: Changes) -> None:
         with self.batch_update():
