@@ -49,6 +49,31 @@ async def test_a_grep_glob_that_matches_no_file_is_an_error_saying_where_those_f
     assert await tools.ok("grep", pattern="PORT", glob="*.py") == "app.py:1:PORT = 8080"
 
 
+async def test_a_missing_folder_to_search_or_list_says_where_the_files_are_and_gives_the_call(
+    tools: Tools, workspace: Path
+) -> None:
+    """Seen in issue 28's eval (fence template): told "lib does not exist; nothing with a similar name
+    exists. Use glob or ls to find the right path.", the model sent ls(lib/) until the loop stop."""
+    put(workspace, "client.rb", "MAX_RETRIES = 7\n")
+    put(workspace, "server.rb", "class Server\nend\n")
+    text = await tools.fail("grep", pattern="MAX_RETRIES", path="lib/")
+    assert text == (
+        "Error: lib does not exist; nothing with a similar name exists; the workspace's 2 files are at the top "
+        'level: client.rb, server.rb; to find them, send grep(pattern="MAX_RETRIES", path=".")'
+    )
+    assert await tools.ok("grep", pattern="MAX_RETRIES", path=".") == "client.rb:1:MAX_RETRIES = 7"
+    text = await tools.fail("grep", pattern="MAX_RETRIES", path="lib", glob="*.rb")
+    assert "the workspace's 2 .rb files are at the top level: client.rb, server.rb" in text
+    text = await tools.fail("ls", path="lib/")
+    assert text.startswith("Error: lib does not exist; nothing with a similar name exists; the workspace's 2 files")
+    assert 'to list the top level, send ls(path=".")' in text
+    text = await tools.fail("glob", pattern="*.rb", path="lib")
+    assert "the workspace's 2 .rb files are at the top level: client.rb, server.rb; to find them, send glob(" in text
+    # a similar name still gets the did-you-mean
+    put(workspace, "libs/x.rb", "")
+    assert "did you mean libs?" in await tools.fail("ls", path="lib")
+
+
 async def test_a_grep_glob_of_a_kind_the_workspace_lacks_says_what_it_holds(tools: Tools, workspace: Path) -> None:
     python_at_top(workspace)
     text = await tools.fail("grep", pattern="fn main", glob="*.rs")

@@ -17,7 +17,7 @@ from pathlib import Path
 from workbench.core.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.arguments import shorten
-from workbench.tools.files.paths import allowed
+from workbench.tools.files.paths import NO_SIMILAR, allowed, missing_message, workspace_root
 from workbench.tools.files.walk import WalkStats, glob_regex, ignore_for, walk
 from workbench.tools.registry import ToolContext
 
@@ -159,6 +159,23 @@ def filter_missed(ctx: ToolContext, base: Path, prefix: str, lead: str, glob: st
     return message
 
 
+def missing_place(ctx: ToolContext, target: Path, given: str, looked_for: str = "") -> Feedback:
+    """A path to search or list (grep's, glob's, ls's) that does not exist and resembles nothing:
+    where the workspace's files of the kind looked for (`looked_for`, a glob) are, and the call on
+    the whole workspace (told "use glob or ls", a model listed the missing folder again until the
+    loop stop: docs/DECISIONS.md). With a similar name, the did-you-mean as for any missing path."""
+    message = missing_message(ctx, target, given)
+    if not message.endswith(NO_SIMILAR):
+        return Feedback(message)
+    about, matching = whereabouts(workspace_files(ctx, workspace_root(ctx)), kind_of(looked_for))
+    message = message.removesuffix(NO_SIMILAR) + f"; nothing with a similar name exists; {about}"
+    if matching and ctx.call_name in ("grep", "glob"):
+        message += retry_hint(ctx, path=".")
+    elif matching and ctx.call_name == "ls":
+        message += retry_hint(ctx, path=".").replace("to find them", "to list the top level")
+    return Feedback(message)
+
+
 __all__ = [
     "ANY_FILE",
     "Kind",
@@ -166,6 +183,7 @@ __all__ = [
     "filter_missed",
     "kind_of",
     "kinds",
+    "missing_place",
     "nothing_found",
     "paths_found",
     "place",

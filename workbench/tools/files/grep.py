@@ -15,9 +15,9 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.tools.arguments import shorten
 from workbench.tools.files.bounded import run_bounded
 from workbench.tools.files.confined import PathChanged, read_checked
-from workbench.tools.files.found_nothing import count_of, filter_missed, nothing_found, place
+from workbench.tools.files.found_nothing import count_of, filter_missed, missing_place, nothing_found, place
 from workbench.tools.files.listing import fit, in_thread, search_plan, skipped_note
-from workbench.tools.files.paths import allowed, allows, explain, missing_message, resolve, resolve_and, shown
+from workbench.tools.files.paths import allowed, allows, explain, resolve, resolve_and, shown
 from workbench.tools.files.read_write import BINARY_SNIFF, FILE_MAX_BYTES, human_size
 from workbench.tools.files.walk import Found, WalkStats, read_at, walk
 from workbench.tools.registry import ToolContext, tool
@@ -42,7 +42,7 @@ class _SlowPattern(Exception):
 def _existing(ctx: ToolContext, path: str) -> Path:
     target = resolve(ctx, path, read=True)
     if not target.exists():
-        raise Feedback(missing_message(ctx, target, path))
+        raise missing_place(ctx, target, path, str(ctx.call_args.get("glob") or ""))
     return target
 
 

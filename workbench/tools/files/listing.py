@@ -24,6 +24,7 @@ from workbench.tools.files.found_nothing import (
     ANY_FILE,
     count_of,
     filter_missed,
+    missing_place,
     nothing_found,
     paths_found,
     place,
@@ -34,7 +35,6 @@ from workbench.tools.files.paths import (
     allowed,
     explain,
     inside,
-    missing_message,
     read_roots,
     resolve,
     resolve_and,
@@ -71,7 +71,7 @@ def search_plan(ctx: ToolContext, path: str, pattern: str | None) -> tuple[Searc
         pattern = pattern[len(path) :].lstrip("/")
     start = resolve(ctx, path or ".", read=True)
     if not start.exists():
-        raise Feedback(missing_message(ctx, start, path))
+        raise missing_place(ctx, start, path, pattern)
     if not start.is_dir():
         name = shown(ctx, start)
         raise Feedback(f"{name} is a file, not a folder; use read_file(path={name!r}) or give its folder")
@@ -152,7 +152,7 @@ async def ls(ctx: ToolContext, path: str = ".") -> pb.ToolResult:
 def _list_folder(ctx: ToolContext, target: Path, path: str) -> str:
     name = shown(ctx, target)
     if not target.exists():
-        raise Feedback(missing_message(ctx, target, path))
+        raise missing_place(ctx, target, path)
     if not target.is_dir():
         try:
             size = human_size(target.stat().st_size)

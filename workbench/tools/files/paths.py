@@ -259,7 +259,10 @@ def missing_message(ctx: ToolContext, target: Path, given: str) -> str:
         return message + f"; did you mean {candidates[0]}?" + (f" Send {ready}" if ready else "")
     if candidates:
         return message + f"; did you mean one of: {', '.join(candidates)}? Send the call again with the one you mean"
-    return message + "; nothing with a similar name exists. Use glob or ls to find the right path."
+    return message + NO_SIMILAR
+
+
+NO_SIMILAR = "; nothing with a similar name exists. Use glob or ls to find the right path."
 
 
 def _with_path(ctx: ToolContext, given: str, path: str) -> str:
@@ -299,6 +302,7 @@ def suggest(ctx: ToolContext, target: Path, limit: int = 5) -> list[str]:
 
 
 __all__ = [
+    "NO_SIMILAR",
     "allowed",
     "allows",
     "explain",
