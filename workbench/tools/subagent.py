@@ -6,6 +6,7 @@ neither the loop nor the tree.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Literal
 
@@ -53,6 +54,12 @@ async def subagent(
     if host is None:
         raise Feedback("subagents are not available here")
     if action == "create":
+        if not prompt.strip() and text.strip():  # the task sent as message's `text` (seen with a 1.5B model)
+            ready = f'subagent(action="create", mode={json.dumps(mode)}, prompt={json.dumps(text, ensure_ascii=False)})'
+            raise Feedback(
+                "prompt is required to create a subagent; you sent the task as text, which is for "
+                f"action='message'. Send {ready if len(ready) <= 300 else 'the same call with the task as prompt'}"
+            )
         return await _create(host, prompt, mode, name, tools, model, float(timeout))
     if action == "list":
         return _list(host)
