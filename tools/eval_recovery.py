@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import json
 import os
 import shutil
@@ -234,7 +235,19 @@ async def evaluate(args: argparse.Namespace) -> list[Row]:
     bin_dir = str(Path(sys.executable).parent)  # the shells find pytest (the misspelled-command scenario)
     os.environ["PATH"] = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
     rows: list[Row] = []
-    scratch = Path(tempfile.mkdtemp(prefix="wb-eval-"))
+    # one fixed folder: the system prompt names the workspace, so a per-run temporary name changed every
+    # prompt and, at temperature 0, the model's first reply between two runs of the same code (a 1.5B
+    # model took other paths in 4 of 15 scenarios: docs/DECISIONS.md); one eval at a time holds it
+    scratch = args.scratch
+    scratch.mkdir(parents=True, exist_ok=True)
+    lock = (scratch / ".lock").open("w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise SystemExit(f"another eval runs in {scratch}; wait for it to end") from None
+    for old in scratch.iterdir():
+        if old.name != ".lock":
+            shutil.rmtree(old, ignore_errors=True)
     try:
         for scenario in chosen:
             for index in range(args.runs):
@@ -246,7 +259,10 @@ async def evaluate(args: argparse.Namespace) -> list[Row]:
                     flush=True,
                 )
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        for old in scratch.iterdir():
+            if old.name != ".lock":
+                shutil.rmtree(old, ignore_errors=True)
+        lock.close()
     return rows
 
 
@@ -270,6 +286,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-turns", type=int, default=12, help="model calls of one agent per run")
     parser.add_argument("--run-timeout", type=float, default=300.0, help="seconds one run may take")
     parser.add_argument("--label", default="", help="names this variant in the output (default: after/ablated)")
+    parser.add_argument(
+        "--scratch",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "wb-eval",
+        help="the workspaces' folder, the same for every run (its path is in the prompt)",
+    )
     parser.add_argument("--out", type=Path, default=Path("eval-out"), help="where events and summaries go")
     args = parser.parse_args(argv)
     args.label = args.label or ("ablated" if args.ablate_hints else "after")

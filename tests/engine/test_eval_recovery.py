@@ -18,7 +18,10 @@ pytestmark = pytest.mark.tmux
 
 def run_eval(scripted_model: ScriptedModel, out: Path, *extra: str) -> dict[str, Any]:
     argv = ["--model", "openai/scripted", "--api-base", scripted_model.url, "--api-key", "sk-test"]
-    assert main([*argv, "--out", str(out), "--temperature", "0", "--seed", "7", *extra]) == 0
+    assert (
+        main([*argv, "--out", str(out), "--scratch", str(out / "scratch"), "--temperature", "0", "--seed", "7", *extra])
+        == 0
+    )
     label = "ablated" if "--ablate-hints" in extra else "after"
     return json.loads((out / label / "summary.json").read_text())
 
