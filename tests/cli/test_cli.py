@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -200,6 +201,34 @@ def test_a_full_event_log_is_one_line_and_keeps_what_was_committed(
 
     with sqlite3.connect(data / "workbench.db") as db:
         assert db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1
+
+
+@pytest.mark.parametrize("from_write", range(4, 40))
+def test_a_full_event_log_at_any_event_ends_the_run_failed_not_cancelled(
+    tmp_path: Path, workspace: Path, capsys, monkeypatch: pytest.MonkeyPatch, from_write: int
+) -> None:
+    """The disk fills at the n-th event written and stays full (sqlite3's own error, raised where the store writes:
+    a full disk cannot be made to order here). Seen in CI: full from a guard decision on, the store's cancel
+    of the run stayed pending past the run's end, and `run` died with CancelledError instead of saying why."""
+    import sqlite3
+
+    import workbench.engine.store as store_module
+
+    real_write = store_module.Store._write
+    writes = {"n": 0}
+
+    def write(self: store_module.Store, event: Any) -> None:
+        writes["n"] += 1
+        if writes["n"] >= from_write:
+            raise sqlite3.OperationalError("database or disk is full")
+        real_write(self, event)
+
+    monkeypatch.setattr(store_module.Store, "_write", write)
+    data = tmp_path / "data"
+    code = main(["run", "go", "--model", "demo", "--workspace", str(workspace), "--data-dir", str(data)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "cannot write the event log" in err and "full" in err and "Traceback" not in err
 
 
 def _start(scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, *extra: str) -> subprocess.Popen:

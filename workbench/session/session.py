@@ -307,7 +307,15 @@ class Session(SessionReads):
         """The current run's end (the last run's, when idle)."""
         task = self._run_task
         if task is not None:
-            return await asyncio.shield(task)
+            try:
+                return await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not task.cancelled() or self.failure is None:
+                    raise  # this wait was cancelled, or the person cancelled the run
+                # the event log failed: _store_failed cancelled the run, which may have ended by then
+                # with that cancel still pending (no await left to take it); the run failed
+                self.last = pb.RunFinished(status=pb.RUN_STATUS_FAILED, reason=self.failure_text())
+                return self.last
         if self.last is None:
             raise SessionError("nothing has run in this session yet")
         return self.last
