@@ -203,7 +203,7 @@ def test_a_full_event_log_is_one_line_and_keeps_what_was_committed(
         assert db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1
 
 
-@pytest.mark.parametrize("from_write", range(4, 40))
+@pytest.mark.parametrize("from_write", [7, 9])  # of 4-39 with the demo, these failed before (0972aef)
 def test_a_full_event_log_at_any_event_ends_the_run_failed_not_cancelled(
     tmp_path: Path, workspace: Path, capsys, monkeypatch: pytest.MonkeyPatch, from_write: int
 ) -> None:
