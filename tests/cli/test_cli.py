@@ -48,7 +48,9 @@ def test_jsonl_prints_every_event(scripted_model: ScriptedModel, workspace: Path
     assert [int(line["seq"]) for line in lines] == list(range(1, len(lines) + 1))
     assert all(line["session_id"] and line["agent_id"] == "main" and line["time"] for line in lines)
     kinds = [next(k for k in line if k not in ("session_id", "agent_id", "seq", "time")) for line in lines]
-    assert "tool_call_started" in kinds and "tool_call_finished" in kinds and kinds[-1] == "agent_finished"
+    # the terminal warms up beside the run: its terminal_ready may be committed after the root ended (CI, 1 run)
+    ran = [k for k in kinds if k != "terminal_ready"]
+    assert "tool_call_started" in ran and "tool_call_finished" in ran and ran[-1] == "agent_finished"
     finished = next(line for line in lines if "tool_call_finished" in line)["tool_call_finished"]["result"]
     assert finished["is_error"] is True and "call_id" in finished  # snake_case proto names
 
