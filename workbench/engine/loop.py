@@ -20,6 +20,7 @@ from workbench.core.feedback import Feedback, interrupted, machinery_bug, to_res
 from workbench.engine import evidence, looping
 from workbench.engine.calls_in_text import find_calls
 from workbench.engine.compaction import Compactor, NothingToCompact
+from workbench.engine.gates import CallRefused, Gate, keep_workspace
 from workbench.engine.inbox import Inbox
 from workbench.engine.recorder import Recorder
 from workbench.engine.repeats import Repeats
@@ -110,6 +111,14 @@ class AgentLoop:
             max_attempts=settings.retry_max_attempts,
             deadline=settings.retry_deadline,
             retry_after_cap=settings.retry_after_cap,
+        )
+        # before each tool call, in this order (gates.py)
+        self.gates: tuple[Gate, ...] = (
+            self._looping_review,
+            self._runnable_text_call,
+            self._not_repeated,
+            self._admitted,
+            self._checkpointed,
         )
 
     # --- the run --------------------------------------------------------------------------
@@ -365,30 +374,32 @@ class AgentLoop:
             self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
 
     async def _run_tool(self, call: pb.ToolCall) -> pb.ToolResult:
+        """One call: its gates (gates.py), then its tool, then its completion."""
         self._started[call.id] = time.monotonic()
         self.recorder.emit(pb.ToolCallStarted(call=call))
         # whatever the tool raises is its result already (feedback.to_result); what escapes is the
         # run's cancel (recorded as interrupted by _stop_tools) or a bug of the machinery
-        unrunnable = self._text_calls.pop(call.id, "") if call.from_text else ""
-        stop = await self._looping(call)
-        if stop.result is not None:  # it kept repeating this call: the person stopped it (looping.py)
-            result = stop.result
-        elif unrunnable:  # a block written as text that cannot run
-            result = to_result(call, Feedback(unrunnable))
-        elif (refused := self.repeats.refuse(call)) is not None:
-            result = refused
-            self.recorder.emit(pb.Notice(level="warning", text=f"{call.name}: {refused.error}"))
-        elif (denied := await self._admit(call)) is not None:
-            result = denied  # the guard blocked it, or the person denied it: nothing of it ran
-        elif (unkept := await self._checkpoint(call)) is not None:
-            result = unkept  # no checkpoint could be taken, and the person did not allow calls without one
+        try:
+            for gate in self.gates:
+                await gate(call)
+        except CallRefused as refused:
+            result = refused.result
         else:
-            # the call's start (and its checkpoint) is durable before anything of it runs (records of
-            # a run are grouped per event-loop pass; the guard's decision usually wrote it already)
-            self.recorder.store.flush()
-            result = await self.toolbox.invoke(call, self.ctx)
-            if self.checkpoints is not None:
-                self.checkpoints.after_call(call.name, call.arguments)
+            result = await self._invoke(call)
+        return self._complete(call, result)
+
+    async def _invoke(self, call: pb.ToolCall) -> pb.ToolResult:
+        """The call passed every gate: its tool runs."""
+        # the call's start (and its checkpoint) is durable before anything of it runs (records of
+        # a run are grouped per event-loop pass; the guard's decision usually wrote it already)
+        self.recorder.store.flush()
+        result = await self.toolbox.invoke(call, self.ctx)
+        if self.checkpoints is not None:
+            self.checkpoints.after_call(call.name, call.arguments)
+        return result
+
+    def _complete(self, call: pb.ToolCall, result: pb.ToolResult) -> pb.ToolResult:
+        """The call's result, run or refused: its notes, the repeats' memory, its event."""
         self._started.pop(call.id, None)
         if call.id in self._abandoned:
             return result  # the run already recorded this call as interrupted
@@ -399,11 +410,13 @@ class AgentLoop:
         self.recorder.emit(pb.ToolCallFinished(result=result))
         return result
 
-    async def _looping(self, call: pb.ToolCall) -> looping.Stop:
-        """A call the agent keeps repeating stops for the person (looping.py); else `Stop()`: go on."""
+    # --- the gates before a call (gates.py): each returns to let it go on, or raises CallRefused ---
+
+    async def _looping_review(self, call: pb.ToolCall) -> None:
+        """A call the agent keeps repeating stops for the person (looping.py)."""
         times = self.repeats.looping(call, self.settings.repeat_stop)
         if not times:
-            return looping.Stop()
+            return
         stop = await looping.ask(
             call,
             times,
@@ -418,41 +431,28 @@ class AgentLoop:
             self.prompts.append(stop.note)  # the person's words, at the next turn
         if stop.reason:
             self.stopped = self.stopped or stop.reason
-        return stop
+        if stop.result is not None:  # the person stopped it, or no person could be asked
+            raise CallRefused(stop.result)
 
-    async def _checkpoint(self, call: pb.ToolCall) -> pb.ToolResult | None:
-        """Keep the workspace as it is before a call that can change it (a `checkpoint` event);
-        None when the call may run, else the error result of a call that did not run."""
-        tool = self.toolbox.tools.get(call.name)
-        if self.checkpoints is None or tool is None or tool.read_only:
-            return None
-        cp = await self.checkpoints.take(
-            pb.CHECKPOINT_REASON_TOOL_CALL, call_id=call.id, tool=call.name, agent=self.recorder.agent_id
-        )
-        if cp is None:
-            return None
-        self.recorder.emit(cp)
-        for line in cp.skipped:  # a large ignored tree, a file over the limit: once per session
-            self.recorder.emit(pb.Notice(level="info", text=f"checkpoint: not kept: {line}"))
-        if not cp.error:
-            return None
-        if not self.checkpoints.refuse_on_failure:
-            self.recorder.emit(pb.Notice(level="warning", text=f"{cp.error}; the call runs without one"))
-            return None
-        return to_result(
-            call,
-            Feedback(
-                f"{cp.error}. The call did not run: Workbench keeps the workspace before each change, and the "
-                "person has not allowed changes without it (setting checkpoint_failure)"
-            ),
-        )
+    async def _runnable_text_call(self, call: pb.ToolCall) -> None:
+        """A block the model wrote as text that cannot run gets why as its result."""
+        unrunnable = self._text_calls.pop(call.id, "") if call.from_text else ""
+        if unrunnable:
+            raise CallRefused(to_result(call, Feedback(unrunnable)))
 
-    async def _admit(self, call: pb.ToolCall) -> pb.ToolResult | None:
-        """The guard's decision on `call` (a review waits for the person): None when it may run,
-        else the error result of a call that did not run."""
+    async def _not_repeated(self, call: pb.ToolCall) -> None:
+        """A call that would fail again, or return what the model has (repeats.py), does not run."""
+        refused = self.repeats.refuse(call)
+        if refused is not None:
+            self.recorder.emit(pb.Notice(level="warning", text=f"{call.name}: {refused.error}"))
+            raise CallRefused(refused)
+
+    async def _admitted(self, call: pb.ToolCall) -> None:
+        """The guard's decision on `call` (a review waits for the person): blocked or denied, it
+        does not run."""
         if self.guard is None:
-            return None
-        return await self.guard.admit(
+            return
+        denied = await self.guard.admit(
             call,
             agent_id=self.recorder.agent_id,
             task=self.task,
@@ -460,6 +460,14 @@ class AgentLoop:
             count_usage=self._count,
             on_status=self.on_status,
         )
+        if denied is not None:
+            raise CallRefused(denied)
+
+    async def _checkpointed(self, call: pb.ToolCall) -> None:
+        """The workspace kept before a call that can change it (gates.keep_workspace)."""
+        tool = self.toolbox.tools.get(call.name)
+        if self.checkpoints is not None and tool is not None and not tool.read_only:
+            await keep_workspace(call, self.checkpoints, agent_id=self.recorder.agent_id, emit=self.recorder.emit)
 
     # --- inbox ----------------------------------------------------------------------------
 
