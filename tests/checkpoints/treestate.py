@@ -27,13 +27,21 @@ def tree_state(root: Path, skip: tuple[str, ...] = (".git",)) -> dict[str, tuple
     return out
 
 
-def git_state(repo: Path) -> dict[str, bytes]:
-    """Every file of a user's .git but its objects, byte for byte (index, refs, config, hooks, stash)."""
+# what the sandbox makes in a .git where it is missing, so that none can be planted (terminal/protected.py)
+SANDBOX_STAND_INS = {".git/commondir": b"./\n", ".git/config.worktree": b"", ".git/objects/info/alternates": b""}
+
+
+def git_state(repo: Path, stand_ins: bool = True) -> dict[str, bytes]:
+    """Every file of a user's .git but its objects, byte for byte (index, refs, config, hooks, stash);
+    with `stand_ins` False, without the sandbox's unchanged stand-ins for missing files."""
     out: dict[str, bytes] = {}
     for folder, _dirs, files in os.walk(repo / ".git"):
         for name in files:
             path = Path(folder) / name
-            out[str(path.relative_to(repo))] = path.read_bytes()
+            key = str(path.relative_to(repo))
+            content = path.read_bytes()
+            if stand_ins or SANDBOX_STAND_INS.get(key) != content:
+                out[key] = content
     return out
 
 

@@ -32,7 +32,7 @@ def test_doctor_names_the_repository_it_protects(tmp_path: Path, workspace: Path
     (workspace / ".git" / "hooks").mkdir(parents=True)
     (workspace / ".git" / "config").write_text("")
     _, text = _doctor(Settings(data_dir=tmp_path / "data", workspace=workspace))
-    assert f"{workspace}/.git pinned with its config, hooks and info read-only" in text, text
+    assert f"{workspace}/.git pinned, what git reads in it as configuration read-only" in text, text
     assert not (workspace / ".workbench").exists() and not (workspace / ".git" / "info").exists()  # made nothing
 
 

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import os
 import pty
+import shutil
 import signal
 import socket
 import subprocess
@@ -141,6 +142,91 @@ async def test_nothing_planted_in_git_runs_when_the_person_uses_git(
     assert "fsmonitor" not in (workspace / ".git" / "config").read_text()
     assert (workspace / ".git").is_dir() and not (workspace / ".git2").exists()
     assert any("git" in e and "sandbox:" in e for e in refused), refused  # the hint names why
+
+
+# what a script run in the sandbox writes (the guard reads typed commands, not a script's body)
+_COMMONDIR_SCRIPT = """
+import os, shutil, subprocess
+os.makedirs("evil", exist_ok=True)
+shutil.copytree(".git/objects", "evil/objects", dirs_exist_ok=True)
+shutil.copytree(".git/refs", "evil/refs", dirs_exist_ok=True)
+shutil.copy(".git/HEAD", "evil/HEAD")
+config = "[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch MARKS/commondir; false\\n"
+open("evil/config", "w").write(config)
+open(".git/" + "commondir", "w").write("../evil\\n")
+"""
+
+_SUBMODULE_SCRIPT = """
+import os, subprocess
+sha = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+os.makedirs(".git/" + "modules/sub", exist_ok=True)
+subprocess.run(["git", "init", "-q", "--bare", ".git/" + "modules/sub"])
+config = "[core]\\n\\tfsmonitor = touch MARKS/submodule; false\\n\\tbare = false\\n"
+open(".git/" + "modules/sub/config", "a").write(config)
+os.makedirs("sub", exist_ok=True)
+open("sub/.git", "w").write("gitdir: ../.git/modules/sub\\n")
+subprocess.run(["git", "update-index", "--add", "--cacheinfo", "160000," + sha + ",sub"])
+"""
+
+
+@pytest.mark.parametrize("script", [_COMMONDIR_SCRIPT, _SUBMODULE_SCRIPT], ids=["commondir", "modules"])
+async def test_a_script_cannot_point_git_at_a_config_of_its_own(
+    open_session: Callable[..., SandboxedTerm],  # noqa: F811
+    workspace: Path,
+    outside: Path,  # noqa: F811
+    script: str,
+) -> None:
+    """Issue 39 items 1 and 2: `.git/commondir` naming a copy of the repository with
+    core.fsmonitor set, or a submodule's config planted in `.git/modules`, each written by a
+    script (python3 mk.py); whether or not the file existed, the person's `git status` runs
+    nothing of it."""
+    _repo(workspace)
+    marks = outside / "marks"
+    marks.mkdir()
+    (workspace / "mk.py").write_text(script.replace("MARKS", str(marks)))
+    s = open_session()
+    await s.call("bash", command="python3 mk.py")
+    for command in (["status"], ["diff"], ["submodule", "status"]):
+        _git(workspace, *command)
+    assert sorted(p.name for p in marks.iterdir()) == []
+    assert (workspace / ".git" / "commondir").read_text() == "./\n"  # Workbench's stand-in, unchanged
+    assert list((workspace / ".git" / "modules").iterdir()) == []
+    assert _git(workspace, "log", "--format=%s").stdout == "first\n"  # the person's repository still works
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "commondir",
+        "config.worktree",
+        "objects/info/alternates",
+        "worktrees/x/gitdir",
+        "modules/x/config",
+        "remotes/up",
+        "branches/up",
+        "info/attributes",
+        "hooks/pre-commit",
+    ],
+)
+async def test_every_file_git_reads_as_configuration_is_read_only_whether_or_not_it_exists(
+    open_session: Callable[..., SandboxedTerm],  # noqa: F811
+    workspace: Path,
+    path: str,
+) -> None:
+    _repo(workspace)
+    for name in ("hooks", "info", "branches"):  # git init made these; the sandbox must make them anew
+        shutil.rmtree(workspace / ".git" / name, ignore_errors=True)
+    s = open_session()
+    write = f"import os; p='.gi'+'t/{path}'; os.makedirs(os.path.dirname(p), exist_ok=True); open(p, 'a').write('x')"
+    await s.call("bash", command=f'python3 -c "{write}"')
+    moved = "import os; os.rename('.gi'+'t/objects', '.gi'+'t/o2')"
+    await s.call("bash", command=f'python3 -c "{moved}"')
+    target = workspace / ".git" / path
+    assert not target.exists() or b"x" not in target.read_bytes(), path
+    assert (workspace / ".git" / "objects").is_dir() and not (workspace / ".git" / "o2").exists()
+    assert await s.ok("bash", command="echo a > f && git add f && git commit -qm two && git log --format=%s") == (
+        "two\nfirst\n"
+    )
 
 
 async def test_ordinary_git_work_still_works_in_the_sandbox(
@@ -310,6 +396,29 @@ def test_git_control_files_made_during_the_session_are_reported_at_its_end(
     line = next((x for x in err.splitlines() if "git control files appeared" in x), "")
     assert "sub/.git/config" in line and "core.fsmonitor" in line, err
     assert ".git/config," not in line.replace("sub/.git/config", "")  # the protected repository's own: not told
+
+
+def test_the_report_names_the_file_that_holds_the_command_behind_a_pointer(
+    scripted_model: ScriptedModel,
+    workspace: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A `.git` file made in the work tree names a folder outside any `.git`: the report names the
+    pointer, where it points, and the config there with the command it holds."""
+    _repo(workspace)
+    plant = (
+        "mkdir -p other vault && git init -q --bare vault/repo && "
+        "git config --file vault/repo/config core.fsmonitor 'touch /tmp/y; false' && "
+        "python3 -c \"open('other/.gi' + 't', 'w').write('gitdir: ../vault/repo')\""
+    )
+    scripted_model.add(reply("", call("bash", command=plant)), reply("done"))
+    assert main(scripted(scripted_model, workspace, tmp_path / "d", "go")) == 0
+    err = capsys.readouterr().err
+    line = next((x for x in err.splitlines() if "git control files appeared" in x), "")
+    assert "other/.git (names ../vault/repo)" in line, err
+    assert "vault/repo/config (core.fsmonitor = touch /tmp/y; false)" in line, err
+    assert "commondir" not in line and "alternates" not in line  # Workbench's own stand-ins: not told
 
 
 async def test_a_restart_never_trusts_the_session_s_config_files(

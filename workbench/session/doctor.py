@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from workbench.config.settings import Settings
-from workbench.terminal.protected import PROJECT_CONFIG
+from workbench.terminal.protected import GIT_PINNED_INSIDE, PROJECT_CONFIG
 from workbench.terminal.sandbox import INSTALL_HINT, describe, find_bwrap, policy_for, probe, protection
 from workbench.terminal.seccomp import legacy_tiocsti, terminal_injection_filter
 
@@ -83,8 +83,9 @@ def _protected_text(settings: Settings) -> str:
         return ""
     found = protection(policy, Path(tempfile.gettempdir()) / "workbench-doctor", make=False)
     parts = ["/run hidden", f"{len(found.sockets) + len(found.socket_dirs)} host socket(s) or folders masked"]
-    if found.pinned:
-        parts.append(f"{found.pinned[-1]} pinned with its config, hooks and info read-only")
+    git_folders = [p for p in found.pinned if not any(p.match(f"*/{name}") for name in GIT_PINNED_INSIDE)]
+    if git_folders:
+        parts.append(f"{git_folders[-1]} pinned, what git reads in it as configuration read-only")
     if policy.mode == "workspace-write":
         parts.append(f"{PROJECT_CONFIG}/ read-only")
     return "; ".join(parts)

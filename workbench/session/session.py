@@ -19,7 +19,6 @@ import time
 
 from workbench.config.secrets import secrets_of
 from workbench.config.settings import ConfigError, Settings
-from workbench.core.safe_text import printable
 from workbench.engine.agent_ending import KILL_AFTER
 from workbench.engine.agent_node import ROOT_ID
 from workbench.engine.agents import AgentTree
@@ -40,9 +39,10 @@ from workbench.session.lock import LockHeld, SessionLock, is_locked
 from workbench.session.rebuild import mark_interrupted, rebuild_tree
 from workbench.session.rewind import RewindPlan
 from workbench.session.session_reads import SessionReads
+from workbench.terminal.git_report import describe, git_changes
 from workbench.terminal.host import TerminalHost
 from workbench.terminal.leftovers import reap_orphans
-from workbench.terminal.protected import dot_git, git_changes
+from workbench.terminal.protected import dot_git
 
 log = logging.getLogger("workbench")
 
@@ -172,10 +172,9 @@ class Session(SessionReads):
         workspace = self.settings.workspace
         found = await asyncio.to_thread(git_changes, workspace, self._opened_at, self._own_git)
         if found:
-            shown = ", ".join(printable(str(p.relative_to(workspace))) for p in found[:10])
-            more = f" and {len(found) - 10} more" if len(found) > 10 else ""
             text = (
-                f"git control files appeared or changed in the workspace during this session: {shown}{more}. "
+                f"git control files appeared or changed in the workspace during this session: "
+                f"{describe(found, workspace)}. "
                 "Look at them before you run git there: a hook or a setting such as core.fsmonitor runs "
                 "on your machine, outside the sandbox"
             )

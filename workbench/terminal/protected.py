@@ -2,12 +2,19 @@
 
 Computed at every start of the sandbox (`sandbox.mount_args`), never trusted from an earlier one:
 - the repository's git control files: `.git` is bound onto itself (a mount point cannot be
-  renamed or replaced: `mv .git .git2; cp -r .git2 .git` fails), and its `config`, `hooks`,
-  `info` and `modules` are read-only, so neither a hook nor `core.fsmonitor`, `core.hooksPath`,
-  a filter, textconv or pager can be planted for the person's next `git status`; objects, refs
-  and the index stay writable (add, commit, checkout, branch work). A worktree's `.git` file
-  and the folders it names get the same. The workspace's `.workbench/` (the project's own
-  Workbench config) is read-only, made empty when it is missing.
+  renamed or replaced: `mv .git .git2; cp -r .git2 .git` fails), and every file in it that git
+  reads as configuration or as a pointer to another git folder is read-only whether or not it
+  existed: `config`, `config.worktree`, `commondir`, `gitdir`, `hooks/`, `info/`, `modules/`,
+  `worktrees/`, `remotes/`, `branches/`, `objects/info/alternates`. What is missing is made
+  first, empty (a `commondir` naming the folder itself, `./`: an empty one stops git), so that
+  none can be planted for the person's next `git status` (a hook, `core.fsmonitor`, a
+  `commondir` naming a folder with such a config, a submodule's config). `objects` and
+  `objects/info` are pinned too (a folder holding a read-only file could be renamed away).
+  Objects, refs and the index stay writable (add, commit, checkout, branch work). A worktree's
+  `.git` file and the folders it names get the same. The workspace's `.workbench/` (the
+  project's own Workbench config) is read-only, made empty when it is missing. What is left
+  open (a nested repository, a `.git` file made in the work tree) is reported at the end of
+  the session (`git_report.py`).
 - the host's Unix sockets: `/run` (and a real `/var/run`) are an empty read-only folder, with
   only what programs need bound back (the target of /etc/resolv.conf with the network on, the
   setting `sandbox_run_visible`); every socket the host listens on by path (/proc/net/unix),
@@ -30,8 +37,14 @@ from pathlib import Path
 RUN_DIRS = (Path("/run"), Path("/var/run"))
 # what systems need from /run, shown read-only where it exists (NixOS keeps its system there)
 RUN_NEEDED = ("/run/current-system", "/run/opengl-driver")
-GIT_READ_ONLY = ("config", "config.worktree", "hooks", "info", "modules", "commondir")
-GIT_MADE = ("hooks", "info")  # made empty when missing, so that none can be planted
+# what git reads in a git folder as configuration, or as the way to another git folder; each is
+# read-only whether or not it existed: what is missing is made first (empty; commondir `./`)
+GIT_FOLDERS = ("hooks", "info", "modules", "worktrees", "remotes", "branches")  # in the common folder
+GIT_FILES = ("config.worktree", "objects/info/alternates")  # made empty in the common folder
+GIT_SELF_COMMONDIR = "./\n"  # git and libgit2 read it as no other common folder; an empty file stops git
+GIT_POINTERS = ("commondir", "gitdir")  # where a git folder's common folder or work tree is
+GIT_READ_ONLY = ("config", *GIT_FOLDERS, *GIT_FILES, *GIT_POINTERS)
+GIT_PINNED_INSIDE = ("objects", "objects/info")  # a folder holding a read-only file could be renamed
 PROJECT_CONFIG = ".workbench"
 # variables that name a socket of the person's: an editor, a terminal, a desktop
 SOCKET_VARIABLES = (
@@ -86,18 +99,50 @@ def git_control(workspace: Path, writable: Callable[[Path], bool], make: bool = 
             return pinned, read_only
     else:
         gitdir = dot.resolve()
-    common = gitdir
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        common = (gitdir / (gitdir / "commondir").read_text().strip()).resolve()
+    common = common_dir(gitdir)
     for folder in dict.fromkeys((gitdir, common)):
         if not folder.is_dir() or not writable(folder):
             continue
         pinned.append(folder)
-        for name in GIT_MADE if folder == common and make else ():
-            with contextlib.suppress(OSError):
-                (folder / name).mkdir(exist_ok=True)
+        if make:
+            _make_missing(folder, folder == common)
+        pinned += [folder / name for name in GIT_PINNED_INSIDE if _is_folder(folder / name)]
         read_only += [folder / name for name in GIT_READ_ONLY if os.path.lexists(folder / name)]
     return pinned, read_only
+
+
+def common_dir(gitdir: Path) -> Path:
+    """The folder a git folder shares objects, refs and config with: its `commondir`, or itself."""
+    try:
+        named = (gitdir / "commondir").read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return gitdir
+    return (gitdir / named).resolve() if named else gitdir
+
+
+def _is_folder(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
+
+
+def _make_missing(folder: Path, is_common: bool) -> None:
+    """The stand-ins for what git would read in `folder` and is not there: so that the sandbox
+    finds each read-only and cannot plant one. Each reads as nothing to git."""
+    with contextlib.suppress(OSError):
+        if not os.path.lexists(folder / "commondir"):
+            (folder / "commondir").write_text(GIT_SELF_COMMONDIR)
+    if not is_common:
+        return
+    for name in GIT_FOLDERS:
+        with contextlib.suppress(OSError):
+            (folder / name).mkdir(exist_ok=True)
+    for name in GIT_FILES:
+        path = folder / name
+        if path.parent != folder and not _is_folder(folder / name.split("/")[0]):
+            continue  # no objects folder: nothing git could use
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(exist_ok=True)
+            if _is_folder(path.parent) and not os.path.lexists(path):
+                path.touch()
 
 
 def dot_git(workspace: Path) -> Path | None:
@@ -225,45 +270,3 @@ def protected_paths(
         sockets=tuple(s for s in sockets if not any(_under(s, d) for d in socket_dirs)),
         socket_dirs=tuple(socket_dirs),
     )
-
-
-SCAN_FOLDERS = 20_000  # folders looked at for new git control files at the session's end, at most
-SCAN_SKIPPED = frozenset({"node_modules", ".venv", "__pycache__"})
-
-
-def git_changes(workspace: Path, since: float, protected: Path | None, folders: int = SCAN_FOLDERS) -> list[Path]:
-    """Git control files in the workspace made or changed since `since` (a time.time()): a `.git`
-    file, a repository's `config` or a hook. The sandbox protects only the workspace's own
-    repository as it was at the start; these are what it left open (a `git init`, a nested
-    repository, a `.git` file pointing elsewhere), which the person's git would read or run.
-    Bounded by `folders`; `protected` (the `.git` there at the start, `dot_git`) is left out."""
-    found: list[Path] = []
-    seen = 0
-    for top, dirs, _files in os.walk(workspace):
-        seen += 1
-        if seen > folders:
-            break
-        dirs[:] = sorted(d for d in dirs if d not in SCAN_SKIPPED and d != ".git")
-        here = Path(top)
-        dot = here / ".git"
-        if not os.path.lexists(dot) or (dot == protected and not dot.is_symlink()):  # a link can be swapped
-            continue
-        if dot.is_dir() and not dot.is_symlink():
-            candidates = [dot / "config", *_entries(dot / "hooks")]
-        else:
-            candidates = [dot]
-        for path in candidates:
-            try:
-                changed = os.lstat(path).st_ctime >= since
-            except OSError:
-                continue
-            if changed:
-                found.append(path)
-    return found
-
-
-def _entries(folder: Path) -> list[Path]:
-    try:
-        return [folder / name for name in os.listdir(folder) if not name.endswith(".sample")]
-    except OSError:
-        return []
