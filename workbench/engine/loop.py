@@ -24,6 +24,7 @@ from workbench.engine.gates import CallRefused, Gate, keep_workspace
 from workbench.engine.inbox import Inbox
 from workbench.engine.recorder import Recorder
 from workbench.engine.repeats import Repeats
+from workbench.engine.run_state import RunState
 from workbench.guard.guardrail import Guard
 from workbench.model.gateway import ModelClient, add_usage, litellm_knows
 from workbench.model.retry import ContextOverflow, ModelCallFailed, RetryPolicy, call_with_retry
@@ -95,18 +96,12 @@ class AgentLoop:
         self.messages: list[pb.Message] = list(messages or [])
         self.inbox = inbox
         self.on_status = on_status
-        self.usage = pb.Usage()
-        self.turns = 0  # model calls of the current run
-        self.cancel_as: tuple[pb.RunStatus, str] | None = None  # how a cancel ends the run (a timeout)
-        self.prompts: list[str] = []  # the person's prompts sent while a run goes: the next turn's
-        self.outcome: pb.RunFinished | None = None
-        self.asked_for_evidence = False  # this run's answer was asked which result shows it (evidence.py)
-        self.stopped = ""  # why the run stops after this turn's calls: it kept repeating one (looping.py)
-        self.repeats = Repeats(toolbox.changing())
-        self._text_calls: dict[str, str] = {}  # call id -> why a call recovered from text cannot run
-        self._wrote_result: set[str] = set()  # calls recovered from text whose reply wrote a result for them
-        self._started: dict[str, float] = {}  # call id -> when its tool started (an interrupted call's duration)
-        self._abandoned: set[str] = set()  # calls recorded as interrupted while their tool still ran
+        self.usage = pb.Usage()  # the agent's own model calls, over all its runs
+        # what other tasks hand the loop: the person's prompts sent while a run goes (the next
+        # turn's), and how the tree's cancel ends the run (a timeout)
+        self.prompts: list[str] = []
+        self.cancel_as: tuple[pb.RunStatus, str] | None = None
+        self.state = self._fresh_state()  # the current (or last) run's; run() builds a fresh one
         self.policy = RetryPolicy(
             max_attempts=settings.retry_max_attempts,
             deadline=settings.retry_deadline,
@@ -133,17 +128,21 @@ class AgentLoop:
         if self.inbox is not None:
             self.inbox.wake()
 
+    @property
+    def outcome(self) -> pb.RunFinished | None:
+        """How the current run ended; None while it goes (or before the first)."""
+        return self.state.outcome
+
+    def _fresh_state(self) -> RunState:
+        return RunState(repeats=Repeats(self.toolbox.changing()))
+
     async def run(self, prompt: str) -> pb.RunFinished:
         """Run to an end; cancellation is recorded as CANCELLED and re-raised.
 
         `prompt_author` wrote the prompt: the person (the root's), or the parent (a subagent's task).
         An agent may run again (the person's next prompt): the conversation goes on.
         """
-        self.turns = 0
-        self.outcome = None
-        self.stopped = ""
-        self.asked_for_evidence = False
-        self.repeats.reset()
+        self.state = self._fresh_state()
         self.task = prompt or self.task
         self.recorder.emit(
             pb.RunStarted(
@@ -169,7 +168,7 @@ class AgentLoop:
 
     def _finish(self, outcome: pb.RunFinished) -> pb.RunFinished:
         outcome.usage.CopyFrom(self.usage)
-        self.outcome = outcome
+        self.state.outcome = outcome
         self.recorder.emit(outcome)
         return outcome
 
@@ -189,7 +188,7 @@ class AgentLoop:
         while True:
             self._drain_inbox()
             self._take_prompts()
-            if self.settings.max_turns and self.turns >= self.settings.max_turns:  # 0: no limit
+            if self.settings.max_turns and self.state.turns >= self.settings.max_turns:  # 0: no limit
                 raise RunEnded(
                     pb.RUN_STATUS_BUDGET_EXHAUSTED,
                     f"turn limit reached ({self.settings.max_turns} model calls)",
@@ -197,7 +196,7 @@ class AgentLoop:
             if reason := self.budget.exhausted():
                 raise RunEnded(pb.RUN_STATUS_BUDGET_EXHAUSTED, reason)
             reply = await self._call_model()
-            self.turns += 1
+            self.state.turns += 1
             await self._recover_text_calls(reply)
             self._append(reply)
             if not reply.tool_calls:
@@ -215,8 +214,8 @@ class AgentLoop:
                 self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
             if any(r.terminate for r in results):
                 raise RunEnded(pb.RUN_STATUS_TERMINATED, "a tool asked to end the run", reply.text)
-            if self.stopped:  # it kept repeating a call and no person could be asked: it stops here
-                raise RunEnded(pb.RUN_STATUS_STOPPED, self.stopped)
+            if self.state.stopped:  # it kept repeating a call and no person could be asked: it stops here
+                raise RunEnded(pb.RUN_STATUS_STOPPED, self.state.stopped)
 
     # --- model ----------------------------------------------------------------------------
 
@@ -285,12 +284,12 @@ class AgentLoop:
     def _asks_for_evidence(self, answer: str) -> bool:
         """With `answer_check` on, once a run: an answer stating values no tool result shows gets the
         question which result shows them (evidence.py), and the run goes on."""
-        if not self.settings.answer_check or self.asked_for_evidence:
+        if not self.settings.answer_check or self.state.asked_for_evidence:
             return False
         values = evidence.unsupported(answer, self.messages)
         if not values:
             return False
-        self.asked_for_evidence = True
+        self.state.asked_for_evidence = True
         self._append(pb.Message(role=pb.ROLE_USER, text=evidence.question(values), author=pb.AUTHOR_WORKBENCH))
         return True
 
@@ -314,9 +313,9 @@ class AgentLoop:
             call = reply.tool_calls.add(id=new_call_id(), name=text_call.name, arguments=text_call.arguments)
             call.from_text, call.repaired = True, text_call.repaired
             if text_call.error:
-                self._text_calls[call.id] = text_call.error
+                self.state.text_calls[call.id] = text_call.error
             if text_call.wrote_result:
-                self._wrote_result.add(call.id)
+                self.state.wrote_result.add(call.id)
 
     def _count(self, usage: pb.Usage) -> None:
         """A model call's usage (the agent's own, or the model judge's) toward the agent and the budget."""
@@ -362,12 +361,12 @@ class AgentLoop:
                 results.append(task.result())
                 continue
             if not task.done():  # it ignores the cancel: its late result is not recorded
-                self._abandoned.add(call.id)
+                self.state.abandoned.add(call.id)
                 log.warning(
                     "tool %s (call %s) did not stop within %.1f s of the cancel", call.name, call.id, CANCEL_GRACE
                 )
             result = interrupted(call)
-            result.duration = time.monotonic() - self._started.get(call.id, time.monotonic())
+            result.duration = time.monotonic() - self.state.started.get(call.id, time.monotonic())
             self.recorder.emit(pb.ToolCallFinished(result=result))
             results.append(result)
         for result in results:
@@ -375,7 +374,8 @@ class AgentLoop:
 
     async def _run_tool(self, call: pb.ToolCall) -> pb.ToolResult:
         """One call: its gates (gates.py), then its tool, then its completion."""
-        self._started[call.id] = time.monotonic()
+        run = self.state  # a tool abandoned by a cancel may finish after the next run has started
+        run.started[call.id] = time.monotonic()
         self.recorder.emit(pb.ToolCallStarted(call=call))
         # whatever the tool raises is its result already (feedback.to_result); what escapes is the
         # run's cancel (recorded as interrupted by _stop_tools) or a bug of the machinery
@@ -386,7 +386,7 @@ class AgentLoop:
             result = refused.result
         else:
             result = await self._invoke(call)
-        return self._complete(call, result)
+        return self._complete(call, result, run)
 
     async def _invoke(self, call: pb.ToolCall) -> pb.ToolResult:
         """The call passed every gate: its tool runs."""
@@ -398,15 +398,15 @@ class AgentLoop:
             self.checkpoints.after_call(call.name, call.arguments)
         return result
 
-    def _complete(self, call: pb.ToolCall, result: pb.ToolResult) -> pb.ToolResult:
+    def _complete(self, call: pb.ToolCall, result: pb.ToolResult, run: RunState) -> pb.ToolResult:
         """The call's result, run or refused: its notes, the repeats' memory, its event."""
-        self._started.pop(call.id, None)
-        if call.id in self._abandoned:
+        run.started.pop(call.id, None)
+        if call.id in run.abandoned:
             return result  # the run already recorded this call as interrupted
-        if call.id in self._wrote_result:
-            self._wrote_result.discard(call.id)
+        if call.id in run.wrote_result:
+            run.wrote_result.discard(call.id)
             result.notes.append(WROTE_RESULT.format(name=call.name))
-        self.repeats.record(call, result, self.turns)
+        run.repeats.record(call, result, run.turns)
         self.recorder.emit(pb.ToolCallFinished(result=result))
         return result
 
@@ -414,7 +414,7 @@ class AgentLoop:
 
     async def _looping_review(self, call: pb.ToolCall) -> None:
         """A call the agent keeps repeating stops for the person (looping.py)."""
-        times = self.repeats.looping(call, self.settings.repeat_stop)
+        times = self.state.repeats.looping(call, self.settings.repeat_stop)
         if not times:
             return
         stop = await looping.ask(
@@ -426,23 +426,23 @@ class AgentLoop:
             on_status=self.on_status,
         )
         if stop.result is None:
-            self.repeats.go_on(call)
+            self.state.repeats.go_on(call)
         if stop.note:
             self.prompts.append(stop.note)  # the person's words, at the next turn
         if stop.reason:
-            self.stopped = self.stopped or stop.reason
+            self.state.stopped = self.state.stopped or stop.reason
         if stop.result is not None:  # the person stopped it, or no person could be asked
             raise CallRefused(stop.result)
 
     async def _runnable_text_call(self, call: pb.ToolCall) -> None:
         """A block the model wrote as text that cannot run gets why as its result."""
-        unrunnable = self._text_calls.pop(call.id, "") if call.from_text else ""
+        unrunnable = self.state.text_calls.pop(call.id, "") if call.from_text else ""
         if unrunnable:
             raise CallRefused(to_result(call, Feedback(unrunnable)))
 
     async def _not_repeated(self, call: pb.ToolCall) -> None:
         """A call that would fail again, or return what the model has (repeats.py), does not run."""
-        refused = self.repeats.refuse(call)
+        refused = self.state.repeats.refuse(call)
         if refused is not None:
             self.recorder.emit(pb.Notice(level="warning", text=f"{call.name}: {refused.error}"))
             raise CallRefused(refused)
