@@ -74,6 +74,11 @@ async def progress(steps: int, ctx: Context) -> str:
 @server.tool()
 def die() -> str:
     """Exit the server process in the middle of the call."""
+    spew = float(os.environ.get("PROBE_DIE_STDERR_MB", "0"))  # a server that fills its stderr first
+    line = b"probe: noise on stderr " + b"x" * 100 + b"\n"
+    for _ in range(int(spew * 1e6 / len(line))):
+        os.write(2, line)
+    os.write(2, b"probe: the last words before dying\n")
     os._exit(3)
 
 

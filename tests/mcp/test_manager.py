@@ -102,6 +102,24 @@ async def test_a_server_that_exits_mid_call_is_restarted_once(settings: Settings
         await manager.close()
 
 
+async def test_a_server_that_floods_its_stderr_keeps_a_bounded_log_and_its_last_line(settings: Settings) -> None:
+    """A server that writes megabytes to stderr, then dies: the log stays under twice LOG_CAP (the
+    log and the one before it) and the call's error still names its last line."""
+    from workbench.mcp.stderr_log import LOG_CAP
+
+    manager = await started(with_servers(settings, probe(sandbox="off", env={"PROBE_DIE_STDERR_MB": "5"})))
+    try:
+        died = await call(Toolbox(manager.patterns(), manager), context(settings, []), "probe__die")
+        assert "exited during the call of die" in died.error
+        assert "its last stderr line: probe: the last words before dying" in died.error, died.error
+        logs = settings.sessions_dir / "s1" / "mcp" / "probe"
+        sizes = {p.name: p.stat().st_size for p in logs.iterdir()}
+        assert set(sizes) == {"stderr.log", "stderr.log.1"} and max(sizes.values()) <= LOG_CAP, sizes
+        assert (logs / "stderr.log").read_bytes().endswith(b"probe: the last words before dying\n")
+    finally:
+        await manager.close()
+
+
 async def test_a_tool_that_vanished_after_list_changed(settings: Settings) -> None:
     manager = await started(with_servers(settings, probe(sandbox="off")))
     try:

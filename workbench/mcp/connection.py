@@ -20,11 +20,12 @@ import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from workbench.config.mcp_servers import McpServer, ServerConfigError
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback
+from workbench.mcp.stderr_log import StderrLog
 
 if TYPE_CHECKING:  # the SDK takes ~0.8 s to import: in a thread, when the first server starts
     from mcp import Client
@@ -58,6 +59,7 @@ class ServerConnection:
         self._lost = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._up = False  # this start got as far as listing the tools
+        self._errlog: StderrLog | None = None  # the stderr of a stdio server's current start
 
     # --- the cache of the last start's tools ---------------------------------------------------
 
@@ -106,7 +108,7 @@ class ServerConnection:
             try:
                 await self._serve()
             except Exception as err:  # failed to start, or lost: one line of why
-                self.reason = self.reason if self._lost.is_set() else _why(err, self.server) + self._stderr_tail()
+                self.reason = self.reason if self._lost.is_set() else _why(err, self.server) + await self._stderr_tail()
                 log.info("MCP server %s: %s", self.server.name, self.reason)
             finally:
                 self.client, self.live = None, False
@@ -122,20 +124,21 @@ class ServerConnection:
             self._ready.clear()
 
     async def _serve(self) -> None:
-        self.state = "starting"
+        self.state, self._errlog = "starting", None
         began = time.monotonic()
         await asyncio.to_thread(load_sdk)  # not on the event loop: the first model request goes on meanwhile
         from mcp import Client
 
         self.folder.mkdir(parents=True, exist_ok=True)
         async with AsyncExitStack() as stack:
-            errlog = stack.enter_context(_open_log(self.folder / "stderr.log"))
             client = Client(
-                self._target(stack, errlog), message_handler=self._on_message, read_timeout_seconds=None, cache=None
+                self._target(stack), message_handler=self._on_message, read_timeout_seconds=None, cache=None
             )
             limit = self.server.timeout or START_LIMIT
             async with asyncio.timeout(limit):
                 await stack.enter_async_context(client)
+                if self._errlog is not None:
+                    self._errlog.spawned()
                 listing = await client.list_tools()
             self.client = client
             self.instructions = " ".join((client.instructions or "").split())
@@ -159,8 +162,8 @@ class ServerConnection:
             if self._lost.is_set() and not self._stop.is_set():
                 raise ConnectionError(self.reason or "the connection was lost")
 
-    def _target(self, stack: AsyncExitStack, errlog: TextIO) -> Any:
-        """The transport: the server's stderr goes to its log file, not the person's terminal."""
+    def _target(self, stack: AsyncExitStack) -> Any:
+        """The transport: the server's stderr goes to its log file (bounded), not the person's terminal."""
         from mcp.client.stdio import stdio_client
 
         from workbench.mcp.launch import NotStartable, http_transport, stdio_parameters
@@ -173,7 +176,9 @@ class ServerConnection:
             scratch = self.scratch / self.server.name  # the sandbox's own folder (not in the hidden data folder)
             shutil.rmtree(scratch, ignore_errors=True)
             stack.callback(shutil.rmtree, scratch, True)
-            return stdio_client(stdio_parameters(self.settings, self.server, scratch, self.marker), errlog)
+            self._errlog = StderrLog(self.folder / "stderr.log")
+            stack.callback(self._errlog.spawned)
+            return stdio_client(stdio_parameters(self.settings, self.server, scratch, self.marker), self._errlog.writer)
         except ServerConfigError as err:
             raise NotStartable(f"MCP server {self.server.name}: {err}") from err
 
@@ -257,7 +262,7 @@ class ServerConnection:
                     "setting); the call was cancelled. Try smaller input, or another way"
                 ) from err
             if err.code == CONNECTION_CLOSED:
-                self._note_lost(f"it exited{self._stderr_tail()}")
+                self._note_lost(f"it exited{await self._stderr_tail()}")
                 again = (
                     "it is being restarted: you may call it once more"
                     if self.restarts < RESTARTS
@@ -277,18 +282,13 @@ class ServerConnection:
             async with asyncio.timeout(self.server.timeout or START_LIMIT):
                 await self._ready.wait()
 
-    def _stderr_tail(self) -> str:
-        try:
-            lines = [line.strip() for line in (self.folder / "stderr.log").read_text(errors="replace").splitlines()]
-        except OSError:
+    async def _stderr_tail(self) -> str:
+        """The server's last stderr line, once its stderr closed (it exited; waited for up to 2 s)."""
+        errlog = self._errlog
+        if errlog is None:
             return ""
-        last = next((line for line in reversed(lines) if line), "")
+        last = await asyncio.to_thread(errlog.last_line, 2.0)
         return f"; its last stderr line: {last[:200]}" if last else ""
-
-
-def _open_log(path: Path) -> TextIO:
-    """The server's stderr log (appended to across restarts)."""
-    return open(path, "a", encoding="utf-8")
 
 
 def load_sdk() -> None:
