@@ -29,6 +29,7 @@ COMMANDS: tuple[str, ...] = (  # each the name of its module in workbench/cli/co
     "undo",
     "rewind",
     "checkpoints",
+    "acp",
 )
 
 

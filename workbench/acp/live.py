@@ -1,0 +1,187 @@
+"""One ACP session on one Workbench Session: its events sent to the client as updates, its
+prompts' turns, and its reviews asked as `session/request_permission`.
+
+Every committed event of the session goes through one queue to the client, in order (one
+subscription for the session's life, so what happens between turns, an async subagent's end or
+a notice, reaches the client too). A turn ends once every event up to the run's end was sent:
+the response to `session/prompt` comes after its last update, as ACP requires.
+
+A review (the guard's, or the repeat detector's for a looping agent) becomes a permission
+request with allow once, allow always (this tool, or this exact command, for the session) and
+reject; the answer goes to `Session.decide`. A reject's reason reaches the model when the client
+puts one in the outcome's `_meta.reason`. A client that fails to answer denies the call, saying why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from typing import TYPE_CHECKING, Any
+
+from acp import RequestError
+from acp.helpers import text_block, tool_content, update_agent_message_text
+from acp.interfaces import Client
+from acp.schema import PermissionOption, PromptResponse, ToolCallUpdate, Usage
+
+from workbench.acp.updates import KINDS, ROOT, Updates, fenced, stop_reason, title
+from workbench.core.words import run_status, with_reason
+from workbench.pb import workbench_pb2 as pb
+from workbench.session.errors import NotWaiting, SessionError
+
+if TYPE_CHECKING:
+    from workbench.session.session import Session
+
+log = logging.getLogger("workbench.acp")
+
+ALLOW, ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
+OPTIONS = [
+    PermissionOption(option_id=ALLOW, name="Allow once", kind="allow_once"),
+    PermissionOption(option_id=ALWAYS, name="Allow for this session", kind="allow_always"),
+    PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"),
+]
+LOOP_OPTIONS = [  # a looping agent's review: let the repeated call go on, or stop it
+    PermissionOption(option_id=ALLOW, name="Let it go on", kind="allow_once"),
+    PermissionOption(option_id=REJECT, name="Stop this call", kind="reject_once"),
+]
+FAILED = (pb.RUN_STATUS_FAILED, pb.RUN_STATUS_INTERRUPTED, pb.RUN_STATUS_WAIT_TIMEOUT)
+RUN_FAILED = -32603  # JSON-RPC's internal error code, with the run's reason as the message
+
+
+class LiveSession:
+    """An open Workbench Session as the client sees it (see the module's doc)."""
+
+    def __init__(self, session: Session, client: Client):
+        self.session, self.client = session, client
+        self.updates = Updates(session.settings.workspace)
+        self.queue: asyncio.Queue[pb.Event] = asyncio.Queue()
+        self.delivered = 0  # the last event's seq sent to the client
+        self.asking: set[asyncio.Task[None]] = set()
+        self._unsubscribe: Any = None
+        self._pump: asyncio.Task[None] | None = None
+
+    @property
+    def id(self) -> str:
+        return self.session.id
+
+    async def replay(self) -> None:
+        """A stored session's conversation sent as updates (session/load): prompts, answers, calls."""
+        self.updates.replaying = True
+        try:
+            for event in self.session.events():
+                self.delivered = event.seq
+                await self._send(self.updates.of(event))
+        finally:
+            self.updates.replaying = False
+
+    def start(self) -> None:
+        """Follow the session's events from the last one sent."""
+        self._unsubscribe = self.session.subscribe(self.queue.put_nowait, after=self.delivered)
+        self._pump = asyncio.create_task(self._run_pump(), name=f"acp updates {self.id}")
+
+    async def _run_pump(self) -> None:
+        while True:
+            event = await self.queue.get()
+            try:
+                if event.seq > self.delivered:
+                    self.delivered = event.seq
+                    await self._deliver(event)
+            except Exception:  # the client went away mid-send, or a defect here: the session goes on
+                log.exception("sending event %s of session %s to the ACP client", event.seq, self.id)
+            finally:
+                self.queue.task_done()
+
+    async def _deliver(self, event: pb.Event) -> None:
+        await self._send(self.updates.of(event))
+        if event.WhichOneof("kind") == "guard_decision" and event.guard_decision.verdict == pb.GUARD_VERDICT_REVIEW:
+            task = asyncio.create_task(self._ask(event.guard_decision, event.agent_id), name="acp review")
+            self.asking.add(task)
+            task.add_done_callback(self.asking.discard)
+
+    async def _send(self, updates: list[Any]) -> None:
+        for update in updates:
+            await self.client.session_update(session_id=self.id, update=update)
+
+    # --- a turn ---------------------------------------------------------------------------------
+
+    async def prompt(self, text: str) -> PromptResponse:
+        """Send the prompt (queued for the root's next turn while a run goes, as the TUI does) and
+        answer once the run ended and every event of it reached the client."""
+        try:
+            self.session.send(text)
+        except SessionError as err:
+            raise RequestError(-32602, str(err)) from err
+        outcome = await self.session.wait()
+        self.session.events(after=sys.maxsize)  # writes what the store still holds: the queue gets it
+        await self.queue.join()
+        if outcome.status in FAILED:
+            raise RequestError(RUN_FAILED, f"workbench: {with_reason(run_status(outcome.status), outcome.reason)}")
+        if outcome.status == pb.RUN_STATUS_STOPPED:
+            await self._send([update_agent_message_text(f"\n\n> workbench: {outcome.reason}\n")])
+        usage = outcome.usage
+        return PromptResponse(
+            stop_reason=stop_reason(outcome),  # type: ignore[arg-type]  # one of its literals
+            usage=Usage(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                total_tokens=usage.input_tokens + usage.output_tokens,
+                cached_read_tokens=usage.cache_read_tokens or None,
+            ),
+        )
+
+    async def cancel(self) -> None:
+        """session/cancel: the run ends CANCELLED (its prompt answers `cancelled`); the session stays."""
+        await self.session.cancel()
+
+    # --- reviews ----------------------------------------------------------------------------------
+
+    async def _ask(self, decision: pb.GuardDecision, agent_id: str) -> None:
+        call = self.updates.calls.get(decision.call_id, decision.call)
+        who = "" if agent_id == ROOT else self.updates.agents.get(agent_id, agent_id)
+        looping = decision.judge == "repeats"
+        shown = f"{decision.reason}\n\n{fenced(decision.shown)}" if decision.shown else decision.reason
+        tool_call = ToolCallUpdate(
+            tool_call_id=decision.call_id,
+            title=title(call, who),
+            kind=KINDS.get(call.name, "other"),  # type: ignore[arg-type]  # a ToolKind literal
+            status="pending",
+            content=[tool_content(text_block(shown))],
+        )
+        tool_call.field_meta = {"workbench": {"agent_id": agent_id, "judge": decision.judge}}
+        try:
+            response = await self.client.request_permission(
+                session_id=self.id, tool_call=tool_call, options=LOOP_OPTIONS if looping else OPTIONS
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # an error answer, or the client went away
+            log.warning("permission request for call %s failed: %s", decision.call_id, err)
+            answer = (False, f"the editor did not answer the review ({err or type(err).__name__})", False)
+        else:
+            answer = _answer(response)
+        try:
+            self.session.decide(decision.call_id, *answer)
+        except NotWaiting:
+            pass  # it stopped waiting meanwhile (the run was cancelled)
+
+    async def close(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        for task in [*self.asking, *([self._pump] if self._pump else [])]:
+            task.cancel()
+        await asyncio.gather(*self.asking, *([self._pump] if self._pump else []), return_exceptions=True)
+        await self.session.close()
+
+
+def _answer(response: Any) -> tuple[bool, str, bool]:
+    """(approve, reason, remember) from a permission response."""
+    outcome = response.outcome
+    if outcome.outcome != "selected":
+        return False, "the person cancelled the review", False
+    meta = {**(response.field_meta or {}), **(getattr(outcome, "field_meta", None) or {})}
+    reason = str(meta["reason"]) if isinstance(meta.get("reason"), str) else ""
+    if outcome.option_id == ALLOW:
+        return True, "", False
+    if outcome.option_id == ALWAYS:
+        return True, "", True
+    return False, reason, False
