@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from workbench.engine.repeats import REMIND_AFTER, STOP_AFTER, Repeats, call_key
+from pathlib import Path
+
+from workbench.engine.repeats import REMIND_AFTER, STOP_AFTER, Repeats, call_key, loose_key
 from workbench.pb import workbench_pb2 as pb
 
 
@@ -19,6 +21,40 @@ def test_the_key_is_the_parsed_arguments_in_canonical_form() -> None:
     assert call_key(pb.ToolCall(name="ls", arguments='{"p": "é"}')) != call_key(
         pb.ToolCall(name="ls", arguments='{"p": "e"}')
     )
+
+
+def test_what_cannot_change_the_outcome_is_one_spelling(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "link.txt").symlink_to("a.txt")
+
+    def key(name: str, arguments: str) -> tuple[str, str]:
+        return call_key(pb.ToolCall(name=name, arguments=arguments), ws)
+
+    a = key("read_file", '{"path": "a.txt"}')
+    for same in ("./a.txt", " a.txt ", f"{ws}/a.txt", "sub/../a.txt", ".//a.txt", "link.txt"):
+        assert key("read_file", f'{{"path": "{same}"}}') == a, same
+    assert key("read_file", '{"path": "b.txt"}') != a
+    assert key("ls", "{}") == key("ls", '{"path": "./"}') == key("ls", f'{{"path": "{ws}"}}')
+    assert key("read_file", r'{"path": "a\u0000"}')[1] == r'{"path":"a\u0000"}'  # no file: as spelled
+    assert key("mcp__x", '{"path": "./a.txt"}') != key("mcp__x", '{"path": "a.txt"}')  # not a file tool's path
+    bash = key("bash", '{"command": "ls -l", "timeout": 120}')
+    assert key("bash", r'{"command": " ls -l \n", "timeout": 120.0}') == bash
+    assert key("bash", '{"command": "ls -l", "timeout": 1.2e2}') == bash
+    assert key("bash", '{"command": "ls  -l", "timeout": 120}') != bash  # inside the command it may matter
+    assert key("bash", '{"command": "ls -l", "timeout": 121}') != bash
+    assert key("tmux", '{"text": "y "}') != key("tmux", '{"text": "y"}')  # typed text: every space counts
+
+
+def test_the_loose_key_drops_numbers_and_collapses_whitespace() -> None:
+    def loose(name: str, arguments: str) -> tuple[str, str]:
+        return loose_key(pb.ToolCall(name=name, arguments=arguments))
+
+    bash = loose("bash", '{"command": "cat  a.txt", "timeout": 121}')
+    assert bash == loose("bash", '{"command": "cat a.txt"}') == ("bash", '{"command":"cat a.txt"}')
+    assert loose("x", '{"n": [1, "a  b", true]}') == ("x", '{"n":["a b",true]}')  # booleans are kept
+    assert loose("bash", '{"command": "cat b.txt"}') != bash
+    assert loose("x", '{"a": ') == ("x", '{"a":')  # not JSON: its text
 
 
 def test_failures_remind_then_stop_and_a_change_starts_over() -> None:

@@ -134,7 +134,7 @@ class AgentLoop:
         return self.state.outcome
 
     def _fresh_state(self) -> RunState:
-        return RunState(repeats=Repeats(self.toolbox.changing()))
+        return RunState(repeats=Repeats(self.toolbox.changing(), self.ctx.workspace))
 
     async def run(self, prompt: str) -> pb.RunFinished:
         """Run to an end; cancellation is recorded as CANCELLED and re-raised.
