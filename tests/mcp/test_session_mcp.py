@@ -18,6 +18,7 @@ import pytest
 from tests.guard.test_guard_in_loop import of, open_session, until
 from tests.mcp.conftest import probe, with_servers
 from tests.scripted_server import ScriptedModel, call, reply
+from workbench.config.mcp_servers import parse_server
 from workbench.config.settings import Settings
 from workbench.mcp.manager import marker_of
 from workbench.pb import workbench_pb2 as pb
@@ -58,16 +59,32 @@ async def test_a_tool_of_a_sandboxed_server_in_the_loop_and_nothing_left_after_c
     assert marked_pids(MARKER, marker) == []
 
 
+async def test_a_first_session_offers_a_new_servers_tools_from_its_first_request(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    """Issue 37 item 1: a newly configured server (no cached tool list) starts as the session opens and
+    the first request waits for it: the model's call of its tool runs (it got "unknown tool" before)."""
+    settings = with_servers(settings, probe())
+    scripted_model.add(reply("", call("probe__echo", text="first try")), reply("done"))
+    session = await Session.open(settings)
+    try:
+        assert session.mcp.connections["probe"].began_at, "it started as the session opened"
+        session.send("echo something")
+        finished = await asyncio.wait_for(session.wait(), 60)
+        assert finished.status == pb.RUN_STATUS_FINISHED
+        assert "probe__echo" in offered(scripted_model.requests[0])
+        assert tool_texts(scripted_model.requests[1])[0].startswith("first try")
+        assert not [e for e in session.events() if e.WhichOneof("kind") == "notice" and "MCP" in e.notice.text]
+    finally:
+        await session.close()
+
+
 async def test_the_first_request_carries_the_cached_tools_and_never_waits(
     settings: Settings, scripted_model: ScriptedModel
 ) -> None:
     settings = with_servers(settings, probe(sandbox="off"))
     session = await Session.open(settings)
-    try:  # a first session: no cache yet, so the first request goes without the server's tools
-        scripted_model.add(reply("first"))
-        session.send("hi")
-        await asyncio.wait_for(session.wait(), 60)
-        assert "probe__echo" not in offered(scripted_model.requests[0])
+    try:  # a first session: its start fills the cache
         await asyncio.wait_for(session.mcp.connections["probe"].ready(), 60)
     finally:
         await session.close()
@@ -77,17 +94,51 @@ async def test_the_first_request_carries_the_cached_tools_and_never_waits(
         session.send("hi again")
         await asyncio.wait_for(session.wait(), 60)
         connection = session.mcp.connections["probe"]
-        assert "probe__echo" in offered(scripted_model.requests[1])
+        assert "probe__echo" in offered(scripted_model.requests[0])
         await asyncio.wait_for(connection.ready(), 60)
-        assert scripted_model.request_times[1] < connection.ready_at, "the first request waited for the server"
+        assert scripted_model.request_times[0] < connection.ready_at, "the first request waited for the server"
     finally:
         await session.close()
 
 
-async def test_servers_start_after_the_first_request_or_soon_after_opening(
+async def test_a_new_server_that_fails_or_is_slow_gets_one_notice_and_the_request_goes_without_it(
+    settings: Settings, scripted_model: ScriptedModel, tmp_path: Path
+) -> None:
+    silent = tmp_path / "silent.py"  # a "server" that never answers the handshake
+    silent.write_text("import time\ntime.sleep(60)\n")
+    slow = parse_server("slow", {"command": sys.executable, "args": [str(silent)], "sandbox": "off"})
+    broken = parse_server("broken", {"command": str(tmp_path / "no-such-program"), "sandbox": "off"})
+    settings = with_servers(settings, probe(sandbox="off"), slow, broken)
+    settings.mcp_startup_timeout = 3.0
+    scripted_model.add(reply("one"), reply("two"))
+    session = await Session.open(settings)
+    try:
+        session.send("hi")
+        await asyncio.wait_for(session.wait(), 60)
+        session.send("again")
+        await asyncio.wait_for(session.wait(), 60)
+        events = list(session.events())
+        waited = scripted_model.request_times[0] - session.mcp.connections["probe"].began_at
+    finally:
+        await session.close()
+    first = offered(scripted_model.requests[0])
+    assert "probe__echo" in first and not [n for n in first if n.startswith(("slow__", "broken__"))]
+    notes = [e.notice.text for e in events if e.WhichOneof("kind") == "notice" and "MCP" in e.notice.text]
+    assert len(notes) == 2, notes  # once each, not again at the second run
+    assert any(n.startswith("MCP server slow did not start within 3 s (mcp_startup_timeout)") for n in notes)
+    assert any(n.startswith("MCP server broken failed to start (") for n in notes)
+    assert 2.5 < waited < 10, f"the first request waited {waited:.1f} s, not the 3 s limit"
+
+
+async def test_known_servers_start_after_the_first_request_or_soon_after_opening(
     settings: Settings, scripted_model: ScriptedModel
 ) -> None:
     settings = with_servers(settings, probe(sandbox="off"))
+    session = await Session.open(settings)
+    try:  # the first start in this data folder caches the tool list
+        await asyncio.wait_for(session.mcp.connections["probe"].ready(), 60)
+    finally:
+        await session.close()
     session = await Session.open(settings)
     try:  # a prompt sent at once: the servers start once its request went out
         connection = session.mcp.connections["probe"]

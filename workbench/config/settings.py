@@ -394,6 +394,14 @@ class Settings:
             project=LOWER,
         ),
     )
+    mcp_startup_timeout: float = field(
+        default=10.0,
+        metadata=about(
+            doc="seconds the first model request waits for MCP servers with no tool list cached from an earlier "
+            "start (a server's first start in this data folder); 0: never wait",
+            project=LOWER,
+        ),
+    )
     mcp_allowed: list[str] = field(
         default_factory=list,
         metadata=about(

@@ -256,6 +256,8 @@ class AgentLoop:
 
     async def _call_model(self) -> pb.Message:
         """One model call with retries; compacts the conversation above the threshold or on overflow."""
+        for note in await self.toolbox.settle():  # MCP servers starting for the first time
+            self.recorder.emit(pb.Notice(level="warning", text=note))
         tools = self.toolbox.definitions()
         count = self._count
         call = self._call

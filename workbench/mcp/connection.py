@@ -46,6 +46,7 @@ class ServerConnection:
         self.state = "not started"  # starting, ready, failed, stopped
         self.reason = ""
         self.tools: list[dict[str, Any]] = self._read_cache()  # name, description, inputSchema, annotations
+        self.cached = self.cache_path.is_file()  # an earlier start listed its tools: the first request offers them
         self.live = False  # `tools` come from this start (not the cache)
         self.instructions = ""  # what the server says it is for (its instructions)
         self.started_in = 0.0

@@ -2,8 +2,9 @@
 
 `tools()` is what the registry offers (`seams.ToolSource`): each enabled server's tools as
 `SERVER__tool` registry tools, from the live list once the server is up and, before that, from
-the cache of its last start (a server with no cache yet adds its tools from the next turn on),
-so the first model request never waits for a server. `close()` stops every server and kills
+the cache of its last start, so the first model request does not wait for a server it knows.
+A server with no cache yet (its first start in this data folder) starts as the session opens,
+and the first request waits for it (`settle`, up to `mcp_startup_timeout`). `close()` stops every server and kills
 whatever carries the session's MCP marker; a record in the data folder lets the leftovers
 reaper do the same after a kill -9 of Workbench.
 """
@@ -11,6 +12,7 @@ reaper do the same after a kill -9 of Workbench.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fnmatch
 import json
 import shutil
@@ -63,15 +65,21 @@ class McpManager:
         self._record: Path | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._watch: Callable[[], None] | None = None
+        self._started_at = 0.0  # the loop's time when `start` ran
+        self._settling: asyncio.Future[None] | None = None
+        self._startup_notes: list[str] = []  # servers the first request went without, told once
 
     # --- the session's life ----------------------------------------------------------------------
 
     def start_soon(self) -> None:
-        """Start the servers soon after the session opens, never in the way of its first model
-        request: a prompt sent at once (headless) starts them once its request went out (that request
-        offers the tools cached from their last start, `start_after_request`); else they start after
-        IDLE_START seconds (the person is typing)."""
-        if self.connections:
+        """Start the servers as the session opens when one has no cached tool list (the first
+        request waits for it: `settle`). Else never in the way of the first model request: a prompt
+        sent at once (headless) starts them once its request went out (that request offers the tools
+        cached from their last start, `start_after_request`); else they start after IDLE_START
+        seconds (the person is typing)."""
+        if any(not c.cached for c in self.connections.values()):
+            self.start()
+        elif self.connections:
             self._timer = asyncio.get_running_loop().call_later(IDLE_START, self.start)
 
     def start_after_request(self, subscribe: Subscribe) -> None:
@@ -100,6 +108,7 @@ class McpManager:
         if not self.connections:
             return
         if self._record is None:
+            self._started_at = asyncio.get_running_loop().time()
             self.scratch.mkdir(mode=0o700, exist_ok=True)
             record = owner_record(self.session_id, self.marker)
             record.dir = str(self.scratch)
@@ -107,9 +116,43 @@ class McpManager:
         for connection in self.connections.values():
             connection.start()
 
+    async def settle(self) -> list[str]:
+        """Before a model request: wait for the servers with no cached tool list until each is up or
+        failed, up to `mcp_startup_timeout` seconds from their start (once: later requests find it
+        done). The notes of the servers it goes without, for the first caller only."""
+        if self._settling is None:
+            self._settling = asyncio.ensure_future(self._settle())
+        await asyncio.shield(self._settling)
+        notes, self._startup_notes = self._startup_notes, []
+        return notes
+
+    async def _settle(self) -> None:
+        waiting = {name: c for name, c in self.connections.items() if not c.cached}
+        limit = self.settings.mcp_startup_timeout
+        if not waiting or limit <= 0:
+            return
+        self.start()
+        left = self._started_at + limit - asyncio.get_running_loop().time()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(max(left, 0.0)):
+                await asyncio.gather(*(c.ready() for c in waiting.values()))
+        for name, connection in waiting.items():
+            if connection.state == "failed":
+                self._startup_notes.append(
+                    f"MCP server {name} failed to start ({connection.reason}); the model's requests go without "
+                    "its tools (`workbench mcp list` shows it)"
+                )
+            elif connection.state != "ready":
+                self._startup_notes.append(
+                    f"MCP server {name} did not start within {limit:g} s (mcp_startup_timeout); the first model "
+                    "request goes without its tools, offered from the turn after it is up"
+                )
+
     async def close(self) -> None:
         """Stop every server; nothing of them is left (their marker is scanned for)."""
         self._not_scheduled()
+        if self._settling is not None:
+            self._settling.cancel()
         await asyncio.gather(*(c.stop() for c in self.connections.values()), return_exceptions=True)
         if self._record is not None:
             await asyncio.to_thread(kill_marked, self.marker)

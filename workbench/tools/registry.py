@@ -221,6 +221,10 @@ class Toolbox:
         }
         return {**self.builtin, **found}
 
+    async def settle(self) -> list[str]:
+        """Before a model request: the dynamic source's tools that are about to arrive, waited for."""
+        return await self.dynamic.settle() if self.dynamic is not None and self.selectors else []
+
     def changing(self) -> ChangingTools:
         """The names of the tools that may change something, as offered at each turn (for repeats)."""
         return ChangingTools(self)

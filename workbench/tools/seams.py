@@ -80,3 +80,7 @@ class ToolSource(Protocol):
 
     def missing(self, name: str) -> str:
         """Why a tool of this source that was offered before is not now ('' if it never was)."""
+
+    async def settle(self) -> list[str]:
+        """Before a model request: wait for tools that are about to arrive (bounded); notes for the
+        person on those the request goes without."""
