@@ -12,6 +12,7 @@ The tree in memory and how it is written is `tree.py`.
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import time
@@ -25,6 +26,9 @@ from workbench.checkpoints.watch import Watch, WatchUnavailable
 from workbench.tools.files.walk import Ignore, ignore_for
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
+# a FIFO swapped in for a file opens at once (and is then not read); no link is followed
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
+_READ_WHOLE = 1 << 20  # a file up to this is read in one piece; a larger one is streamed into the store
 RACY_NS = 2_000_000_000  # a file changed this close to its hashing is hashed again at the next scan
 PROJECT_CONFIG = ".workbench"  # terminal.protected.PROJECT_CONFIG (that package is not below this one)
 
@@ -318,7 +322,12 @@ class Snapshot(MemoryTree):
             if stat.S_ISLNK(st.st_mode):
                 oid = self.repo.create_blob(os.fsencode(os.readlink(name, dir_fd=dfd)))
             else:
-                oid = self._blob(name, dfd)
+                read = self._blob(name, dfd)
+                if read is None:  # something else was swapped in since the look (a FIFO): not kept
+                    self._drop(rel, scan)
+                    return
+                oid, st = read
+                sig = (st.st_mtime_ns, st.st_size, st.st_ino)
         except OSError:
             return  # it went away or is unreadable now: the next look sees what is there
         racy = time.time_ns() - st.st_mtime_ns < RACY_NS
@@ -338,11 +347,23 @@ class Snapshot(MemoryTree):
         scan.changed.add(rel)
         scan.files.add(rel)
 
-    def _blob(self, name: str, dfd: int) -> pygit2.Oid:
-        """The file's bytes as a blob, read through a descriptor (never a link); no filters."""
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
+    def _blob(self, name: str, dfd: int) -> tuple[pygit2.Oid, os.stat_result] | None:
+        """The file's bytes as a blob (no filters), and the status of what was read; None when
+        what the name opens now is not a regular file. Opened once, without following a link or
+        blocking, checked with fstat before a byte is read, and read from that descriptor only:
+        a FIFO swapped in by a racing command is never read (a read of it would block for good)."""
+        fd = os.open(name, _FILE_FLAGS, dir_fd=dfd)
         try:
-            return self.repo.create_blob_fromdisk(f"/proc/self/fd/{fd}")
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            if st.st_size <= _READ_WHOLE:
+                chunks = []
+                while chunk := os.read(fd, _READ_WHOLE + 1):  # it may have grown since the fstat
+                    chunks.append(chunk)
+                return self.repo.create_blob(b"".join(chunks)), st
+            with io.FileIO(fd, "rb", closefd=False) as fh:
+                return self.repo.create_blob_fromiobase(fh), st
         finally:
             os.close(fd)
 
