@@ -1,16 +1,18 @@
-"""How agents of the tree end (`AgentEnding`, the base class of `AgentTree`): an agent's children
-end first, then the agent with one AgentFinished, and an async or fork child's end is delivered to
-its parent's Inbox; a cancel asks a subtree to stop, then kills what its commands started.
+"""How agents of the tree end (`Endings`, held by `AgentTree` as `tree.endings`): an agent's
+children end first, then the agent with one AgentFinished, and an async or fork child's end is
+delivered to its parent's Inbox; a cancel asks a subtree to stop, then kills what its commands
+started.
 
-`AgentTree` (`engine/agents.py`) builds and starts the agents; it gives this class the session's
-store, budget, terminal and nodes, and starts a parent's queued children as a slot frees.
+`AgentTree` (`engine/agents.py`) builds and starts the agents; it gives `Endings` the session's
+store, budget, terminal and nodes, the tool context of an agent (for a defect), and what to do
+when an agent has ended (`on_ended(parent)`: start the parent's queued children as a slot frees).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from abc import ABC, abstractmethod
+from collections.abc import Callable
 
 from workbench.core.words import agent_ended
 from workbench.engine.agent_node import Agent
@@ -25,24 +27,25 @@ STOP_WAIT = 15.0  # seconds to wait for a cancelled agent (and its subtree) to e
 KILL_AFTER = 1.0  # seconds a cancelled subtree's tools get to stop their commands before its processes are killed
 
 
-class AgentEnding(ABC):
-    """Ending and cancelling agents of one session (set up by `AgentTree.__init__`)."""
+class Endings:
+    """Ending and cancelling the agents of one session."""
 
-    store: Store
-    session_id: str
-    budget: Budget
-    terminal: TerminalPort | None
-    nodes: dict[str, Agent]
+    def __init__(
+        self,
+        store: Store,
+        session_id: str,
+        budget: Budget,
+        terminal: TerminalPort | None,
+        nodes: dict[str, Agent],
+        *,
+        context: Callable[[str, Recorder], ToolContext],
+        on_ended: Callable[[Agent], None],
+    ):
+        self.store, self.session_id, self.budget, self.terminal, self.nodes = store, session_id, budget, terminal, nodes
+        self.context = context  # an agent's tool context (a defect of an agent that has no loop)
+        self.on_ended = on_ended  # called with the parent of each agent that ended: a running slot may be free
 
-    @abstractmethod
-    def context(self, agent_id: str, recorder: Recorder) -> ToolContext:
-        """The tool context of an agent (for a defect of an agent that has no loop)."""
-
-    @abstractmethod
-    def _start_queued(self, parent: Agent) -> None:
-        """Start `parent`'s queued children while it has free running slots."""
-
-    async def _end(
+    async def end(
         self,
         agent: Agent,
         status: pb.AgentStatus,
@@ -95,13 +98,13 @@ class AgentEnding(ABC):
                 if agent.task is not None and parent is not None:
                     parent.running_children -= 1
             if parent is not None:
-                self._start_queued(parent)
+                self.on_ended(parent)
 
     async def _stop_children(self, agent: Agent, cause: str) -> None:
         for child in list(agent.queue):  # the queued first, so none starts as others stop
             agent.queue.remove(child)
             child.cancel_cause = cause
-            await self._end(child, pb.AGENT_STATUS_CANCELLED, "", cause, pb.Usage())
+            await self.end(child, pb.AGENT_STATUS_CANCELLED, "", cause, pb.Usage())
         live = [c for c in agent.children if not c.done.done()]
         for child in live:
             self._request_cancel(child, cause)
@@ -150,7 +153,7 @@ class AgentEnding(ABC):
         if agent.parent is not None and agent in agent.parent.queue:
             agent.parent.queue.remove(agent)
             agent.cancel_cause = cause
-            await self._end(agent, pb.AGENT_STATUS_CANCELLED, "", cause, pb.Usage())
+            await self.end(agent, pb.AGENT_STATUS_CANCELLED, "", cause, pb.Usage())
         elif agent.task is not None:
             self._request_cancel(agent, cause)
             await asyncio.wait([agent.done], timeout=KILL_AFTER)  # its tools stop their commands (Ctrl-C)

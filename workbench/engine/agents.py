@@ -9,7 +9,7 @@ an InboxItem of its parent. An agent that ends first ends its children, so the t
 bottom up and no task outlives the run.
 
 This module builds and starts the agents; the rules a spawn request must meet are in
-`engine/spawning.py`, ending and cancelling in `engine/agent_ending.py` (the tree's base class),
+`engine/spawning.py`, ending and cancelling in `engine/agent_ending.py` (`Endings`, held as `endings`),
 the node in `engine/agent_node.py` and the tool side, `AgentHandle` (`ctx.agents`), in
 `engine/agent_handle.py`.
 """
@@ -25,7 +25,7 @@ from workbench.config.settings import Settings, bound
 from workbench.core.feedback import Feedback
 from workbench.core.safe_text import printable
 from workbench.engine.agent_activity import activity_of
-from workbench.engine.agent_ending import AgentEnding
+from workbench.engine.agent_ending import Endings
 from workbench.engine.agent_handle import AgentHandle
 from workbench.engine.agent_node import ROOT_ID, Agent
 from workbench.engine.inbox import Inbox
@@ -56,7 +56,7 @@ FINAL_STATUS = {
 }
 
 
-class AgentTree(AgentEnding):
+class AgentTree:
     """Every agent of one session, sharing the store, the budget and the terminal host."""
 
     def __init__(
@@ -80,6 +80,9 @@ class AgentTree(AgentEnding):
         self._spawned = 0
         self._base_prompt: tuple[pb.Message | None, str] = (None, "")  # (the parent's reply it was read for, text)
         self._unsubscribe = store.subscribe(self._note_activity, session_id)
+        self.endings = Endings(
+            store, session_id, self.budget, terminal, self.nodes, context=self.context, on_ended=self._start_queued
+        )
 
     def spec(self, model: str = "", parent: str = "") -> ModelSpec:
         """The model of an agent: its parent's (or the session's), with the same endpoint and key.
@@ -231,7 +234,7 @@ class AgentTree(AgentEnding):
         finally:
             final = loop.outcome or pb.RunFinished(status=pb.RUN_STATUS_FAILED, reason="the run ended early")
             status = FINAL_STATUS.get(final.status, pb.AGENT_STATUS_FAILED)
-            await self._end(agent, status, final.text, final.reason, final.usage, run_status=final.status)
+            await self.endings.end(agent, status, final.text, final.reason, final.usage, run_status=final.status)
 
     # --- children -------------------------------------------------------------------------
 
@@ -302,7 +305,7 @@ class AgentTree(AgentEnding):
         loop = agent.loop
         assert loop is not None
         if agent.cancel_cause:  # cancelled before its task first ran
-            await self._end(agent, pb.AGENT_STATUS_CANCELLED, "", agent.cancel_cause, pb.Usage())
+            await self.endings.end(agent, pb.AGENT_STATUS_CANCELLED, "", agent.cancel_cause, pb.Usage())
             return
         status: pb.AgentStatus = pb.AGENT_STATUS_FAILED
         cause = ""
@@ -337,7 +340,15 @@ class AgentTree(AgentEnding):
         finally:
             if timer is not None:
                 timer.cancel()
-        await self._end(agent, status, _last_answer(loop.messages), cause, loop.usage)
+        await self.endings.end(agent, status, _last_answer(loop.messages), cause, loop.usage)
+
+    async def cancel(self, agent_id: str, cause: str = "cancelled") -> pb.AgentFinished:
+        """Cancel one agent and its subtree; its parent keeps running and hears of it (agent_ending.py)."""
+        return await self.endings.cancel(agent_id, cause)
+
+    async def kill_processes(self, agents: list[Agent]) -> None:
+        """End now what these agents' commands started (agent_ending.py)."""
+        await self.endings.kill_processes(agents)
 
     # --- activity, for `list` -------------------------------------------------------------
 

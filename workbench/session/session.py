@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import AsyncGenerator, Callable, Iterator
 
 from workbench.config.secrets import secrets_of
 from workbench.config.settings import ConfigError, Settings
@@ -29,25 +30,27 @@ from workbench.engine.store import Store
 from workbench.guard import guardrail
 from workbench.guard.guardrail import Guard
 from workbench.mcp.manager import McpManager
+from workbench.model.gateway import ModelSpec, context_window
 from workbench.model.retry import ModelCallFailed
 from workbench.pb import workbench_pb2 as pb
 from workbench.session import rewind as rewinding
 from workbench.session.catalog import open_store, session_to_open
 from workbench.session.checkpointing import keep_checkpoint, new_checkpointer, resume_checkpoints, tell_put_back
 from workbench.session.errors import NotWaiting, SessionError
+from workbench.session.event_stream import STREAM_LIMIT, bounded_stream
 from workbench.session.lock import LockHeld, SessionLock, is_locked
 from workbench.session.rebuild import mark_interrupted, rebuild_tree
 from workbench.session.rewind import RewindPlan
-from workbench.session.session_reads import SessionReads
 from workbench.terminal.git_report import describe, git_changes
 from workbench.terminal.host import TerminalHost
 from workbench.terminal.leftovers import reap_orphans
 from workbench.terminal.protected import dot_git
+from workbench.terminal.sandbox import describe as describe_sandbox
 
 log = logging.getLogger("workbench")
 
 
-class Session(SessionReads):
+class Session:
     """One session: new, or resumed from its event log. Open it with `await Session.open(...)`."""
 
     def __init__(
@@ -179,6 +182,59 @@ class Session(SessionReads):
                 "on your machine, outside the sandbox"
             )
             Recorder(self.store, self.id, ROOT_ID).emit(pb.Notice(level="warning", text=text))
+
+    # --- what a client reads: nothing here changes the session ----------------------------
+
+    @property
+    def info(self) -> pb.SessionInfo:
+        """The session as stored now (as it was at `close`, after it)."""
+        if self._closed is None:
+            return self.store.sessions(self.id)[0]
+        return self._closed
+
+    @property
+    def sandbox(self) -> str:
+        """The sandbox in force, in words: `workspace-write, network off`, or `off`."""
+        return describe_sandbox(self.settings)
+
+    @property
+    def mcp_servers(self) -> str:
+        """The enabled MCP servers in words, those without their sandbox marked: `probe, docker (sandbox off)`."""
+        return self.mcp.summary()
+
+    async def context_window(self) -> int:
+        """The model's input window in tokens (0: unknown), looked up in a thread (it needs litellm)."""
+        return await asyncio.to_thread(context_window, ModelSpec(self.settings.model).wire_model)
+
+    @property
+    def busy(self) -> bool:
+        """A run of the root agent is going."""
+        return self._run_task is not None and not self._run_task.done()
+
+    def events(self, after: int = 0) -> Iterator[pb.Event]:
+        """The committed events with seq > `after`, in order."""
+        self.store.flush()
+        return self.store.events(self.id, after=after)
+
+    def agents(self) -> list[pb.AgentInfo]:
+        """Every agent of the session as committed, parents before their children."""
+        return self.store.agents(self.id)
+
+    def subscribe(self, fn: Callable[[pb.Event], None], after: int = 0) -> Callable[[], None]:
+        """`fn(event)` for every committed event with seq > `after`: stored ones, then live ones.
+
+        No gap and no duplicate. `fn` runs on the event loop right after COMMIT: keep it cheap.
+        Returns the function that ends the subscription.
+        """
+        return self.store.subscribe(fn, self.id, after=after)
+
+    def stream(self, after: int = 0, limit: int = STREAM_LIMIT) -> AsyncGenerator[pb.Event, None]:
+        """The committed events with seq > `after`, then live ones, with at most `limit` held in memory.
+
+        A reader that falls further behind is re-synced from the store from its last seq:
+        memory stays bounded and nothing is lost or repeated.
+        """
+        return bounded_stream(self.store, self.id, after, limit)
 
     # --- what a client does ---------------------------------------------------------------
 
