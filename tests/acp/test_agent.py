@@ -3,15 +3,20 @@ prompts streamed as updates (the offline demo model, the scripted OpenAI-compati
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from acp import text_block
+from acp import RequestError, text_block
 
-from tests.acp.client import Recorder, agent
+from tests.acp.client import Recorder, agent, command, reject
+from tests.scripted_server import ScriptedModel, call, reply
 
 INITIALIZE_SECONDS = 10.0  # spawn to the initialize reply, with room for a loaded CI machine (~0.7 s idle)
 
@@ -74,3 +79,155 @@ async def test_a_demo_turn_streams_text_and_tool_calls_with_permissions(tmp_path
     assert [t.title for t, _ in client.asked] == ["write_file: auth.go", "edit_file: auth.go", "edit_file: auth.go"]
     assert "CheckLogin" in client.text()
     assert (ws / "auth.go").read_text().count("return false") == 1
+
+
+def scripted(scripted_model: ScriptedModel, *flags: str) -> list[str]:
+    return ["--model", "openai/scripted", "--api-base", scripted_model.url, "--api-key", "sk-test-key", *flags]
+
+
+async def _until(check: Callable[[], bool], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} within {seconds} s")
+        await asyncio.sleep(0.02)
+
+
+@pytest.mark.slow
+@pytest.mark.tmux
+async def test_cancel_during_a_long_bash_call_answers_cancelled_within_2_s_and_the_session_goes_on(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    scripted_model.add(reply("", call("bash", command="echo started; sleep 30")), reply("again"))
+    client = Recorder()
+    async with agent(client, tmp_path / "data", *scripted(scripted_model, "--approval", "auto")) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        new = await conn.new_session(cwd=str(ws))
+        turn = asyncio.create_task(conn.prompt(session_id=new.session_id, prompt=[text_block("run it")]))
+        await _until(lambda: "started" in str([u.content for u in client.of("tool_call_update")]), 60, "output")
+        started = time.monotonic()
+        await conn.cancel(session_id=new.session_id)
+        response = await turn
+        seconds = time.monotonic() - started
+        again = await conn.prompt(session_id=new.session_id, prompt=[text_block("once more")])
+    assert response.stop_reason == "cancelled" and seconds < 2.0, f"{response.stop_reason} after {seconds:.2f} s"
+    ends = [u for u in client.of("tool_call_update") if u.status in ("completed", "failed")]
+    assert ends[0].status == "failed" and "interrupted" in ends[0].content[-1].content.text
+    assert again.stop_reason == "end_turn" and client.text().endswith("again")
+
+
+@pytest.mark.slow
+@pytest.mark.tmux
+async def test_a_rejected_review_with_a_reason_reaches_the_model(tmp_path: Path, scripted_model: ScriptedModel) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    scripted_model.add(reply("", call("write_file", path="notes.txt", content="hi\n")), reply("understood"))
+    client = Recorder(answer=reject("not in this folder, ask me first"))
+    async with agent(client, tmp_path / "data", *scripted(scripted_model)) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        new = await conn.new_session(cwd=str(ws))
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("write notes")])
+    assert response.stop_reason == "end_turn"
+    [(tool_call, options)] = client.asked
+    assert tool_call.title == "write_file: notes.txt" and "hi" in tool_call.content[0].content.text
+    assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once"]
+    assert not (ws / "notes.txt").exists()
+    sent = json.dumps(scripted_model.requests[1]["messages"][-1])
+    assert "The person denied this call: not in this folder, ask me first" in sent
+    [end] = [u for u in client.of("tool_call_update") if u.status in ("completed", "failed")]
+    assert end.status == "failed"
+
+
+@pytest.mark.slow
+@pytest.mark.tmux
+async def test_bad_requests_get_clear_errors_and_the_agent_goes_on(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "file.txt").write_text("x")
+    scripted_model.add(reply("fine"))
+    client = Recorder()
+    async with agent(client, tmp_path / "data", *scripted(scripted_model)) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        errors = []
+        for request in (
+            conn.new_session(cwd=str(tmp_path / "missing")),
+            conn.new_session(cwd=str(tmp_path / "file.txt")),
+            conn.new_session(cwd="relative/ws"),
+            conn.prompt(session_id="nosuchsession", prompt=[text_block("hi")]),
+            conn.load_session(cwd=str(ws), session_id="nosuchsession"),
+        ):
+            with pytest.raises(RequestError) as caught:
+                await request
+            errors.append(caught.value)
+        new = await conn.new_session(cwd=str(ws))
+        with pytest.raises(RequestError) as empty:
+            await conn.prompt(session_id=new.session_id, prompt=[text_block("  ")])
+        with pytest.raises(RequestError) as unknown:
+            await conn.set_session_mode(session_id=new.session_id, mode_id="yolo")
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("hi")])
+    assert [e.code for e in errors] == [-32602] * 5
+    messages = [str(e) for e in errors]
+    assert "does not exist" in messages[0] and "is not a folder" in messages[1] and "absolute" in messages[2]
+    assert "no session 'nosuchsession' is open here" in messages[3] and "no session 'nosuchsession'" in messages[4]
+    assert "the prompt is empty" in str(empty.value) and "ask, auto, read-only" in str(unknown.value)
+    assert response.stop_reason == "end_turn" and client.text() == "fine"
+
+
+@pytest.mark.slow
+def test_stdout_carries_only_json_rpc_answers_to_unknown_methods_and_garbage(tmp_path: Path) -> None:
+    lines = [
+        "this is not json",
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/bogus", "params": {}}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": {"cwd": 5}}),
+    ]
+    proc = subprocess.run(
+        command(tmp_path / "data", "--model", "demo"),
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    answers = {a["id"]: a for a in map(json.loads, proc.stdout.splitlines())}  # every line is JSON-RPC
+    assert set(answers) == {1, 2, 3}
+    assert answers[1]["result"]["protocolVersion"] == 1
+    assert answers[2]["error"]["code"] == -32601 and answers[2]["error"]["data"] == {"method": "session/bogus"}
+    assert answers[3]["error"]["code"] == -32602 and "cwd" in json.dumps(answers[3]["error"]["data"])
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.tmux
+async def test_a_stored_session_is_listed_loaded_and_replayed_then_goes_on(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    scripted_model.add(reply("", call("read_file", path="missing.txt")), reply("first answer"), reply("second"))
+    async with agent(Recorder(), tmp_path / "data", *scripted(scripted_model)) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        session_id = (await conn.new_session(cwd=str(ws))).session_id
+        await conn.prompt(session_id=session_id, prompt=[text_block("the first prompt")])
+    client = Recorder()
+    async with agent(client, tmp_path / "data", *scripted(scripted_model)) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        listed = await conn.list_sessions(cwd=str(ws))
+        await conn.load_session(cwd=str(ws), session_id=session_id)
+        replayed = list(client.updates)
+        response = await conn.prompt(session_id=session_id, prompt=[text_block("the second prompt")])
+    assert [s.session_id for s in listed.sessions] == [session_id] and listed.sessions[0].title == "the first prompt"
+    kinds = [u.session_update for u in replayed]
+    assert kinds[0] == "user_message_chunk" and replayed[0].content.text == "the first prompt"
+    assert "tool_call" in kinds and "first answer" in "".join(
+        u.content.text for u in replayed if u.session_update == "agent_message_chunk"
+    )
+    assert response.stop_reason == "end_turn" and client.text().endswith("second")
+    assert [m["content"] for m in scripted_model.requests[2]["messages"] if m["role"] == "user"][-2:] == [
+        "the first prompt",
+        "the second prompt",
+    ]

@@ -42,7 +42,7 @@ from acp.schema import (
 )
 
 from workbench import __version__
-from workbench.config.settings import APPROVAL_MODES, ConfigError, Settings
+from workbench.config.settings import ConfigError, Settings
 
 if TYPE_CHECKING:
     from workbench.acp.live import LiveSession
@@ -52,7 +52,7 @@ log = logging.getLogger("workbench.acp")
 SettingsFor = Callable[[Path], Settings]  # the settings in force for a workspace (flags, env, config files)
 INVALID = -32602  # JSON-RPC's invalid params: the request names something that is not there or not usable
 PROMPT_CHARS = 1_000_000  # a prompt longer than this is refused, not sent to the model
-MODES = {
+MODES = {  # the approval modes (config's APPROVAL_MODES), in the order an editor lists them
     "ask": "Ask before any call that changes something or reaches out",
     "auto": "Run calls without asking; the guard's rules still ask or block",
     "read-only": "Only reading calls run; others are refused",
@@ -134,7 +134,7 @@ class WorkbenchAgent:
     def _modes(self, live: LiveSession) -> SessionModeState:
         return SessionModeState(
             current_mode_id=live.session.approval,
-            available_modes=[SessionMode(id=m, name=m, description=MODES.get(m)) for m in APPROVAL_MODES],
+            available_modes=[SessionMode(id=m, name=m, description=MODES[m]) for m in MODES],
         )
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
@@ -186,9 +186,9 @@ class WorkbenchAgent:
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse:
         live = self._live(session_id)
-        if mode_id not in APPROVAL_MODES:
-            raise bad(f"no mode {mode_id!r}: the modes are {', '.join(APPROVAL_MODES)}")
-        for _ in APPROVAL_MODES:
+        if mode_id not in MODES:
+            raise bad(f"no mode {mode_id!r}: the modes are {', '.join(MODES)}")
+        for _ in MODES:
             if live.session.approval == mode_id:
                 break
             live.session.cycle_approval()

@@ -16,6 +16,7 @@ A subagent's calls carry `_meta.workbench.agent_id` and its name in the title: A
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,7 +94,7 @@ def locations(call: pb.ToolCall, workspace: Path) -> list[ToolCallLocation] | No
 
 def fenced(text: str, info: str = "") -> str:
     """`text` in a Markdown code fence longer than any backtick run inside it."""
-    longest = max((len(run) for run in text.split("\n") if run.startswith("```")), default=0)
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=0)
     fence = "`" * max(3, longest + 1)
     newline = "" if text.endswith("\n") else "\n"
     return f"{fence}{info}\n{text}{newline}{fence}"
@@ -243,5 +244,5 @@ def stop_reason(outcome: pb.RunFinished) -> str:
     if outcome.status == pb.RUN_STATUS_CANCELLED:
         return "cancelled"
     if outcome.status == pb.RUN_STATUS_BUDGET_EXHAUSTED:
-        return "max_turn_requests" if "turn" in outcome.reason else "max_tokens"
+        return "max_turn_requests" if outcome.reason.startswith("turn limit") else "max_tokens"  # tokens or cost
     return "end_turn"
