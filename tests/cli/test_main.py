@@ -3,6 +3,8 @@ subcommand, or the app for anything else; `--` before a task that is a command's
 
 from __future__ import annotations
 
+import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -73,7 +75,8 @@ def test_the_apps_start_on_a_new_session_loads_no_engine_before_the_first_frame(
     """`workbench` up to the app's run: flags, settings, log file, the TUI's modules. `resumed`
     imported the session catalog (and with it the engine, ~150 ms) even with no --resume."""
     code = (
-        "import sys, workbench.tui.app as app; "
+        "import sys, workbench.tui.app as app, workbench.cli.commands.app as command; "
+        "command.not_terminals = lambda: ''; "  # as in a terminal (here stdout is a pipe)
         "app.run_app = lambda *a, **k: print(sorted(m for m in sys.modules if m in "
         "('litellm', 'sqlite3', 'workbench.session.catalog', 'workbench.session.session') "
         "or m.startswith('workbench.engine'))) or 0; "
@@ -88,7 +91,8 @@ def test_a_command_runs_with_the_collector_on_and_the_app_starts_with_it_off(tmp
     """The console script turns the garbage collector off at once (cli/launch.py); the app turns it
     on after its first frame, any other command before its handler runs."""
     code = (
-        "import gc, sys; gc.disable(); import workbench.tui.app as app; "
+        "import gc, sys; gc.disable(); import workbench.tui.app as app, workbench.cli.commands.app as command; "
+        "command.not_terminals = lambda: ''; "  # as in a terminal (here stdout is a pipe)
         "app.run_app = lambda *a, **k: print('app', gc.isenabled()) or 0; "
         "from workbench.cli.main import main; "
         f"main(['--model', 'demo', '--workspace', {str(tmp_path)!r}, '--data-dir', {str(tmp_path / 'd')!r}]); "
@@ -96,3 +100,33 @@ def test_a_command_runs_with_the_collector_on_and_the_app_starts_with_it_off(tmp
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path)
     assert done.stdout.split("\n")[0] == "app False" and done.stdout.strip().endswith("config True")
+
+
+def _app(tmp_path: Path, stdin: int, stdout: int) -> subprocess.CompletedProcess[str]:
+    """`workbench TASK` as a new process on the demo model, with these stdin and stdout."""
+    cmd = [sys.executable, "-m", "workbench.cli.launch", "fix the tests", "--model", "demo"]
+    cmd += ["--workspace", str(tmp_path), "--data-dir", str(tmp_path / "d")]
+    return subprocess.run(cmd, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=60)
+
+
+def test_the_app_without_a_terminal_refuses_in_one_line_with_exit_2(tmp_path: Path) -> None:
+    """Issue 37 item 5: `workbench TASK < /dev/null > out` drew the full-screen app into the file
+    and never ended. Real processes: stdin /dev/null; stdout a file; each with the other a terminal."""
+    out = tmp_path / "out"
+    primary, secondary = pty.openpty()
+    try:
+        with out.open("w") as file:
+            cases = {
+                "stdin and stdout are not one": _app(tmp_path, subprocess.DEVNULL, file.fileno()),
+                "stdin is not one": _app(tmp_path, subprocess.DEVNULL, secondary),
+                "stdout is not one": _app(tmp_path, secondary, file.fileno()),
+            }
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    for missing, done in cases.items():
+        assert done.returncode == 2, (missing, done.stderr)
+        assert done.stderr == (
+            f"workbench: the app needs a terminal, and {missing}; without one, run a task with `workbench run PROMPT`\n"
+        )
+    assert out.read_text() == "", "nothing drawn into the file"

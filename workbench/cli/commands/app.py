@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
 from workbench import __version__
 from workbench.cli.command import Command, UsageError
@@ -23,7 +25,8 @@ def flags(p: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    """The app: a new session here, one with TASK sent, or a stored one (`--resume [ID]`)."""
+    """The app: a new session here, one with TASK sent, or a stored one (`--resume [ID]`); with
+    stdin or stdout not a terminal, a usage error (exit 2) that names `workbench run`."""
     if args.prompt is not None and not args.prompt.strip():
         raise UsageError("the task is empty: say what the agent should do, or leave it out")
     settings = settings_of(args)
@@ -32,10 +35,27 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError(f"workspace {settings.workspace} is not a folder")
     if settings.api_base and not settings.api_key:
         settings.api_key = "unused"  # a local OpenAI-compatible server needs no key, the SDK wants one
+    if missing := not_terminals():  # the app would draw into a file and wait for keys that never come
+        raise UsageError(
+            f"the app needs a terminal, and {missing}; without one, run a task with `workbench run PROMPT`"
+        )
     setup_logging(settings)
     from workbench.tui.app import run_app
 
     return run_app(settings, args.prompt, resume, pick=args.resume == "")
+
+
+def not_terminals() -> str:
+    """Which of stdin and stdout is not a terminal, in words ('' when both are)."""
+    names = [name for name in ("stdin", "stdout") if not _is_terminal(getattr(sys, name))]
+    return f"{' and '.join(names)} {'is' if len(names) == 1 else 'are'} not one" if names else ""
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return stream is not None and bool(stream.isatty())
+    except (OSError, ValueError):  # closed
+        return False
 
 
 APP = Command(
