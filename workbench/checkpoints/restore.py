@@ -5,16 +5,16 @@ subtree whose id is the same (time in proportion to what differs). A restore wri
 host into a tree the agent controlled, so it follows no link on any path component: each
 folder is opened relative to the one above it with O_NOFOLLOW (`confined.open_folder`), a
 file is written to a temporary name and renamed over the old one inside that folder, and a
-folder is removed with `shutil.rmtree(dir_fd=...)`, which does not follow links either.
+folder is removed with `descend.remove_tree`, which follows no link either (a loop, bounded descriptors).
 Exact modes come from the checkpoint's meta blob.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
-import shutil
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pygit2
 
+from workbench.checkpoints.descend import remove_tree
 from workbench.checkpoints.tree import META_BLOB, WORKSPACE_TREE, plain_mode
-from workbench.tools.files.confined import open_folder
+from workbench.tools.files.confined import PathChanged, open_folder
 
 TREE = pygit2.GIT_FILEMODE_TREE
 LINK = pygit2.GIT_FILEMODE_LINK
@@ -61,30 +62,42 @@ def modes(repo: pygit2.Repository, top: str) -> dict[str, int]:
 
 def diff(repo: pygit2.Repository, now: str, target: str) -> list[Change]:
     """What differs between the checkpoints `now` and `target` (commit ids), folders first."""
-    out: list[Change] = []
-    _diff(repo, _tree(repo, now), _tree(repo, target), "", out)
-    return out
+    return _diff(repo, _tree(repo, now), _tree(repo, target))
 
 
 def _entries(tree: pygit2.Tree | None) -> dict[str, Entry]:
     return {} if tree is None else {e.name: Entry(int(e.filemode), e.id) for e in tree if e.name is not None}
 
 
-def _diff(
-    repo: pygit2.Repository, a: pygit2.Tree | None, b: pygit2.Tree | None, prefix: str, out: list[Change]
-) -> None:
-    ea, eb = _entries(a), _entries(b)
-    for name in sorted(ea.keys() | eb.keys()):
+def _diff(repo: pygit2.Repository, a: pygit2.Tree | None, b: pygit2.Tree | None) -> list[Change]:
+    """Each differing path in order, a folder before what it holds; a loop over a stack of the
+    folders being compared (a chain of 1,100 folders is no recursion), equal subtrees skipped."""
+    out: list[Change] = []
+
+    def level(
+        prefix: str, x: pygit2.Tree | None, y: pygit2.Tree | None
+    ) -> tuple[str, dict[str, Entry], dict[str, Entry], list[str]]:
+        ex, ey = _entries(x), _entries(y)
+        return prefix, ex, ey, sorted(ex.keys() | ey.keys(), reverse=True)
+
+    stack = [level("", a, b)]
+    while stack:
+        prefix, ea, eb, names = stack[-1]
+        if not names:
+            stack.pop()
+            continue
+        name = names.pop()
         x, y = ea.get(name), eb.get(name)
         if x == y:
             continue
         path = f"{prefix}/{name}" if prefix else name
         if x is not None and y is not None and x.mode == TREE and y.mode == TREE:
-            _diff(repo, repo[x.oid].peel(pygit2.Tree), repo[y.oid].peel(pygit2.Tree), path, out)
+            stack.append(level(path, repo[x.oid].peel(pygit2.Tree), repo[y.oid].peel(pygit2.Tree)))
             continue
         out.append(Change(path, x, y))
         if y is not None and y.mode == TREE:
-            _diff(repo, None, repo[y.oid].peel(pygit2.Tree), path, out)
+            stack.append(level(path, None, repo[y.oid].peel(pygit2.Tree)))
+    return out
 
 
 def files_of(changes: list[Change]) -> list[str]:
@@ -100,10 +113,25 @@ class Restorer:
         self._folders: dict[str, int] = {}
 
     def _folder(self, rel: str) -> int:
+        """The open folder `rel` (made when missing): opened from the nearest open folder above
+        it, one folder at a time (a deep chain costs one open per folder, not one per level)."""
         fd = self._folders.get(rel)
-        if fd is None:
-            fd = open_folder(self.root, self.root / rel if rel else self.root, create=True)
-            self._folders[rel] = fd
+        if fd is not None:
+            return fd
+        parts = rel.split("/") if rel else []
+        start = len(parts)
+        while start > 0 and "/".join(parts[: start - 1]) not in self._folders:
+            start -= 1
+        if start == 0:
+            if "" not in self._folders:
+                self._folders[""] = open_folder(self.root, self.root, create=True)
+            fd = self._folders[""]
+        else:
+            start -= 1
+            fd = self._folders["/".join(parts[:start])]
+        for i in range(start, len(parts)):
+            fd = _open_below(fd, parts[i], self.root / "/".join(parts[: i + 1]))
+            self._folders["/".join(parts[: i + 1])] = fd
         return fd
 
     def _forget(self, rel: str) -> None:
@@ -159,7 +187,7 @@ class Restorer:
             return
         if stat.S_ISDIR(st.st_mode):
             self._forget(path)
-            shutil.rmtree(name, dir_fd=fd)
+            remove_tree(fd, name)
         else:
             os.unlink(name, dir_fd=fd)
 
@@ -201,7 +229,7 @@ class Restorer:
         try:
             st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISDIR(st.st_mode):
-                shutil.rmtree(name, dir_fd=fd)
+                remove_tree(fd, name)
         except FileNotFoundError:
             pass
         os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
@@ -222,6 +250,27 @@ class Restorer:
                 os.fchmod(file_fd, mode if mode is not None else plain_mode(st.st_mode))
         finally:
             os.close(file_fd)
+
+
+def _open_below(fd: int, name: str, shown: Path) -> int:
+    """The folder `name` of the open folder `fd`, made when missing, never through a link
+    (PathChanged, as `confined.open_folder`)."""
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=fd)
+    except FileNotFoundError:
+        try:
+            os.mkdir(name, dir_fd=fd)
+        except FileExistsError:
+            pass
+        return os.open(name, _DIR_FLAGS, dir_fd=fd)
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENOTDIR):
+            try:
+                if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    raise PathChanged(str(shown)) from err
+            except FileNotFoundError:
+                pass
+        raise
 
 
 def line_counts(repo: pygit2.Repository, old: str, new: str) -> dict[str, tuple[int, int]]:

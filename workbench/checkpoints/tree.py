@@ -94,24 +94,29 @@ class MemoryTree:
 
     def _drop(self, rel: str, scan: Scan) -> None:
         """`rel` (and all below it) is gone."""
-        item = self.items.pop(rel, None)
-        if item is not None:
-            if item.ignored:
-                self.ignored_bytes -= item.sig[1]
-            scan.changed.add(rel)
-            scan.files.add(rel)
-        if self.odd_modes.pop(rel, None) is not None:
-            self.meta = None
-        if rel in self.dirs or not rel:
-            for name in list(self.children.get(rel, ())):
-                self._drop(join(rel, name), scan)
-            self.children.pop(rel, None)
-            if rel:
-                self.dirs.pop(rel, None)
-            self.trees.pop(rel, None)
-            self.ignored_dirs.discard(rel)
-            self._gone(rel)
-            scan.changed.add(rel)
+        was_folder = rel in self.dirs or not rel
+        below = [rel]  # rel and everything below it, each folder before what it holds (no recursion)
+        for path in below:
+            if path in self.dirs or not path:
+                below.extend(join(path, name) for name in self.children.get(path, ()))
+        for path in reversed(below):
+            item = self.items.pop(path, None)
+            if item is not None:
+                if item.ignored:
+                    self.ignored_bytes -= item.sig[1]
+                scan.changed.add(path)
+                scan.files.add(path)
+            if self.odd_modes.pop(path, None) is not None:
+                self.meta = None
+            if path in self.dirs or not path:
+                self.children.pop(path, None)
+                if path:
+                    self.dirs.pop(path, None)
+                self.trees.pop(path, None)
+                self.ignored_dirs.discard(path)
+                scan.changed.add(path)
+        if was_folder:
+            self._gone(rel)  # the watches on it and on every folder below it end
         if rel:
             parent, _, name = rel.rpartition("/")
             kids = self.children.get(parent)
@@ -140,17 +145,27 @@ class MemoryTree:
         return top.write()
 
     def _tree(self, rel: str) -> pygit2.Oid:
-        cached = self.trees.get(rel)
-        if cached is not None:
-            return cached
-        builder = self.repo.TreeBuilder()
-        for name in self.children.get(rel, ()):
-            sub = join(rel, name)
-            item = self.items.get(sub)
-            if item is not None:
-                builder.insert(name, item.oid, git_mode(item.mode))
-            elif sub in self.dirs:
-                builder.insert(name, self._tree(sub), pygit2.GIT_FILEMODE_TREE)
-        oid = builder.write()
-        self.trees[rel] = oid
-        return oid
+        """The tree of the folder `rel`, writing those below it not written yet: children
+        before their folder, in a loop (a chain of 1,100 folders is no recursion)."""
+        stack = [(rel, False)]
+        while stack:
+            folder, ready = stack.pop()
+            if folder in self.trees:
+                continue
+            if not ready:
+                stack.append((folder, True))
+                for name in self.children.get(folder, ()):
+                    sub = join(folder, name)
+                    if sub in self.dirs and sub not in self.items and sub not in self.trees:
+                        stack.append((sub, False))
+                continue
+            builder = self.repo.TreeBuilder()
+            for name in self.children.get(folder, ()):
+                sub = join(folder, name)
+                item = self.items.get(sub)
+                if item is not None:
+                    builder.insert(name, item.oid, git_mode(item.mode))
+                elif sub in self.dirs:
+                    builder.insert(name, self.trees[sub], pygit2.GIT_FILEMODE_TREE)
+            self.trees[folder] = builder.write()
+        return self.trees[rel]
