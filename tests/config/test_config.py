@@ -380,3 +380,58 @@ def test_a_hostile_config_file_is_one_line_naming_it_and_exit_2(
     assert main(["config", "--workspace", str(workspace)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"workbench: {path}: cannot read config: {why}") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("what", ["dev-zero", "dev-stdin", "fifo", "folder", "too-large"])
+@pytest.mark.parametrize("where", ["user", "project"])
+def test_a_config_that_is_not_a_regular_file_is_ignored_with_one_line(
+    what: str, where: str, tmp_path: Path, workspace: Path
+) -> None:
+    """A cloned repository's `.workbench/config.toml` linked to /dev/zero read until memory ran
+    out, to /dev/stdin on a terminal took what the person typed as config, a FIFO hung: each is
+    now ignored with one note naming it. `workbench config` runs as its own process with a
+    terminal for stdin and a 2 GB address-space limit (so the old endless read fails, not the host)."""
+    import os
+    import pty
+    import resource
+    import subprocess
+    import sys
+
+    user = tmp_path / "xdg-config" / "workbench" / "config.toml"
+    path = user if where == "user" else workspace / ".workbench" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if what == "fifo":
+        os.mkfifo(path)
+    elif what == "folder":
+        path.mkdir()
+    elif what == "too-large":
+        path.write_text('model = "openai/a"\n' + "#" * 2_000_000 + "\n")
+    else:
+        path.symlink_to("/dev/zero" if what == "dev-zero" else "/dev/stdin")
+    kind = {
+        "dev-zero": " (a link to /dev/zero) is a character device, not a regular file",
+        "dev-stdin": " (a link to /dev/stdin) is a character device, not a regular file",
+        "fifo": " is a FIFO (named pipe), not a regular file",
+        "folder": " is a directory, not a regular file",
+        "too-large": " is larger than 1 MiB",
+    }[what]
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    terminal, tty = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "workbench.cli.main", "config", "--workspace", str(workspace)],
+            stdin=tty,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            preexec_fn=limit_memory,
+            env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg-config")},
+        )
+    finally:
+        os.close(terminal)
+        os.close(tty)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"note: {path}{kind}: ignored\n" in done.stdout, done.stdout[-2000:]

@@ -16,6 +16,7 @@ from typing import Any
 from workbench.config.declaration import ProjectRule
 from workbench.config.mcp_servers import McpServer, ServerConfigError, parse_servers
 from workbench.config.settings import ConfigError, Settings, about_setting, bound, user_config_path
+from workbench.core.regular_files import NotRegularFile, read_regular
 from workbench.core.safe_text import printable
 
 FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
@@ -114,20 +115,44 @@ def coerce(name: str, value: Any, source: str) -> Any:
     return converted
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    """A config file's settings, flattened. A repository's file is untrusted input: whatever is
-    wrong with it (not UTF-8, nested past any sense, not TOML) is one ConfigError naming it."""
+CONFIG_BYTES = 1 << 20  # a config file larger than this is ignored (with a note): no config is that long
+
+
+def _read_toml(path: Path) -> tuple[dict[str, Any], str]:
+    """A config file's settings, flattened, and a note when the file was ignored.
+
+    A repository's file is untrusted input. It is read only when it is a regular file (after
+    following links) of at most CONFIG_BYTES: a link to /dev/zero, /dev/stdin or a FIFO is never
+    read (it could block or not end), and the note names what was there. Whatever is wrong with
+    a file that is read (not UTF-8, nested past any sense, not TOML) is one ConfigError naming it."""
+    shown = printable(str(path))
     try:
-        with path.open("rb") as fh:
-            return _flatten(tomllib.load(fh))
+        data = read_regular(path, CONFIG_BYTES + 1)
     except FileNotFoundError:
-        return {}
+        return {}, ""
+    except (NotRegularFile, IsADirectoryError) as err:
+        kind = err.kind if isinstance(err, NotRegularFile) else "a directory"
+        return {}, f"{shown}{_link_to(path)} is {kind}, not a regular file: ignored"
+    except OSError as err:
+        raise ConfigError(f"{shown}: cannot read config: {printable(str(err))}") from err
+    if len(data) > CONFIG_BYTES:
+        return {}, f"{shown}{_link_to(path)} is larger than {CONFIG_BYTES >> 20} MiB: ignored"
+    try:
+        return _flatten(tomllib.loads(data.decode("utf-8"))), ""
     except UnicodeDecodeError as err:
-        raise ConfigError(f"{printable(str(path))}: cannot read config: not UTF-8 text (byte {err.start})") from None
+        raise ConfigError(f"{shown}: cannot read config: not UTF-8 text (byte {err.start})") from None
     except RecursionError:
-        raise ConfigError(f"{printable(str(path))}: cannot read config: nested too deeply") from None
-    except (tomllib.TOMLDecodeError, OSError) as err:
-        raise ConfigError(f"{printable(str(path))}: cannot read config: {printable(str(err))}") from err
+        raise ConfigError(f"{shown}: cannot read config: nested too deeply") from None
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{shown}: cannot read config: {printable(str(err))}") from err
+
+
+def _link_to(path: Path) -> str:
+    """' (a link to TARGET)' when the config path is a symlink."""
+    try:
+        return f" (a link to {printable(os.readlink(path))})" if path.is_symlink() else ""
+    except OSError:
+        return ""
 
 
 def _shown(value: Any) -> str:
@@ -210,15 +235,18 @@ def load_with_sources(
     values: dict[str, Any] = {}
     sources = {name: DEFAULT_SOURCE for name in FIELDS}
     user_path = user_config or user_config_path()
-    for name, raw in _read_toml(user_path).items():
+    user_values, user_note = _read_toml(user_path)
+    notes: list[str] = [user_note] if user_note else []
+    for name, raw in user_values.items():
         if name == "workspace":
             raise ConfigError(f"{user_path}: workspace cannot be set in a config file; use --workspace")
         values[name] = coerce(name, raw, f"{user_path}")
         sources[name] = f"user config {user_path}"
     workspace = Path(flags.get("workspace") or Path.cwd()).expanduser().resolve()
     project_path = workspace / ".workbench" / "config.toml"
-    notes: list[str] = []
-    for name, raw in _read_toml(project_path).items():
+    project_values, project_note = _read_toml(project_path)
+    notes += [project_note] if project_note else []
+    for name, raw in project_values.items():
         value = coerce(name, raw, str(project_path))
         current = values.get(name, getattr(defaults, name))
         if rule(name).kind == "allowed":

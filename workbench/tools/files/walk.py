@@ -6,10 +6,8 @@ Nothing here knows about the workspace or the model: `paths` confines, `files` d
 
 from __future__ import annotations
 
-import errno
 import os
 import re
-import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -18,71 +16,14 @@ from pathlib import Path
 
 import pathspec
 
+from workbench.core.regular_files import READ_FLAGS, NotRegularFile, check_regular, read_opened, read_regular
+
 IGNORE_FILE_BYTES = 1024 * 1024  # a .gitignore is read up to this size
-
-
-class NotRegularFile(OSError):
-    """A path that is a FIFO, a device or a socket: opening it for reading could block forever
-    or never end (a FIFO with no writer, /dev/zero), so the file tools refuse it."""
-
-    def __init__(self, path: str | os.PathLike[str], kind: str):
-        super().__init__(errno.EINVAL, f"it is {kind}, not a regular file", str(path))
-        self.kind = kind
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "a special file"
-
-
-def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
-    """The bytes of a regular file (symlinks followed), at most `limit` of them.
-
-    The file is opened without blocking and checked before any byte is read, so a FIFO, a
-    device or a socket raises NotRegularFile (an OSError) at once instead of hanging the caller
-    or reading without end. A directory raises IsADirectoryError, as `open` would.
-    """
-    return read_opened(os.open(path, READ_FLAGS), path, limit)
-
-
-READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC  # how the file tools open a file to read
-
-
-def check_regular(fd: int, path: str | os.PathLike[str]) -> os.stat_result:
-    """The status of an open file, or NotRegularFile / IsADirectoryError when it is not a regular file."""
-    st = os.fstat(fd)
-    if stat.S_ISDIR(st.st_mode):
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-    if not stat.S_ISREG(st.st_mode):
-        raise NotRegularFile(path, _kind(st.st_mode))
-    return st
 
 
 def read_at(folder_fd: int, name: str, limit: int | None = None) -> bytes:
     """A regular file in an open folder, not following a symlink (see `read_regular`)."""
     return read_opened(os.open(name, READ_FLAGS | os.O_NOFOLLOW, dir_fd=folder_fd), name, limit)
-
-
-def read_opened(fd: int, path: str | os.PathLike[str], limit: int | None = None) -> bytes:
-    """Read a file opened with READ_FLAGS (see `read_regular`); the descriptor is closed."""
-    try:
-        check_regular(fd, path)
-        os.set_blocking(fd, True)
-        fh = os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-    with fh:
-        return fh.read() if limit is None else fh.read(limit)
 
 
 @dataclass
