@@ -18,7 +18,7 @@ from pathlib import Path
 import pygit2
 
 from workbench.checkpoints.repo import REF_PREFIX, Store, size_of
-from workbench.checkpoints.restore import Change, Restorer, diff, line_counts, modes, patches
+from workbench.checkpoints.restore import Change, Restorer, diff, line_counts, meta, modes, patches, relinks
 from workbench.checkpoints.snapshot import Limits, OverCap, Snapshot
 from workbench.checkpoints.tree import Scan
 from workbench.config.settings import Settings
@@ -210,11 +210,14 @@ class Checkpointer:
 
     def restore(self, now: str, target: str, changes: list[Change], *, whole: bool = True) -> None:
         """Put the files of `changes` back as `target` holds them (`now`: the tree as it is); with
-        `whole` (the whole tree goes back), the modes of the other paths too."""
+        `whole` (the whole tree goes back), the modes of the other paths too. Names that were one
+        file (hard links) are made one file again."""
         repo = self.store.repo
         restorer = Restorer(self.workspace, repo)
         try:
-            restorer.apply(changes, modes(repo, target), modes(repo, now), whole=whole)
+            was, will = meta(repo, now), meta(repo, target)
+            links = relinks(repo, now, target, changes, (was.get("links"), will.get("links")), whole=whole)
+            restorer.apply(changes, will.get("modes", {}), was.get("modes", {}), whole=whole, links=links)
         finally:
             restorer.close()
 

@@ -6,7 +6,10 @@ host into a tree the agent controlled, so it follows no link on any path compone
 folder is opened relative to the one above it with O_NOFOLLOW (`confined.open_folder`), a
 file is written to a temporary name and renamed over the old one inside that folder, and a
 folder is removed with `descend.remove_tree`, which follows no link either (a loop, bounded descriptors).
-Exact modes come from the checkpoint's meta blob.
+Exact modes come from the checkpoint's meta blob, and so do the names that were one file (hard
+links): each name gets its bytes back, then the names of one file are made one file again
+(`relink`; a name to be made a link is not written first), so a restore keeps the link as well
+as the bytes of every name.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ import json
 import os
 import secrets
 import stat
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pygit2
 
@@ -53,11 +58,50 @@ def _tree(repo: pygit2.Repository, top: str) -> pygit2.Tree:
     return repo[commit_tree[WORKSPACE_TREE].id].peel(pygit2.Tree)
 
 
+def meta(repo: pygit2.Repository, top: str) -> dict[str, Any]:
+    """A checkpoint's meta blob: `modes` (path -> exact bits), `links` (the names that are one file)."""
+    data = repo[repo[top].peel(pygit2.Tree)[META_BLOB].id].peel(pygit2.Blob).data
+    found: dict[str, Any] = json.loads(data)
+    return found
+
+
 def modes(repo: pygit2.Repository, top: str) -> dict[str, int]:
     """Exact permission bits (path -> bits; a folder's path ends with '/', the root is '/')."""
-    data = repo[repo[top].peel(pygit2.Tree)[META_BLOB].id].peel(pygit2.Blob).data
-    found: dict[str, int] = json.loads(data).get("modes", {})
+    found: dict[str, int] = meta(repo, top).get("modes", {})
     return found
+
+
+def relinks(
+    repo: pygit2.Repository, now: str, target: str, changes: list[Change], groups: tuple[Any, Any], *, whole: bool
+) -> list[list[str]]:
+    """The names to make one file again after `changes` are written: of each group the target
+    holds (`groups`: the `links` of now's meta and the target's), those written and those whose
+    bytes are already the target's (a name left as it is, changed outside, is not among them).
+    With `whole`, also a group whose names are apart now."""
+    now_groups: list[list[str]] = groups[0] or []
+    target_groups: list[list[str]] = groups[1] or []
+    if not target_groups:
+        return []
+    written = {c.path for c in changes if c.target is not None and c.target.mode not in (TREE, LINK)}
+    apart = whole and now_groups != target_groups
+    together = {tuple(g) for g in now_groups} if apart else set()
+    now_tree, target_tree = _tree(repo, now), _tree(repo, target)
+    out = []
+    for group in target_groups:
+        if written.isdisjoint(group) and (not apart or tuple(group) in together):
+            continue
+        names = [p for p in group if p in written or _same_entry(now_tree, target_tree, p)]
+        if len(names) > 1:  # a name not written first: its file (maybe with names outside) is kept
+            out.append(sorted(names, key=lambda p: p in written))
+    return out
+
+
+def _same_entry(a: pygit2.Tree, b: pygit2.Tree, path: str) -> bool:
+    try:
+        x, y = a[path], b[path]
+    except KeyError:
+        return False
+    return x.id == y.id and x.filemode == y.filemode
 
 
 def diff(repo: pygit2.Repository, now: str, target: str) -> list[Change]:
@@ -144,10 +188,17 @@ class Restorer:
         self._folders.clear()
 
     def apply(
-        self, changes: list[Change], target_modes: dict[str, int], now_modes: dict[str, int], *, whole: bool = True
+        self,
+        changes: list[Change],
+        target_modes: dict[str, int],
+        now_modes: dict[str, int],
+        *,
+        whole: bool = True,
+        links: Sequence[list[str]] = (),
     ) -> None:
-        """Remove what the target does not hold (deepest first), then write what it holds; with
-        `whole`, also give every other path whose mode differs the target's mode."""
+        """Remove what the target does not hold (deepest first), then write what it holds, then
+        make the names of each of `links` one file again; with `whole`, also give every other
+        path whose mode differs the target's mode."""
         self.root.mkdir(parents=True, exist_ok=True)
         for change in sorted(changes, key=lambda c: -c.path.count("/")):
             if change.now is not None and (
@@ -155,17 +206,25 @@ class Restorer:
             ):
                 self._remove(change.path)
         files = []
+        later = {path for names in links for path in names[1:]}  # made links to their group's first below
         for change in changes:  # folders first, in order (a parent before its children)
             if change.target is not None and change.target.mode == TREE:
                 self._write(change.path, change.target, target_modes)
             elif change.target is not None:
                 self._split(change.path)  # its folder opened (or made) here, before the writes
-                files.append(change)
+                if change.path not in later:
+                    files.append(change)
         # the files' bytes are read here (libgit2 in one thread); the writes wait on the disk, in threads
         with ThreadPoolExecutor(WRITERS) as pool:
             done = [pool.submit(self._write_file, c.path, c.target, self._data(c.target), target_modes) for c in files]  # type: ignore[arg-type]
             for future in done:
                 future.result()
+        by_path = {c.path: c for c in changes}
+        for names in links:
+            for path in self.relink(names):  # no link could be made: the bytes are written instead
+                unlinked = by_path.get(path)
+                if unlinked is not None and unlinked.target is not None:
+                    self._write_file(path, unlinked.target, self._data(unlinked.target), target_modes)
         changed = {c.path for c in changes}
         for key in sorted(target_modes.keys() | now_modes.keys() if whole else (), key=lambda k: -k.count("/")):
             path = key.rstrip("/") if key != "/" else ""
@@ -233,6 +292,38 @@ class Restorer:
         except FileNotFoundError:
             pass
         os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+
+    def relink(self, names: list[str]) -> list[str]:
+        """Make each of `names` a hard link to the first (which holds the bytes they are to hold):
+        a link made under a temporary name and renamed over the name, in the names' folders,
+        following no link. The names no link could be made for (another file system, no links)."""
+        first_fd, first = self._split(names[0])
+        try:
+            st = os.stat(first, dir_fd=first_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return names[1:]
+        if not stat.S_ISREG(st.st_mode):
+            return names[1:]
+        missed = []
+        for path in names[1:]:
+            fd, name = self._split(path)
+            try:
+                other = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                    continue
+                if stat.S_ISDIR(other.st_mode):
+                    missed.append(path)  # written instead (the folder removed then)
+                    continue
+            except FileNotFoundError:
+                pass
+            tmp = f".{name[:64]}.{secrets.token_hex(4)}.wb-restore"
+            try:
+                os.link(first, tmp, src_dir_fd=first_fd, dst_dir_fd=fd, follow_symlinks=False)
+            except OSError:  # EXDEV, EMLINK, a file system without links
+                missed.append(path)
+                continue
+            os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        return missed
 
     def _chmod(self, path: str, is_dir: bool, mode: int | None) -> None:
         if is_dir:

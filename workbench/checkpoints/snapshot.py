@@ -7,7 +7,8 @@ whose status is unchanged since it was hashed keeps its blob). After that only t
 watch or the file tools named are looked at again. The ignore rules are those found at the
 first scan: a `.gitignore` the agent writes later changes nothing here.
 
-The tree in memory and how it is written is `tree.py`.
+The tree in memory and how it is written is `tree.py`; the names of a file with more than one
+(hard links), looked at again together, are `links.py`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pygit2
 
+from workbench.checkpoints.links import Links
 from workbench.checkpoints.tree import Item, MemoryTree, Scan, join, parent_of, plain_mode
 from workbench.checkpoints.watch import Watch, WatchUnavailable
 from workbench.tools.files.walk import Ignore, ignore_for
@@ -58,6 +60,8 @@ class Snapshot(MemoryTree):
         self.budget: int | None = None  # bytes that may still go into the store (None: no cap)
         self.full_scan_due = True
         self.dirty: set[str] = set()
+        self.links = Links()
+        self._replacing = ""
         self.watch: Watch | None = None
         self.watch_error = ""
         if watch:
@@ -92,11 +96,14 @@ class Snapshot(MemoryTree):
     def update(self) -> Scan:
         """Look again at what may have changed; the changed paths and the notices."""
         scan = Scan()
+        self.links.hashed.clear()
         if self.full_scan_due:
             self.full_scan_due = False
             self.dirty.clear()
             self._rescan("", scan, first=not self.scanned)
             self.scanned = True
+            self.links.look.clear()  # every name was looked at
+            self.links.fresh.clear()
             return scan
         dirty, self.dirty = sorted(self.dirty, key=lambda p: (p.count("/"), p)), set()
         done: list[str] = []
@@ -105,7 +112,18 @@ class Snapshot(MemoryTree):
                 continue  # a folder above it was scanned again
             if self._rescan(rel, scan, first=False):
                 done.append(rel)
+        self._other_names(set(dirty), scan)
         return scan
+
+    def _other_names(self, seen: set[str], scan: Scan) -> None:
+        """The other names of each file that changed through one of its names (hard links)."""
+        while True:
+            names = [name for name in self.links.others() + self._older_names() if name not in seen]
+            if not names:
+                return
+            seen.update(names)
+            for name in names:
+                self._rescan(name, scan, first=False)
 
     # --- scanning -------------------------------------------------------------------------
 
@@ -297,6 +315,30 @@ class Snapshot(MemoryTree):
     def _file(
         self, rel: str, name: str, dfd: int, st: os.stat_result, scan: Scan, ignored: bool, *, trust_sig: bool
     ) -> None:
+        old = self.items.get(rel)
+        self._replacing = rel  # dropped to be kept again: not gone from its inode's names
+        try:
+            self._keep_file(rel, name, dfd, st, scan, ignored, trust_sig=trust_sig)
+        finally:
+            self._replacing = ""
+        new = self.items.get(rel)
+        if new is None:
+            self.links.forget(rel)
+        elif st.st_nlink > 1 or rel in self.links.key_of:
+            self.links.note(rel, st, changed=new is not old)
+
+    def _older_names(self) -> list[str]:
+        """The names kept before of files first seen with more than one link in this look (a
+        link made to a kept file): found by inode number in one pass over the kept files."""
+        fresh, self.links.fresh = self.links.fresh, set()
+        inodes = {key & (1 << 64) - 1 for key in fresh}
+        if not inodes:
+            return []
+        return [rel for rel, item in self.items.items() if item.sig[2] in inodes and rel not in self.links.key_of]
+
+    def _keep_file(
+        self, rel: str, name: str, dfd: int, st: os.stat_result, scan: Scan, ignored: bool, *, trust_sig: bool
+    ) -> None:
         if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
             self._drop(rel, scan)  # a FIFO, a socket, a device: not kept
             return
@@ -322,7 +364,7 @@ class Snapshot(MemoryTree):
             if stat.S_ISLNK(st.st_mode):
                 oid = self.repo.create_blob(os.fsencode(os.readlink(name, dir_fd=dfd)))
             else:
-                read = self._blob(name, dfd)
+                read = self.links.blob(st, lambda: self._blob(name, dfd))
                 if read is None:  # something else was swapped in since the look (a FIFO): not kept
                     self._drop(rel, scan)
                     return
@@ -380,6 +422,18 @@ class Snapshot(MemoryTree):
             self._set_dir_mode(rel, stat.S_IMODE(os.fstat(fd).st_mode))
         finally:
             os.close(fd)
+
+    def _item_gone(self, rel: str) -> None:
+        if rel != self._replacing:
+            self.links.forget(rel)
+
+    def _link_groups(self) -> list[list[str]]:
+        return self.links.groups()
+
+    def write(self) -> pygit2.Oid:
+        if self.links.changed:  # the names that are one file changed: the meta blob is written again
+            self.links.changed, self.meta = False, None
+        return super().write()
 
     def _gone(self, rel: str) -> None:
         if self.watch is not None:

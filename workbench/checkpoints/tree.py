@@ -2,7 +2,8 @@
 folders on the path of a change are written again.
 
 What a git tree cannot hold goes into a small `meta` blob beside it: each file's and folder's
-exact mode where it is not git's 644/755 (a 0600 secret stays 0600). Empty folders are empty
+exact mode where it is not git's 644/755 (a 0600 secret stays 0600), and the names that are one
+file (hard links, `links`). Empty folders are empty
 trees. A checkpoint's top tree holds `w` (the workspace) and `m` (the meta blob).
 """
 
@@ -73,6 +74,13 @@ class MemoryTree:
     def _gone(self, rel: str) -> None:
         """The folder `rel` left the tree (a watch on it ends)."""
 
+    def _item_gone(self, rel: str) -> None:
+        """The file or link `rel` left the tree."""
+
+    def _link_groups(self) -> list[list[str]]:
+        """The names that are one file (hard links), two or more to a group."""
+        return []
+
     def _link(self, rel: str) -> None:
         """`rel` is in its folder (and each folder above it in its own)."""
         self._invalidate(rel)
@@ -106,6 +114,7 @@ class MemoryTree:
                     self.ignored_bytes -= item.sig[1]
                 scan.changed.add(path)
                 scan.files.add(path)
+                self._item_gone(path)
             if self.odd_modes.pop(path, None) is not None:
                 self.meta = None
             if path in self.dirs or not path:
@@ -138,7 +147,11 @@ class MemoryTree:
     def write(self) -> pygit2.Oid:
         """The top tree of the checkpoint: the workspace's tree and the meta blob beside it."""
         if self.meta is None:
-            self.meta = self.repo.create_blob(json.dumps({"modes": self.odd_modes}, sort_keys=True).encode())
+            meta: dict[str, object] = {"modes": self.odd_modes}
+            groups = self._link_groups()
+            if groups:  # without links the blob is as it was before links were kept
+                meta["links"] = groups
+            self.meta = self.repo.create_blob(json.dumps(meta, sort_keys=True).encode())
         top = self.repo.TreeBuilder()
         top.insert(WORKSPACE_TREE, self._tree(""), pygit2.GIT_FILEMODE_TREE)
         top.insert(META_BLOB, self.meta, pygit2.GIT_FILEMODE_BLOB)
