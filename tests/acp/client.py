@@ -24,6 +24,10 @@ def allow_once(tool_call: Any, options: list[Any]) -> RequestPermissionResponse:
     return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow_once"))
 
 
+def always(tool_call: Any, options: list[Any]) -> RequestPermissionResponse:
+    return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow_always"))
+
+
 def reject(reason: str) -> Answer:
     def answer(tool_call: Any, options: list[Any]) -> RequestPermissionResponse:
         outcome = AllowedOutcome(outcome="selected", option_id="reject_once")

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 from acp import RequestError, text_block
+from acp.schema import McpServerStdio, SseMcpServer
 
-from tests.acp.client import Recorder, agent, command, reject
-from tests.scripted_server import ScriptedModel, call, reply
+from tests.acp.client import Recorder, agent, always, command, reject
+from tests.mcp.conftest import PROBE
+from tests.scripted_server import Router, ScriptedModel, call, reply
 
 INITIALIZE_SECONDS = 10.0  # spawn to the initialize reply, with room for a loaded CI machine (~0.7 s idle)
 
@@ -231,3 +233,122 @@ async def test_a_stored_session_is_listed_loaded_and_replayed_then_goes_on(
         "the first prompt",
         "the second prompt",
     ]
+
+
+@pytest.mark.slow
+@pytest.mark.tmux
+async def test_an_mcp_server_the_client_passes_serves_the_session(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    scripted_model.add(reply("", call("probe__echo", text="from the model")), reply("done"))
+    probe = McpServerStdio(name="probe", command=sys.executable, args=[str(PROBE)], env=[])
+    client = Recorder()
+    async with agent(client, tmp_path / "data", *scripted(scripted_model, "--approval", "auto")) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        new = await conn.new_session(cwd=str(ws), mcp_servers=[probe])
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("echo")])
+        with pytest.raises(RequestError) as sse:
+            await conn.new_session(
+                cwd=str(ws), mcp_servers=[SseMcpServer(type="sse", name="old", url="http://x", headers=[])]
+            )
+    assert response.stop_reason == "end_turn"
+    assert "probe__echo" in [t["function"]["name"] for t in scripted_model.requests[0]["tools"]]
+    [tool] = [m for m in scripted_model.requests[1]["messages"] if m["role"] == "tool"]
+    assert tool["content"].startswith("from the model")
+    assert "the sse transport is not supported" in str(sse.value)
+
+
+@pytest.mark.slow
+@pytest.mark.tmux
+async def test_a_sync_subagents_progress_shows_on_the_call_that_started_it(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("a\n")
+    router = Router(
+        delegate=[
+            reply("", call("subagent", {"mode": "sync", "name": "helper", "prompt": "child task: list"})),
+            reply("parent done"),
+        ],
+        child=[reply("", call("ls", path=".")), reply("child answer")],
+    )
+    scripted_model.add(*[router] * 4)
+    client = Recorder()
+    async with agent(client, tmp_path / "data", *scripted(scripted_model, "--approval", "auto")) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        new = await conn.new_session(cwd=str(ws))
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("delegate it")])
+    assert response.stop_reason == "end_turn" and client.text() == "parent done"
+    spawn, child_ls = client.of("tool_call")
+    assert spawn.title == "subagent: helper" and child_ls.title == "[helper] ls: ."
+    progress = [u for u in client.of("tool_call_update") if u.tool_call_id == spawn.tool_call_id and u.content]
+    meta = progress[0].field_meta["workbench"]
+    assert meta["agent_id"] == "main" and meta["child_agent_id"] == child_ls.field_meta["workbench"]["agent_id"]
+    lines = progress[-2].content[0].content.text.splitlines()
+    assert lines[0] == "helper: started (sync): child task: list" and "helper: ls: ." in lines
+    assert progress[-1].status == "completed" and "child answer" in str(progress[-1].content)
+
+
+@pytest.mark.slow
+@pytest.mark.tmux
+async def test_allow_always_approves_the_tool_for_the_session(tmp_path: Path, scripted_model: ScriptedModel) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    writes = [call("write_file", path=name, content="x\n") for name in ("a.txt", "b.txt")]
+    scripted_model.add(reply("", writes[0]), reply("", writes[1]), reply("done"))
+    client = Recorder(answer=always)
+    async with agent(client, tmp_path / "data", *scripted(scripted_model)) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        new = await conn.new_session(cwd=str(ws))
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("write both")])
+    assert response.stop_reason == "end_turn" and len(client.asked) == 1
+    assert (ws / "a.txt").exists() and (ws / "b.txt").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.tmux
+async def test_a_prompt_sent_while_one_runs_is_queued_for_the_next_turn(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    scripted_model.add(reply("first", delay=2.0), reply("second"))
+    client = Recorder()
+    async with agent(client, tmp_path / "data", *scripted(scripted_model)) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        new = await conn.new_session(cwd=str(ws))
+        first = asyncio.create_task(conn.prompt(session_id=new.session_id, prompt=[text_block("one")]))
+        await _until(lambda: len(scripted_model.requests) == 1, 60, "the first model call")
+        second = await conn.prompt(session_id=new.session_id, prompt=[text_block("two")])
+        responses = [await first, second]
+    assert [r.stop_reason for r in responses] == ["end_turn", "end_turn"]
+    users = [m["content"] for m in scripted_model.requests[1]["messages"] if m["role"] == "user"]
+    assert users[-2:] == ["one", "two"] and client.text() == "firstsecond"
+
+
+@pytest.mark.slow
+@pytest.mark.tmux
+async def test_a_client_that_goes_away_mid_turn_ends_the_process_and_its_command(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    mark = f"sleep 3{os.getpid() % 1000}.5"  # this test's own command, to look for afterwards
+    scripted_model.add(reply("", call("bash", command=f"echo started; {mark}")))
+    client = Recorder()
+    async with agent(client, tmp_path / "data", *scripted(scripted_model, "--approval", "auto")) as (conn, proc):
+        await conn.initialize(protocol_version=1)
+        new = await conn.new_session(cwd=str(ws))
+        turn = asyncio.create_task(conn.prompt(session_id=new.session_id, prompt=[text_block("run it")]))
+        await _until(lambda: "started" in str([u.content for u in client.of("tool_call_update")]), 60, "output")
+        assert proc.stdin is not None
+        proc.stdin.close()  # the editor quit
+        code = await asyncio.wait_for(proc.wait(), 15)
+        turn.cancel()
+    assert code == 0
+    pgrep = await asyncio.create_subprocess_exec("pgrep", "-f", mark, stdout=asyncio.subprocess.PIPE)
+    left, _ = await pgrep.communicate()
+    assert left == b"", f"still running: {left!r}"

@@ -83,3 +83,19 @@ def test_fences_outlast_the_backticks_inside_and_stop_reasons() -> None:
     budget = pb.RunFinished(status=pb.RUN_STATUS_BUDGET_EXHAUSTED, reason="turn limit reached (100 model calls)")
     assert stop_reason(budget) == "max_turn_requests"
     assert stop_reason(pb.RunFinished(status=pb.RUN_STATUS_FINISHED)) == "end_turn"
+
+
+def test_inbox_deliveries_are_thoughts_and_usage_names_the_window() -> None:
+    updates = Updates(Path("/ws"), window=128_000)
+    item = pb.InboxItem(
+        kind=pb.INBOX_KIND_COMPLETION, child_name="tester", status=pb.AGENT_STATUS_COMPLETED, result="all green"
+    )
+    [thought] = updates.of(event(inbox_item=item))
+    assert thought.session_update == "agent_thought_chunk"
+    assert thought.content.text == "Inbox: subagent tester completed: all green\n"
+    usage = pb.UsageUpdate(
+        call=pb.Usage(input_tokens=900, output_tokens=100), session_total=pb.Usage(input_tokens=5000, cost=0.25)
+    )
+    [used] = updates.of(event(usage_update=usage))
+    assert (used.used, used.size, used.cost.amount, used.cost.currency) == (1000, 128_000, 0.25, "USD")
+    assert updates.of(event(usage_update=pb.UsageUpdate()))[0].cost is None  # unknown is not 0

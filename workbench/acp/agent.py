@@ -5,7 +5,8 @@
   resources), the agent's name and version. It imports nothing of the engine: the first reply is
   fast, and litellm's import starts in the background right after it.
 - session/new: `cwd` becomes the workspace (the settings are loaded for it, so its project
-  config applies); the model is checked first, with a one-line error the client shows.
+  config applies), the client's MCP servers join the configured ones (client_servers.py); the
+  model is checked first, with a one-line error the client shows.
 - session/load: a stored session of that workspace, its conversation replayed as updates.
 - session/list, session/set_mode (the approval modes ask, auto, read-only), session/prompt,
   session/cancel. Their work is in live.py.
@@ -42,6 +43,7 @@ from acp.schema import (
 )
 
 from workbench import __version__
+from workbench.acp.client_servers import RefusedServer, join
 from workbench.config.settings import ConfigError, Settings
 
 if TYPE_CHECKING:
@@ -87,7 +89,7 @@ class WorkbenchAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="workbench", title="Workbench", version=__version__),
@@ -99,7 +101,7 @@ class WorkbenchAgent:
 
     # --- sessions -----------------------------------------------------------------------------
 
-    def _settings(self, cwd: str) -> Settings:
+    def _settings(self, cwd: str, mcp_servers: list[Any] | None = None) -> Settings:
         path = Path(cwd)
         if not path.is_absolute():
             raise bad(f"cwd must be an absolute path, got {cwd!r}")
@@ -108,8 +110,8 @@ class WorkbenchAgent:
         if not path.is_dir():
             raise bad(f"cwd {cwd} is not a folder")
         try:
-            return self.settings_for(path)
-        except ConfigError as err:
+            return join(self.settings_for(path), mcp_servers)
+        except (ConfigError, RefusedServer) as err:
             raise bad(str(err)) from err
 
     async def _open(self, settings: Settings, resume: str | None = None) -> LiveSession:
@@ -129,7 +131,9 @@ class WorkbenchAgent:
         except SessionError as err:
             raise bad(str(err)) from err
         assert self.client is not None, "a request before the connection was made"
-        return LiveSession(session, self.client)
+        live = LiveSession(session, self.client)
+        await live.prepare()
+        return live
 
     def _modes(self, live: LiveSession) -> SessionModeState:
         return SessionModeState(
@@ -138,10 +142,7 @@ class WorkbenchAgent:
         )
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        settings = self._settings(cwd)
-        if mcp_servers:
-            log.warning("the client's MCP servers are not used yet (%d given)", len(mcp_servers))
-        live = await self._open(settings)
+        live = await self._open(self._settings(cwd, mcp_servers))
         self.sessions[live.id] = live
         live.start()
         return NewSessionResponse(session_id=live.id, modes=self._modes(live))
@@ -149,7 +150,7 @@ class WorkbenchAgent:
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse:
-        settings = self._settings(cwd)
+        settings = self._settings(cwd, mcp_servers)
         if session_id in self.sessions:
             raise bad(f"session {session_id} is already open in this connection")
         live = await self._open(settings, resume=session_id)

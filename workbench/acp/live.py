@@ -74,6 +74,13 @@ class LiveSession:
         finally:
             self.updates.replaying = False
 
+    async def prepare(self) -> None:
+        """What updates need to know before the first: the model's context window."""
+        try:
+            self.updates.window = await self.session.context_window()
+        except Exception as err:  # litellm knows no window for this model: usage says 0
+            log.info("no context window for %s: %s", self.session.settings.model, err)
+
     def start(self) -> None:
         """Follow the session's events from the last one sent."""
         self._unsubscribe = self.session.subscribe(self.queue.put_nowait, after=self.delivered)
