@@ -12,13 +12,15 @@ told is what git would do.
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.core.regular_files import kind_of, read_regular
 from workbench.core.safe_text import printable
-from workbench.terminal.protected import GIT_SELF_COMMONDIR, common_dir
+from workbench.terminal.protected import GIT_SELF_COMMONDIR, POINTER_BYTES, common_dir
 
 SCAN_FOLDERS = 20_000  # folders looked at for git control files at the session's end, at most
 SCAN_SKIPPED = frozenset({"node_modules", ".venv", "__pycache__"})
@@ -131,7 +133,7 @@ def _folder_named(dot: Path) -> Path | None:
     if dot.is_dir():
         return dot.resolve()
     try:
-        first = dot.read_text(errors="replace")[:4096].splitlines()[0]
+        first = read_regular(dot, POINTER_BYTES).decode(errors="replace").splitlines()[0]
     except (OSError, IndexError):
         return None
     if not first.startswith("gitdir:"):
@@ -171,7 +173,7 @@ def _stand_in(path: Path) -> bool:
     name = path.name
     try:
         if name == "commondir":
-            return path.read_text() == GIT_SELF_COMMONDIR
+            return read_regular(path, POINTER_BYTES).decode() == GIT_SELF_COMMONDIR
         if name in ("config.worktree", "alternates", "gitdir"):
             return path.stat().st_size == 0
     except (OSError, UnicodeDecodeError):
@@ -182,6 +184,12 @@ def _stand_in(path: Path) -> bool:
 def _holds(path: Path) -> str:
     """What git would take from `path`: the commands it would run, or the folder it would read."""
     name, parent = path.name, path.parent.name
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):  # a FIFO could block the read, a device not end
+        return f"{kind_of(mode)}, not read"
     if parent == "hooks":
         return _hook(path)
     text = _head(path)
@@ -202,8 +210,7 @@ def _hook(path: Path) -> str:
 
 def _head(path: Path) -> str:
     try:
-        with open(path, "rb") as fh:
-            return fh.read(65536).decode(errors="replace")
+        return read_regular(path, 65536).decode(errors="replace")
     except OSError:
         return ""
 

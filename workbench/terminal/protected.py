@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.core.regular_files import read_regular
+
 RUN_DIRS = (Path("/run"), Path("/var/run"))
 # what systems need from /run, shown read-only where it exists (NixOS keeps its system there)
 RUN_NEEDED = ("/run/current-system", "/run/opengl-driver")
@@ -44,6 +46,7 @@ GIT_FILES = ("config.worktree", "objects/info/alternates")  # made empty in the 
 GIT_SELF_COMMONDIR = "./\n"  # git and libgit2 read it as no other common folder; an empty file stops git
 GIT_POINTERS = ("commondir", "gitdir")  # where a git folder's common folder or work tree is
 GIT_READ_ONLY = ("config", *GIT_FOLDERS, *GIT_FILES, *GIT_POINTERS)
+POINTER_BYTES = 4096  # of a `.git` file or a `commondir` read (only a regular file is read: a FIFO could block)
 GIT_PINNED_INSIDE = ("objects", "objects/info")  # a folder holding a read-only file could be renamed
 PROJECT_CONFIG = ".workbench"
 # variables that name a socket of the person's: an editor, a terminal, a desktop
@@ -114,8 +117,8 @@ def git_control(workspace: Path, writable: Callable[[Path], bool], make: bool = 
 def common_dir(gitdir: Path) -> Path:
     """The folder a git folder shares objects, refs and config with: its `commondir`, or itself."""
     try:
-        named = (gitdir / "commondir").read_text().strip()
-    except (OSError, UnicodeDecodeError):
+        named = read_regular(gitdir / "commondir", POINTER_BYTES).decode().strip()
+    except (OSError, UnicodeDecodeError):  # a FIFO or a device there is never read (it could block)
         return gitdir
     return (gitdir / named).resolve() if named else gitdir
 
@@ -152,7 +155,7 @@ def dot_git(workspace: Path) -> Path | None:
 
 def _gitdir_of(dot_git_file: Path) -> Path | None:
     try:
-        text = dot_git_file.read_text(errors="replace")[:4096]
+        text = read_regular(dot_git_file, POINTER_BYTES).decode(errors="replace")
     except OSError:
         return None
     first = text.splitlines()[0] if text else ""
