@@ -23,7 +23,7 @@ from tests.tui_events import START, subagents_with_inbox
 from tests.waiting import on_screen
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
-from workbench.tui import session_client
+from workbench.tui import app as app_module
 from workbench.tui.app import WorkbenchApp
 
 pytestmark = pytest.mark.tui
@@ -38,7 +38,7 @@ def screen(app: WorkbenchApp) -> str:
 async def test_an_item_that_arrives_while_the_person_switches_agents_is_drawn_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(session_client, "RENDER_INTERVAL", 3.0)  # the redraw after the switch comes later
+    monkeypatch.setattr(app_module, "RENDER_INTERVAL", 3.0)  # the redraw after the switch comes later
     settings = Settings(model="openai/gpt-4.1", workspace=tmp_path, data_dir=tmp_path / "d")
     app = WorkbenchApp(settings, clock=lambda: START + 60, blink=False, preload=False, offline=True)
     log = subagents_with_inbox()

@@ -102,7 +102,7 @@ def scene(kind: str, ready: str) -> None:
 
             from workbench.tui.app import start_litellm_import
 
-            thread = self.litellm_import = start_litellm_import()
+            thread = self.client.litellm_import = start_litellm_import()
 
             def note_done() -> None:
                 thread.join()

@@ -24,7 +24,7 @@ from textual.widgets.tree import TreeNode
 from workbench.core import words
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.keymap import bindings
-from workbench.tui.text import duration, printable
+from workbench.tui.text import duration, printable, tokens
 from workbench.tui.view import ROOT, AgentRow, SessionView
 
 STATUS_STYLE: dict[int, tuple[str, str]] = {
@@ -74,6 +74,38 @@ def row_label(row: AgentRow, now: float) -> Text:
     activity = row.activity if row.activity not in ("", "started") else words.agent_status(row.status)
     text.append(f" · {printable(activity)}", style=f"italic {style}" if row.final else "italic dim")
     return text
+
+
+def agent_line(row: AgentRow, now: float) -> Text:
+    """The selected agent in one line above its transcript: status, elapsed, calls, tokens, cost,
+    activity."""
+    glyph, style = STATUS_STYLE.get(row.status, ("·", ""))
+    text = Text()
+    text.append(f"{glyph} ", style=style)
+    text.append(printable(row.info.name or row.info.id), style="bold")
+    text.append(f" {words.agent_status(row.status)}", style=style)
+    if row.started:
+        text.append(f" · {duration((row.ended or now) - row.started)}")
+    text.append(f" · {row.tool_calls} call{'s' if row.tool_calls != 1 else ''}")
+    usage = row.usage
+    text.append(f" · ↑{tokens(usage.input_tokens)} ↓{tokens(usage.output_tokens)}")
+    if usage.HasField("cost"):
+        text.append(f" · ${usage.cost:.2f}")
+    if row.activity and row.activity != words.agent_status(row.status):
+        text.append(f" · {printable(row.activity)}", style="italic")
+    text.no_wrap, text.overflow = True, "ellipsis"
+    return text
+
+
+def addressee(view: SessionView, selected: str) -> str:
+    """Whom the prompt goes to (the prompt's title): the selected agent (steering a subagent), else the root."""
+    row = view.agents.get(selected)
+    if selected == ROOT or row is None:
+        return "to main"
+    who = printable(f"{row.info.name} ({row.info.id})" if row.info.name != row.info.id else row.info.id)
+    if row.info.status in words.FINAL_AGENT_STATUSES:
+        return f"{who} has finished: select main to write to the root"
+    return f"to subagent {who}, at its next turn"
 
 
 class AgentsPane(Tree[str]):

@@ -1,10 +1,12 @@
 """The Textual workbench: the parent loop, its subagents and the Inbox in live panes.
 
-The app is a client of `workbench.session.session` and of committed events only. The Session runs as
-an async worker on Textual's loop; its subscriber only queues the event and posts one message,
-so no UI handler runs inside a commit hook; events are applied to the view model in batches
-and only the changed widgets are touched. Nothing on the path to the first frame imports
-litellm or the engine: they import in a thread after the first frame.
+The app is a client of one session, which it holds through its `SessionClient`
+(`tui/session_client.py`: open, close, send, cancel, the events queued for the app) by the
+session's interface (`SessionPort`, session/port.py), and of committed events only. Its
+subscriber only queues the event and posts one message, so no UI handler runs inside a commit
+hook; events are applied to the view model in batches and only the changed widgets are touched.
+Nothing on the path to the first frame imports litellm or the engine: they import in a thread
+after the first frame.
 """
 
 from __future__ import annotations
@@ -15,63 +17,124 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.text import Text
 from textual import events
-from textual.app import ComposeResult, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
-from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Button, Input, Static
 
 from workbench.config.settings import Settings
+from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane
+from workbench.tui.alert import alert_sequence, alert_text
 from workbench.tui.clipboard import copy_text
-from workbench.tui.engine import no_model_help, start_litellm_import
-from workbench.tui.footer import KeysFooter
+from workbench.tui.engine import EventsArrived, no_model_help, start_litellm_import
+from workbench.tui.heap import freeze_after
 from workbench.tui.inbox_pane import InboxPane
-from workbench.tui.keymap import bindings
+from workbench.tui.items import UserItem
+from workbench.tui.keymap import PALETTE, bindings
+from workbench.tui.panes import Panes
 from workbench.tui.prompt_input import PromptInput
-from workbench.tui.search_bar import SearchBar, find
-from workbench.tui.session_client import SessionClient
+from workbench.tui.search_bar import Match, SearchBar, TranscriptSearch
+from workbench.tui.session_client import OpenRefused, SessionClient
 from workbench.tui.text import printable
+from workbench.tui.theme import MARKDOWN, THEMES, set_theme_before_parse
+from workbench.tui.view import ROOT, Changes, SessionView
 
 if TYPE_CHECKING:
-    from workbench.session.session import Session
+    from workbench.session.port import SessionPort
+    from workbench.tui.approval import Approvals
 
 DEMO_PROMPT = "fix the login check in auth.go"
 QUIT_WINDOW = 3.0  # seconds in which a second Ctrl+C quits
 NARROW_SCREEN = 110  # columns: below this the side column (Agents, Inbox) narrows
+RENDER_INTERVAL = 0.1  # seconds between redraws while events stream in (10 a second)
+OPEN_WAIT = 30.0  # seconds a quit waits for a session that is opening
 
 
-class WorkbenchApp(SessionClient):
+class WorkbenchApp(App[int]):
+    """The screen, its keys and the session it shows (through `self.client`)."""
+
     CSS_PATH = Path(__file__).with_name("workbench.tcss")  # also for subclasses in other folders
     TITLE = "workbench"
     BINDINGS: ClassVar[list[BindingType]] = bindings("app")  # every key is in workbench/tui/keymap.py
 
+    def __init__(
+        self,
+        settings: Settings,
+        prompt: str | None = None,
+        resume: str | None = None,
+        pick: bool = False,
+        *,
+        clock: Callable[[], float] = time.time,
+        blink: bool = True,
+        preload: bool = True,
+        offline: bool = False,
+    ) -> None:
+        super().__init__()
+        # libtmux (imported with the session, after the first frame) reads sys.stdout.encoding at
+        # import; Textual's capture of stdout has none. Importing libtmux before the first frame
+        # cost 35 ms of it; the capture gets the real stream's encoding instead.
+        for capture in (self._capture_stdout, self._capture_stderr):
+            capture.encoding = getattr(sys.__stdout__, "encoding", None) or "utf-8"  # type: ignore[attr-defined]
+        set_theme_before_parse(self, THEMES.get(settings.theme, THEMES["dark"]))
+        self.console.push_theme(MARKDOWN)  # inline code without rich's black box (theme.py)
+        self.settings = settings
+        self.initial_prompt = prompt
+        self.resume_id = resume
+        self.pick = pick
+        self.clock = clock
+        self.blink = blink
+        self.preload_litellm = preload
+        self.offline = offline  # no session: shows only what `apply_events` is given (snapshots, benchmarks)
+        self.client = SessionClient(lambda: self.post_message(EventsArrived()))
+        self.approvals: Approvals | None = None  # reviews of the open session, one modal at a time
+        self.last_alert = ""  # what the last review that came wrote to the terminal (bell, OSC 9/777)
+        self.view = SessionView()
+        self.selected = ROOT
+        self._to_send: list[UserItem] = []  # prompts typed before the session opened, shown already
+        self.side_shown: bool | None = None  # the Agents/Inbox column; None: shown when there is something
+        self._last_ctrl_c = 0.0
+        self._changes: Changes | None = None  # applied to the view model, not drawn yet
+        self._last_render = 0.0
+        self._render_timer: Timer | None = None
+        # the screen's parts, kept at hand (a query would look at a modal screen when one is open)
+        self.panes = p = Panes.make(clock, blink)
+        self.header_bar, self.agents_pane, self.inbox_pane = p.header_bar, p.agents_pane, p.inbox_pane
+        self.transcript, self.agent_line, self.search_bar = p.transcript, p.agent_line, p.search_bar
+        self.search_info, self.working_line, self.setup = p.search_info, p.working_line, p.setup
+        self.prompt_input, self.status_line = p.prompt_input, p.status_line
+        self.search = TranscriptSearch(self.transcript, self.search_bar, self.search_info)
+
+    @property
+    def session(self) -> SessionPort | None:
+        """The session shown (None before one opens)."""
+        return self.client.session
+
+    @property
+    def session_id(self) -> str:
+        """The last session opened (said on the way out)."""
+        return self.client.session_id
+
+    @property
+    def matches(self) -> list[Match]:
+        """The search's matches in the shown transcript."""
+        return self.search.matches
+
+    def _show_header(self) -> None:
+        settings = self.session.settings if self.session else self.settings
+        self.panes.show_header(self.view, settings.model, str(settings.workspace))
+
     # --- layout ------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield self.header_bar
-        with Horizontal(id="main"):
-            with Vertical(id="side"):
-                yield self.agents_pane
-                yield self.inbox_pane
-            with Vertical(id="work"):
-                yield self.agent_line
-                yield self.transcript
-                with Horizontal(id="search-row"):
-                    yield self.search_bar
-                    yield self.search_info
-        with Vertical(id="prompt-area"):
-            with self.setup:
-                yield Static(no_model_help(), markup=False, id="setup-help")
-                yield Button("Try the offline demo", id="try-demo", variant="primary")
-            yield self.working_line
-            yield self.prompt_input
-        yield self.status_line
-        yield KeysFooter()
+        yield from self.panes.compose()
 
     def on_mount(self) -> None:
         self.agents_pane.border_title = "Agents"
@@ -118,9 +181,11 @@ class WorkbenchApp(SessionClient):
         if self.offline:
             return
         if self.preload_litellm:
-            self.litellm_import = start_litellm_import()
+            self.client.litellm_import = start_litellm_import()
         if self.pick:
-            self.run_worker(self._pick(), group="session")
+            from workbench.tui.picker import pick  # each screen not shown at start loads when asked for
+
+            self.run_worker(pick(self), group="session")
         elif not self.settings.model and not self.resume_id:
             self.setup.display = True
             self.status_line.message = "no model set"
@@ -129,6 +194,188 @@ class WorkbenchApp(SessionClient):
             self.working_line.starting = "resuming the session…" if self.resume_id else "starting the engine…"
             self.working_line.sync()
             self.open_session(self.settings, self.resume_id, self.initial_prompt)
+
+    # --- the session -------------------------------------------------------------------
+
+    def open_session(self, settings: Settings, resume: str | None, prompt: str | None) -> None:
+        self.run_worker(self._open(settings, resume, prompt), group="session", exclusive=True)
+
+    async def _open(self, settings: Settings, resume: str | None, prompt: str | None) -> None:
+        from workbench.tui.approval import Approvals  # what is needed once a session opens loads after the first frame
+
+        self.panes.say("resuming…" if resume else "opening the session…")
+        await self._close_session()
+        try:
+            session = await self.client.open(settings, resume)
+        except OpenRefused as refused:  # unknown id, another workspace, held elsewhere, the data folder
+            self.problem(str(refused))
+            return
+        if session is None:
+            return  # the app quit (or another session opened) meanwhile: that closed it
+        self.settings = settings
+        self.view = SessionView()
+        self.view.transcript(ROOT).extend(self._to_send)  # typed while it opened: still shown, sent below
+        self.view.model, self.view.workspace = settings.model, str(settings.workspace)
+        self.view.session_id = session.id
+        self.selected = ROOT
+        self.setup.display = False
+        self.panes.show(self.view, ROOT)
+        self.approvals = Approvals(
+            self,
+            session.decide,
+            session.pending_reviews,
+            cancel=lambda agent_id: self._cancel_agent(agent_id),
+            task_of=lambda agent_id: row.info.prompt if (row := self.view.agents.get(agent_id)) else "",
+            alert=self._alert,
+        )
+        self.status_line.slots["approval"] = session.approval
+        self.client.follow(session)
+        self.run_worker(self._context_window(session), group="window")
+        for text in [*([prompt] if prompt else []), *(item.text for item in self._to_send)]:
+            self._send(text)
+        self._to_send.clear()
+        self._show_header()
+        self._show_agent_line()
+        self.layout_side()
+        self.status_line.sync()
+        self.working_line.sync()
+
+    async def _context_window(self, session: SessionPort) -> None:
+        """The model's window for the status line (the session looks it up in a thread: it needs litellm)."""
+        window = await session.context_window()
+        status = self.status_line
+        status.window = window
+        status.sync()
+
+    async def _close_session(self) -> None:
+        self.approvals = None
+        self._changes = None
+        await self.client.close()
+
+    def problem(self, text: str) -> None:
+        """A session that cannot open: said in the prompt area until another opens (ctrl+p offers ways on)."""
+        self.panes.say("")
+        self.working_line.starting = ""
+        self.working_line.sync()
+        self.query_one("#setup-help", Static).update(Text(printable(text) + "  (ctrl+p: new session, resume session)"))
+        self.setup.display = True
+        self.notify(printable(text), severity="error", timeout=10, markup=False)
+
+    # --- events: the subscriber only queues and posts ----------------------------------
+
+    def _on_event(self, event: pb.Event) -> None:
+        self.client.queue(event)
+
+    def on_events_arrived(self, _: EventsArrived) -> None:
+        """Fold the queued events into the view model now; redraw at most every RENDER_INTERVAL."""
+        batch = self.client.take_events()
+        if not batch:
+            return
+        self._changes = self.view.apply(batch, self._changes)
+        self.freeze_history(len(batch))
+        if self.approvals is not None:  # a review opens its modal at once, not at the next render
+            for event in batch:
+                self.approvals.on_event(event)
+        wait = self._last_render + RENDER_INTERVAL - time.monotonic()
+        if wait <= 0:
+            self._render_pending()
+        elif self._render_timer is None:
+            self._render_timer = self.set_timer(wait, self._render_pending)
+
+    def _render_pending(self) -> None:
+        self._render_timer = None
+        changes, self._changes = self._changes, None
+        self._last_render = time.monotonic()
+        if changes is not None:
+            self.render_changes(changes)
+
+    def apply_events(self, events: list[pb.Event]) -> None:
+        """Apply events at once (snapshots and benchmarks feed fixed events this way)."""
+        self.render_changes(self.view.apply(events))
+        self.freeze_history(len(events))
+
+    def freeze_history(self, events: int) -> bool:
+        """A long history just applied (a resume's replay) leaves the collector's generations (tui/heap.py)."""
+        return freeze_after(events)
+
+    def render_changes(self, changes: Changes) -> None:
+        with self.batch_update():
+            self.panes.draw(self.view, changes, self.selected, self.clock())
+            if changes.status:
+                self._show_header()
+            if changes.new_agents or changes.inbox:
+                self.layout_side()
+
+    def layout_side(self) -> None:
+        """The Agents/Inbox column: shown when there is more than one agent or an Inbox item,
+        unless Ctrl+B chose otherwise."""
+        view = self.view
+        auto = len(view.agents) > 1 or bool(view.inbox)
+        shown = self.side_shown if self.side_shown is not None else auto
+        side = self.query_one("#side")
+        if side.display != shown:
+            side.display = shown
+            if not shown and side.has_focus_within:
+                self.prompt_input.focus()
+
+    def on_agents_pane_cancel_requested(self, event: AgentsPane.CancelRequested) -> None:
+        if self.session is not None:
+            self.notify(f"cancelling {event.agent_id}…", timeout=3)
+            self.run_worker(self._cancel(event.agent_id), group="cancel")
+
+    def _show_agent_line(self) -> None:
+        self.panes.show_agent(self.view, self.selected, self.clock())
+
+    def _tick(self) -> None:
+        self.panes.tick(self.view, self.selected, self.clock())
+
+    def _send(self, text: str) -> None:
+        if refused := self.client.send(text, None if self.selected == ROOT else self.selected):
+            self.notify(refused, severity="error", timeout=8, markup=False)
+
+    def _alert(self, decision: pb.GuardDecision, agent_id: str) -> None:
+        """A review came: the bell and a desktop notification (setting review_alert)."""
+        sequence = alert_sequence(self.settings.review_alert, alert_text(decision, agent_id))
+        driver = self._driver
+        if sequence and driver is not None and not self.is_headless:
+            driver.write(sequence)  # as App.bell() writes its bell
+        self.last_alert = sequence
+
+    def action_next_review(self) -> None:
+        """Open the next review that waits (ctrl+r, from anywhere) and select its agent."""
+        self._open_review("")
+
+    def on_agents_pane_review_requested(self, event: AgentsPane.ReviewRequested) -> None:
+        self._open_review(event.agent_id)
+
+    def _open_review(self, agent_id: str) -> None:
+        waiting = self.view.next_review() if not agent_id else None
+        target = agent_id or (waiting[0] if waiting else "")
+        if self.approvals is None or not target or not self.approvals.show(target):
+            self.notify("No review waits for you.", timeout=3)
+            return
+        self.agents_pane.select_agent(target)
+
+    def _cancel_agent(self, agent_id: str) -> None:
+        """Cancel one agent from a modal (the run, for the root), in a worker."""
+        self.notify(f"cancelling {printable(agent_id)}…", timeout=3, markup=False)
+        self.run_worker(self._cancel(agent_id), group="cancel")
+
+    async def _cancel(self, agent_id: str | None) -> None:
+        if refused := await self.client.cancel(agent_id):
+            self.notify(refused, severity="error", timeout=8, markup=False)
+
+    async def _quit(self) -> None:
+        if self.client.opening:  # Ctrl+C twice right after the first frame: the session opening
+            self.status_line.message = "closing the session…"
+            self.status_line.sync()
+            await self.client.wait_opening(OPEN_WAIT)
+        await self._close_session()  # the run stops and the session's tmux server ends
+        self.exit(0)
+
+    async def action_quit(self) -> None:
+        """Every way out (the palette's Quit too) closes the session first."""
+        await self._quit()
 
     # --- input -------------------------------------------------------------------------
 
@@ -143,7 +390,7 @@ class WorkbenchApp(SessionClient):
             self.working_line.starting = "starting the engine…" if self.session is None else "starting…"
             self.working_line.sync()
         if self.session is not None:
-            self._send(self.session, event.text)
+            self._send(event.text)
         else:
             self._to_send.append(item)  # sent as soon as the session is open
 
@@ -153,40 +400,21 @@ class WorkbenchApp(SessionClient):
             self.transcript.show(event.agent_id, self.view.transcript(event.agent_id))
             self._show_agent_line()
             if self.search_bar.display:
-                self._search(self.search_bar.value)
+                self.search.run(self.search_bar.value)
 
     # --- search ------------------------------------------------------------------------
 
     def action_search(self) -> None:
         self.query_one("#search-row").display = True
         self.search_bar.focus()
-        self._search(self.search_bar.value)
+        self.search.run(self.search_bar.value)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input is self.search_bar:
-            self._search(event.value)
-            if self.matches:
-                self._goto(len(self.matches) - 1)  # the newest match first
-
-    def _search(self, query: str) -> None:
-        self.matches = find(self.transcript.items, query)
-        self.match_index = -1
-        self.transcript.mark(query)
-        self._search_info()
-
-    def _search_info(self) -> None:
-        count, at = len(self.matches), self.match_index + 1
-        shown = f"{at} of {count}" if at else f"{count} match{'es' if count != 1 else ''}"
-        self.search_info.update(shown if self.search_bar.value else "type to search")
-
-    def _goto(self, index: int) -> None:
-        self.match_index = index % len(self.matches)
-        self.transcript.reveal(self.matches[self.match_index])
-        self._search_info()
+            self.search.typed(event.value)
 
     def on_search_bar_step(self, event: SearchBar.Step) -> None:
-        if self.matches:
-            self._goto(self.match_index + event.step if self.match_index >= 0 else len(self.matches) - 1)
+        self.search.step(event.step)
 
     def on_search_bar_closed(self, _: SearchBar.Closed) -> None:
         self.query_one("#search-row").display = False
@@ -245,49 +473,18 @@ class WorkbenchApp(SessionClient):
         self.push_screen(ChangedFiles(self.view.changed_files, restore))
 
     def restore_file(self, path: str) -> None:
-        self.run_worker(self._restore_file(path), group="rewind")
+        from workbench.tui.files_screen import restore
 
-    async def _restore_file(self, path: str) -> None:
-        """One file back as it was before the last turn that changed it (Ctrl+O, r)."""
-        if self.session is None:
-            return
-        try:
-            done = await self.session.restore_file(path)
-        except Exception as err:  # SessionError: said to the person, nothing changed
-            self.notify(printable(str(err)), severity="warning", timeout=6, markup=False)
-            return
-        self.notify(printable(f"{path} put back as before turn {done.to_turn}"), timeout=5, markup=False)
+        if self.session is not None:
+            self.run_worker(restore(self, self.session, path), group="rewind")
 
     def action_rewind(self) -> None:
         if self.session is None:
             self.notify("No session is open yet.", timeout=3)
             return
-        self.run_worker(self._rewind(self.session), group="rewind")
+        from workbench.tui.rewind_screen import rewind
 
-    async def _rewind(self, session: Session) -> None:
-        """Pick a prompt and what goes back, review the files and their diffs, then rewind."""
-        from workbench.tui.rewind_screen import RewindReview, TurnPicker
-
-        try:
-            turns = session.turns()
-            if not turns:
-                self.notify("Nothing to rewind yet: no prompt has a checkpoint.", timeout=4)
-                return
-            picked = await self.push_screen_wait(TurnPicker(turns))
-            if picked is None:
-                return
-            turn, mode = picked
-            plan = await session.plan_rewind(
-                turn, code=mode in ("code", "both"), conversation=mode in ("conversation", "both")
-            )
-            if not await self.push_screen_wait(RewindReview(plan)):
-                return
-            done = await session.rewind(plan)
-        except Exception as err:  # SessionError: said to the person, nothing changed
-            self.notify(printable(str(err)), severity="warning", timeout=6, markup=False)
-            return
-        kept = f"; {len(plan.outside)} changed outside kept as they are" if plan.outside else ""
-        self.notify(printable(f"Rewound to before turn {turn}: {len(done.files)} path(s) put back{kept}"), timeout=6)
+        self.run_worker(rewind(self, self.session), group="rewind")
 
     def action_toggle_pane(self, pane: str) -> None:
         widget = self.agents_pane if pane == "agents" else self.inbox_pane
@@ -307,7 +504,7 @@ class WorkbenchApp(SessionClient):
             return
         self.run_worker(self._compact(self.session), group="compact")
 
-    async def _compact(self, session: Session) -> None:
+    async def _compact(self, session: SessionPort) -> None:
         """Summarize the older turns now; a refusal (a run is going, nothing older) is said in a note."""
         try:
             await session.compact()
@@ -328,43 +525,18 @@ class WorkbenchApp(SessionClient):
             self.notify(no_model_help(), severity="warning", timeout=8, markup=False)
 
     def action_switch_model(self) -> None:
-        self.run_worker(self._switch_model(), group="picker")
+        from workbench.tui.ask_screen import switch_model
 
-    async def _switch_model(self) -> None:
-        """Continue this session with another model: it is closed and opened again (resumed) with
-        the new model in its settings; with no session yet, the next one opens with it."""
-        from workbench.tui.ask_screen import AskText
-
-        current = self.session.settings.model if self.session else self.settings.model
-        model = await self.push_screen_wait(
-            AskText("Model for this session (any litellm model string, or demo)", current, "openai/gpt-4.1")
-        )
-        if not model or model == current:
-            return
-        settings = dataclasses.replace(self.session.settings if self.session else self.settings, model=model)
-        self.open_session(settings, self.session.id if self.session else None, None)
+        self.run_worker(switch_model(self), group="picker")
 
     def action_resume_session(self) -> None:
-        self.run_worker(self._pick(), group="picker")
+        from workbench.tui.picker import pick
+
+        self.run_worker(pick(self), group="picker")
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        commands: list[tuple[str, str, Callable[[], object]]] = [
-            ("New session", "Start a new session in this workspace", self.action_new_session),
-            ("Resume session", "Pick a stored session and continue it", self.action_resume_session),
-            ("Switch model", "Continue this session with another model", self.action_switch_model),
-            ("Cancel run", "Interrupt the running turn (Esc)", self.action_interrupt),
-            ("Changed files", "Files this session wrote or edited, with diffs (ctrl+o)", self.action_changed_files),
-            ("Rewind", "Files, conversation or both back to before a prompt (ctrl+g)", self.action_rewind),
-            ("Approval mode", "Cycle ask, auto, read-only (ctrl+t)", self.action_cycle_approval),
-            ("Copy last answer", "The root agent's last answer to the clipboard", self.action_copy_answer),
-            ("Compact now", "Summarize the older turns now (between runs)", self.action_compact),
-            ("Show tmux attach command", "Watch the session's shell", self.action_show_attach),
-            ("Toggle agents pane", "Show or hide the Agents pane", lambda: self.action_toggle_pane("agents")),
-            ("Toggle inbox pane", "Show or hide the Inbox pane", lambda: self.action_toggle_pane("inbox")),
-            ("Try the offline demo", "The scripted demo model in a new temporary folder", self.action_try_demo),
-        ]
-        for title, help_text, callback in commands:
-            yield SystemCommand(title, help_text, callback)
+        for title, help_text, action in PALETTE:  # keymap.py
+            yield SystemCommand(title, help_text, partial(self.run_action, action))
         yield from super().get_system_commands(screen)
 
 

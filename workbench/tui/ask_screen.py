@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+import dataclasses
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -12,6 +13,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from workbench.tui.keymap import bindings
+
+if TYPE_CHECKING:
+    from workbench.tui.app import WorkbenchApp
 
 
 class AskText(ModalScreen[str | None]):
@@ -34,3 +38,18 @@ class AskText(ModalScreen[str | None]):
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
+
+
+async def switch_model(app: WorkbenchApp) -> None:
+    """The palette's "Switch model" (in a worker): this session continues with another model: it is
+    closed and opened again (resumed) with the new model in its settings; with no session yet, the
+    next one opens with it."""
+    session = app.session
+    current = session.settings.model if session else app.settings.model
+    model = await app.push_screen_wait(
+        AskText("Model for this session (any litellm model string, or demo)", current, "openai/gpt-4.1")
+    )
+    if not model or model == current:
+        return
+    settings = dataclasses.replace(session.settings if session else app.settings, model=model)
+    app.open_session(settings, session.id if session else None, None)

@@ -4,10 +4,10 @@ highlighted one back as it was before the last turn that changed it."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
@@ -16,6 +16,9 @@ from textual.widgets.option_list import Option
 
 from workbench.tui.keymap import bindings
 from workbench.tui.text import diff_text, printable
+
+if TYPE_CHECKING:
+    from workbench.session.port import SessionPort
 
 
 class ChangedFiles(ModalScreen[None]):
@@ -54,3 +57,13 @@ class ChangedFiles(ModalScreen[None]):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option.id:
             self.show(event.option.id)
+
+
+async def restore(app: App[Any], session: SessionPort, path: str) -> None:
+    """One file back as it was before the last turn that changed it (Ctrl+O, r; in a worker)."""
+    try:
+        done = await session.restore_file(path)
+    except Exception as err:  # SessionError: said to the person, nothing changed
+        app.notify(printable(str(err)), severity="warning", timeout=6, markup=False)
+        return
+    app.notify(printable(f"{path} put back as before turn {done.to_turn}"), timeout=5, markup=False)

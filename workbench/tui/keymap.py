@@ -150,6 +150,24 @@ def bindings(where: str) -> list[BindingType]:
     ]
 
 
+# The command palette's own commands (ctrl+p): title, what it does, the app's action it runs.
+PALETTE: list[tuple[str, str, str]] = [
+    ("New session", "Start a new session in this workspace", "new_session"),
+    ("Resume session", "Pick a stored session and continue it", "resume_session"),
+    ("Switch model", "Continue this session with another model", "switch_model"),
+    ("Cancel run", "Interrupt the running turn (Esc)", "interrupt"),
+    ("Changed files", "Files this session wrote or edited, with diffs (ctrl+o)", "changed_files"),
+    ("Rewind", "Files, conversation or both back to before a prompt (ctrl+g)", "rewind"),
+    ("Approval mode", "Cycle ask, auto, read-only (ctrl+t)", "cycle_approval"),
+    ("Copy last answer", "The root agent's last answer to the clipboard", "copy_answer"),
+    ("Compact now", "Summarize the older turns now (between runs)", "compact"),
+    ("Show tmux attach command", "Watch the session's shell", "show_attach"),
+    ("Toggle agents pane", "Show or hide the Agents pane", "toggle_pane('agents')"),
+    ("Toggle inbox pane", "Show or hide the Inbox pane", "toggle_pane('inbox')"),
+    ("Try the offline demo", "The scripted demo model in a new temporary folder", "try_demo"),
+]
+
+
 def keys_of(where: str) -> list[Key]:
     return [k for k in KEYS if k.where == where]
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from datetime import datetime
-from typing import ClassVar
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,9 +18,14 @@ from textual.widgets.option_list import Option
 
 from workbench.core import words
 from workbench.pb import workbench_pb2 as pb
+from workbench.session.errors import SessionError
 from workbench.tui.header_bar import short_path
 from workbench.tui.keymap import bindings
+from workbench.tui.session_client import list_sessions
 from workbench.tui.text import one_line, printable, tokens
+
+if TYPE_CHECKING:
+    from workbench.tui.app import WorkbenchApp
 
 
 def ordered(sessions: list[pb.SessionInfo], workspace: str) -> list[pb.SessionInfo]:
@@ -73,3 +81,24 @@ class ResumePicker(ModalScreen[str | None]):
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)
+
+
+async def pick(app: WorkbenchApp) -> None:
+    """`workbench --resume` and the palette's "Resume session" (in a worker): the picker, then the
+    chosen session opens in its own folder, on its model unless one was given."""
+    settings = app.settings
+    try:
+        sessions = await asyncio.to_thread(list_sessions, settings)
+    except SessionError as err:
+        app.problem(f"cannot list the sessions: {err}")
+        return
+    chosen = await app.push_screen_wait(ResumePicker(sessions, str(settings.workspace)))
+    info = next((s for s in sessions if s.id == chosen), None)
+    if info is not None:
+        resumed = dataclasses.replace(settings, workspace=Path(info.workspace), model=settings.model or info.model)
+        app.open_session(resumed, info.id, app.initial_prompt)
+    elif app.session is None:
+        if settings.model:
+            app.open_session(settings, None, app.initial_prompt)
+        else:
+            app.setup.display = True

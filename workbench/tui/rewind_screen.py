@@ -3,10 +3,10 @@ the files that will change with their diffs before anything changes."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
@@ -17,6 +17,7 @@ from workbench.tui.keymap import bindings
 from workbench.tui.text import diff_text, printable
 
 if TYPE_CHECKING:
+    from workbench.session.port import SessionPort
     from workbench.session.rewind import RewindPlan, TurnSummary
 
 MODES = {"code": "the files", "conversation": "the conversation", "both": "the files and the conversation"}
@@ -117,3 +118,28 @@ class RewindReview(ModalScreen[bool]):
 
     def action_dismiss_none(self) -> None:
         self.dismiss(False)
+
+
+async def rewind(app: App[Any], session: SessionPort) -> None:
+    """Ctrl+G (in a worker): pick a prompt and what goes back, review the files and their diffs,
+    then rewind; a refusal is said in a note and nothing changes."""
+    try:
+        turns = session.turns()
+        if not turns:
+            app.notify("Nothing to rewind yet: no prompt has a checkpoint.", timeout=4)
+            return
+        picked = await app.push_screen_wait(TurnPicker(turns))
+        if picked is None:
+            return
+        turn, mode = picked
+        plan = await session.plan_rewind(
+            turn, code=mode in ("code", "both"), conversation=mode in ("conversation", "both")
+        )
+        if not await app.push_screen_wait(RewindReview(plan)):
+            return
+        done = await session.rewind(plan)
+    except Exception as err:  # SessionError: said to the person, nothing changed
+        app.notify(printable(str(err)), severity="warning", timeout=6, markup=False)
+        return
+    kept = f"; {len(plan.outside)} changed outside kept as they are" if plan.outside else ""
+    app.notify(printable(f"Rewound to before turn {turn}: {len(done.files)} path(s) put back{kept}"), timeout=6)

@@ -4,16 +4,19 @@ searched, drawn or not; the text is matched as it is, never read as markup or a 
 
 from __future__ import annotations
 
-from typing import ClassVar, NamedTuple
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from textual.binding import BindingType
 from textual.message import Message
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from workbench.tui.item_view import fold, occurrences
 from workbench.tui.items import AssistantItem, Item, NoticeItem, ToolItem, UserItem
 from workbench.tui.keymap import bindings
 from workbench.tui.text import printable
+
+if TYPE_CHECKING:
+    from workbench.tui.transcript import Transcript
 
 
 class Match(NamedTuple):
@@ -75,3 +78,38 @@ class SearchBar(Input):
 
     def action_close_search(self) -> None:
         self.post_message(self.Closed())
+
+
+class TranscriptSearch:
+    """The search of the shown transcript: its bar, its count line, its matches and which is current."""
+
+    def __init__(self, transcript: Transcript, bar: SearchBar, info: Static) -> None:
+        self.transcript, self.bar, self.info = transcript, bar, info
+        self.matches: list[Match] = []  # the search's matches in the shown transcript
+        self.index = -1
+
+    def run(self, query: str) -> None:
+        """Find `query` in the shown transcript again (typed, opened, or another agent shown)."""
+        self.matches = find(self.transcript.items, query)
+        self.index = -1
+        self.transcript.mark(query)
+        self._count()
+
+    def typed(self, query: str) -> None:
+        self.run(query)
+        if self.matches:
+            self.goto(len(self.matches) - 1)  # the newest match first
+
+    def step(self, step: int) -> None:
+        if self.matches:
+            self.goto(self.index + step if self.index >= 0 else len(self.matches) - 1)
+
+    def goto(self, index: int) -> None:
+        self.index = index % len(self.matches)
+        self.transcript.reveal(self.matches[self.index])
+        self._count()
+
+    def _count(self) -> None:
+        count, at = len(self.matches), self.index + 1
+        shown = f"{at} of {count}" if at else f"{count} match{'es' if count != 1 else ''}"
+        self.info.update(shown if self.bar.value else "type to search")

@@ -6,8 +6,11 @@ Every selection and focus style keeps text at 4.5:1 contrast or more on these co
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.terminal_theme import TerminalTheme
 from rich.theme import Theme as RichTheme
+from textual.app import App
 from textual.theme import Theme
 
 DARK = Theme(
@@ -76,3 +79,19 @@ ANSI_LIGHT = TerminalTheme(
 # rich's Markdown draws inline code "on black": dark text boxes in the light theme (cyan on near-black,
 # 2.9:1); without the background it is the theme's cyan on the page's colour.
 MARKDOWN = RichTheme({"markdown.code": "bold cyan", "markdown.code_block": "cyan"})
+
+
+def set_theme_before_parse(app: App[Any], theme: Theme) -> None:
+    """The theme and its ANSI colours before the stylesheet is first parsed. Set as reactives,
+    each would queue a parse of the whole CSS again (twice before the first frame: docs/DECISIONS.md);
+    this does what their watchers do, but once and before that parse."""
+    for registered in THEMES.values():
+        app.register_theme(registered)
+    app.set_reactive(App.ansi_theme_dark, ANSI_DARK)
+    app.set_reactive(App.ansi_theme_light, ANSI_LIGHT)
+    app.set_reactive(App.theme, theme.name)
+    app.set_class(theme.dark, "-dark-mode", update=False)
+    app.set_class(not theme.dark, "-light-mode", update=False)
+    app.set_class(True, f"-theme-{theme.name}", update=False)
+    app._refresh_truecolor_filter(app.ansi_theme)
+    app.stylesheet.set_variables(app.get_css_variables())

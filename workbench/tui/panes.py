@@ -1,0 +1,152 @@
+"""How the view model is drawn (`Panes`, held by the app as `app.panes`): the app makes the widgets
+and gives them to it; the app keeps the state (the view model, the selected agent) and says what
+changed, and `Panes` touches only the widgets a change concerns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Static
+
+from workbench.tui.agents_pane import AgentsPane, addressee, agent_line
+from workbench.tui.engine import no_model_help
+from workbench.tui.footer import KeysFooter
+from workbench.tui.header_bar import HeaderBar
+from workbench.tui.inbox_pane import InboxPane
+from workbench.tui.prompt_input import PromptInput
+from workbench.tui.search_bar import SearchBar
+from workbench.tui.status_line import StatusLine
+from workbench.tui.transcript import Transcript
+from workbench.tui.view import Changes, SessionView
+from workbench.tui.working_line import WorkingLine
+
+
+@dataclass
+class Panes:
+    """The widgets that show a session's view model, and where each sits on the screen."""
+
+    header_bar: HeaderBar
+    agents_pane: AgentsPane
+    inbox_pane: InboxPane
+    transcript: Transcript
+    agent_line: Static
+    search_bar: SearchBar
+    search_info: Static
+    working_line: WorkingLine
+    setup: Horizontal  # the no-model help and the demo's button, above the prompt
+    prompt_input: PromptInput
+    status_line: StatusLine
+
+    @classmethod
+    def make(cls, clock: Callable[[], float], blink: bool) -> Panes:
+        return cls(
+            HeaderBar(id="header"),
+            AgentsPane(clock, id="agents"),
+            InboxPane(id="inbox"),
+            Transcript(clock, id="transcript"),
+            Static(markup=False, id="agent-line"),
+            SearchBar(placeholder="search this transcript", id="search"),
+            Static(markup=False, id="search-info"),
+            WorkingLine(clock, id="working"),
+            Horizontal(id="setup"),
+            PromptInput(blink=blink, id="prompt"),
+            StatusLine(clock, id="status"),
+        )
+
+    def compose(self) -> ComposeResult:
+        """The screen: header; the side column (Agents, Inbox) beside the work column (the agent's
+        line, its transcript, the search row); the prompt area; the status line; the keys."""
+        yield self.header_bar
+        with Horizontal(id="main"):
+            with Vertical(id="side"):
+                yield self.agents_pane
+                yield self.inbox_pane
+            with Vertical(id="work"):
+                yield self.agent_line
+                yield self.transcript
+                with Horizontal(id="search-row"):
+                    yield self.search_bar
+                    yield self.search_info
+        with Vertical(id="prompt-area"):
+            with self.setup:
+                yield Static(no_model_help(), markup=False, id="setup-help")
+                yield Button("Try the offline demo", id="try-demo", variant="primary")
+            yield self.working_line
+            yield self.prompt_input
+        yield self.status_line
+        yield KeysFooter()
+
+    def show(self, view: SessionView, selected: str) -> None:
+        """A new view model (a session opened): every pane shows it from the start."""
+        self.agents_pane.show_view(view)
+        self.inbox_pane.show_view(view)
+        self.transcript.show(selected, view.transcript(selected))
+        status = self.status_line
+        status.view, status.message = view, ""
+        working = self.working_line
+        working.view, working.starting = view, ""
+
+    def draw(self, view: SessionView, changes: Changes, selected: str, now: float) -> None:
+        """What `changes` concern, redrawn (the header through `show_header`, after it)."""
+        agents = self.agents_pane
+        if agents.view is not view:
+            agents.show_view(view)
+        else:
+            agents.sync([*changes.new_agents, *changes.agents])
+        if selected in changes.agents:  # it may have finished: the prompt says so
+            self.prompt_input.border_title = addressee(view, selected)
+        transcript = self.transcript
+        if transcript.agent_id != selected or transcript.items is not view.transcript(selected):
+            transcript.show(selected, view.transcript(selected))
+        else:
+            transcript.add(changes.added.get(selected, []))
+        transcript.update(changes.updated)
+        inbox = self.inbox_pane
+        if inbox.view is not view:
+            inbox.show_view(view)
+        elif changes.inbox:
+            inbox.sync()
+        status = self.status_line
+        status.view = view
+        working = self.working_line
+        working.view = view
+        if view.busy and working.starting:
+            working.starting = ""
+        if changes.status:
+            status.message = ""
+            status.sync()
+            working.reviews = view.needs_you  # any agent's, at any depth
+        if changes.status or view.busy:  # streamed text moves the token estimate
+            working.sync()
+        if changes.status or selected in changes.agents:
+            self.show_agent(view, selected, now)
+
+    def show_header(self, view: SessionView, model: str, workspace: str) -> None:
+        """The title bar: the session's title, model and workspace (the view's, else the given)."""
+        self.header_bar.show(
+            view.title, view.model or model, view.workspace or workspace, view.session_id, view.needs_you
+        )
+
+    def show_agent(self, view: SessionView, selected: str, now: float) -> None:
+        """The selected agent in one line above its transcript; the prompt's title says whom it goes to."""
+        self.prompt_input.border_title = addressee(view, selected)
+        row = view.agents.get(selected)
+        self.agent_line.update(agent_line(row, now) if row is not None else "")
+
+    def tick(self, view: SessionView, selected: str, now: float) -> None:
+        """Once a second: the elapsed times."""
+        self.agents_pane.tick()
+        self.status_line.sync()
+        row = view.agents.get(selected)
+        if row is not None and not row.final:
+            self.show_agent(view, selected, now)
+
+    def say(self, text: str) -> None:
+        """A line in the status bar ('' clears it); the working line's start note goes."""
+        status = self.status_line
+        status.message = text
+        status.sync()
