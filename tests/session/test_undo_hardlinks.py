@@ -86,3 +86,52 @@ async def test_the_edit_tool_on_the_alias_is_undone_and_the_link_made_again(
         assert tree_state(linked, SKIP) == before and one_file(linked)
     finally:
         await session.close()
+
+
+LINKED = [("alias.txt", "linked"), ("orig.txt", "linked")]
+
+
+@pytest.mark.parametrize(
+    ("command", "listed"),
+    [
+        ("cp orig.txt t && mv t alias.txt", LINKED),  # the same bytes, the link broken
+        ("cp other.txt o && mv o orig.txt && ln -f other.txt alias.txt", [*LINKED, ("other.txt", "apart")]),
+    ],
+    ids=["link-broken", "names-regrouped"],
+)
+async def test_a_change_of_links_alone_is_listed_and_undone(
+    settings: Settings, scripted_model: ScriptedModel, linked: Path, command: str, listed: list[tuple[str, str]]
+) -> None:
+    """No name's bytes changed, only which names are one file: the undo still has work to do."""
+    (linked / "other.txt").write_text("original\n")  # every name holds the same bytes
+    before = tree_state(linked, SKIP)
+    scripted_model.add(reply("", call("bash", command=command)), reply("done"))
+    session = await Session.open(settings)
+    try:
+        session.send("relink")
+        await session.wait()
+        assert tree_state(linked, SKIP) == before  # the same bytes under every name
+        plan = await session.plan_rewind()
+        assert sorted((f.path, f.kind) for f in plan.files) == listed
+        await session.rewind(plan)
+        assert tree_state(linked, SKIP) == before and one_file(linked)
+        other = (linked / "other.txt").lstat()
+        assert other.st_nlink == 1  # other.txt is a file of its own again
+    finally:
+        await session.close()
+
+
+async def test_a_mode_change_alone_is_undone(settings: Settings, scripted_model: ScriptedModel, linked: Path) -> None:
+    """The plan listed `mode 600` but the undo changed nothing when no bytes differed."""
+    os.chmod(linked / "other.txt", 0o600)
+    scripted_model.add(reply("", call("bash", command="chmod 644 other.txt")), reply("done"))
+    session = await Session.open(settings)
+    try:
+        session.send("chmod")
+        await session.wait()
+        plan = await session.plan_rewind()
+        assert [(f.path, f.kind) for f in plan.files] == [("other.txt", "mode 600")]
+        await session.rewind(plan)
+        assert (linked / "other.txt").stat().st_mode & 0o777 == 0o600
+    finally:
+        await session.close()

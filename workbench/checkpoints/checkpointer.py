@@ -18,7 +18,17 @@ from pathlib import Path
 import pygit2
 
 from workbench.checkpoints.repo import REF_PREFIX, Store, size_of
-from workbench.checkpoints.restore import Change, Restorer, diff, line_counts, meta, modes, patches, relinks
+from workbench.checkpoints.restore import (
+    Change,
+    Restorer,
+    diff,
+    line_counts,
+    link_changes,
+    meta,
+    modes,
+    patches,
+    relinks,
+)
 from workbench.checkpoints.snapshot import Limits, OverCap, Snapshot
 from workbench.checkpoints.tree import Scan
 from workbench.config.settings import Settings
@@ -220,6 +230,12 @@ class Checkpointer:
             restorer.apply(changes, will.get("modes", {}), was.get("modes", {}), whole=whole, links=links)
         finally:
             restorer.close()
+
+    def link_changes(self, now: str, target: str) -> list[tuple[Change, bool]]:
+        """Files whose bytes are the same in both but which are one file with other names in one
+        and not in the other (hard links), each with whether `target` has it linked: a restore
+        writes them again and links them as `target` has them."""
+        return link_changes(self.store.repo, now, target)
 
     def mode_changes(self, now: str, target: str) -> dict[str, int | None]:
         """Paths whose exact mode differs (a folder's ends with '/'): the target's bits, or None for git's plain one."""

@@ -96,6 +96,25 @@ def relinks(
     return out
 
 
+def link_changes(repo: pygit2.Repository, now: str, target: str) -> list[tuple[Change, bool]]:
+    """The names whose bytes and mode are the same in both checkpoints but which are one file
+    with other names in one and not in the other (a link broken, or made): each is written again
+    by a restore (a file of its own) and made a link again where the target has it one (True)."""
+    was, will = meta(repo, now).get("links", []), meta(repo, target).get("links", [])
+    if was == will:
+        return []
+    a = {name: frozenset(group) for group in was for name in group}
+    b = {name: frozenset(group) for group in will for name in group}
+    now_tree, target_tree = _tree(repo, now), _tree(repo, target)
+    out = []
+    for name in sorted(a.keys() | b.keys()):
+        if a.get(name) != b.get(name) and _same_entry(now_tree, target_tree, name):
+            entry = target_tree[name]
+            same = Entry(int(entry.filemode), entry.id)
+            out.append((Change(name, same, same), name in b))
+    return out
+
+
 def _same_entry(a: pygit2.Tree, b: pygit2.Tree, path: str) -> bool:
     try:
         x, y = a[path], b[path]

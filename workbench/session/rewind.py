@@ -117,6 +117,9 @@ async def plan(session: Session, to_turn: int | None, *, code: bool = True, conv
             kind = "created" if change.now is None else "deleted" if change.target is None else "changed"
             added, removed, text = found.get(change.path, (0, 0, ""))
             result.files.append(FileChange(path, kind, added, removed, text))
+        for change, linked in cps.link_changes(result.now, result.target):  # the same bytes, other hard links
+            result.changes.append(change)
+            result.files.append(FileChange(change.path, "linked" if linked else "apart"))
         changed = {c.path for c in result.changes}
         for path, mode in cps.mode_changes(result.now, result.target).items():
             if path.rstrip("/") not in changed:
@@ -170,7 +173,7 @@ async def apply(session: Session, plan: RewindPlan, *, overwrite_outside: bool =
         undo=plan.undo,
     )
     cps = session.checkpoints
-    if plan.code and cps is not None and plan.changes:
+    if plan.code and cps is not None and (plan.changes or plan.files):  # files: a mode alone too
         keep = set() if overwrite_outside else set(plan.outside)
         changes = [
             c
