@@ -41,8 +41,9 @@ def test_help_lists_every_command_and_says_when_dashes_are_needed(capsys: pytest
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: workbench ")
-    for command in commands():
-        assert f"  {command.name}" in out and command.summary in out
+    width = max(len(c.name) for c in commands())
+    for command in commands():  # one column: each name and its summary apart, the summaries aligned
+        assert f"  {command.name:<{width}}  {command.summary}\n" in out, out
     assert "workbench -- run" in out
 
 

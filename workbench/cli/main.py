@@ -48,7 +48,8 @@ class AppParser(Parser):
     """`workbench [TASK]`'s parser: its help lists every command (their modules load for it)."""
 
     def format_help(self) -> str:
-        listed = "\n".join(f"  {c.name:<10}{c.summary}" for c in commands())
+        width = max(len(c.name) for c in commands())  # the summaries in one column, apart from every name
+        listed = "\n".join(f"  {c.name:<{width}}  {c.summary}" for c in commands())
         self.epilog = (
             f"commands (`workbench COMMAND --help` for each):\n{listed}\n\n"
             "A TASK that is exactly a command's name goes after `--`: workbench -- run"
