@@ -27,6 +27,7 @@ from workbench.core.feedback import Feedback
 from workbench.terminal.output_cap import release_head
 from workbench.terminal.processes import cmdline, cwd_of, foreground_pgid, pid_alive, zombie_status
 from workbench.terminal.sandbox import SANDBOX_WRITES, PlantedFile, open_untrusted, write_untrusted
+from workbench.terminal.shell_reports import new_secret
 from workbench.terminal.state import AgentState, Completion, Shell, start_dir
 from workbench.terminal.tmux_control import ServerGone, ServerStalled, TmuxError
 
@@ -129,6 +130,7 @@ class BashRun:
         self.cwd = ""
         self.notes: list[str] = []
         self.run_id = host.reports.next_run_id()
+        self.key = new_secret()  # what the shell's report of this run carries: no other process knows it
         assert host.dir is not None
         self.script = host.dir / f"{self.run_id}.sh"
         self.out_path = host.dir / SANDBOX_WRITES / f"{self.run_id}.out"
@@ -189,24 +191,24 @@ class BashRun:
 
     async def start(self) -> None:
         write_untrusted(self.script, self.command)  # never through a link a command put there
-        self.host.reports.expect_run(self.run_id, self.done)
+        self.host.reports.expect_run(self.run_id, self.key, self.done)
         assert self.shell is not None
         try:
-            await self.host.type_run(self.shell, self.run_id)
+            await self.host.type_run(self.shell, self.run_id, self.key)
         except TmuxError:  # its window was closed from outside; the command never started
             await self.host.kill_window(self.shell.window)
             self.state.shell = None
             self.shell = await self.host.shell(self.agent_id, self.cwd)
             self.notes.append(f"the shell's window had been closed; started a fresh shell in {self.cwd}")
-            await self.host.type_run(self.shell, self.run_id)
+            await self.host.type_run(self.shell, self.run_id, self.key)
         except ServerGone:  # the server died before it took the line: start afresh
             await self.host.ensure_started()
             self.shell = await self.host.shell(self.agent_id, self.cwd)
             self.notes += self.state.notes
             self.state.notes = []
             self.done = asyncio.get_running_loop().create_future()
-            self.host.reports.expect_run(self.run_id, self.done)
-            await self.host.type_run(self.shell, self.run_id)
+            self.host.reports.expect_run(self.run_id, self.key, self.done)
+            await self.host.type_run(self.shell, self.run_id, self.key)
 
     # -- 3. following the command --
 
@@ -245,7 +247,7 @@ class BashRun:
             if gone.done() or not pid_alive(self.host.server_pid):
                 raise Feedback(SERVER_STOPPED)
             if not pid_alive(self.shell.window.pid):
-                self.host.reports.read()  # its report may have been written just before it ended
+                self.host.reports.read_all()  # its report may have been written just before it ended
                 if self.done.done():
                     return
                 await self.shell_ended()

@@ -15,12 +15,14 @@ The bash hot path avoids a tmux client process per call. Each agent has a persis
 types one fixed line into the pane through a persistent control-mode client (`tmux -C`, one
 pipe write, no fork): it evals the file with stdout and stderr redirected to `ID.out`, then
 calls the hook that writes (or PROMPT_COMMAND after a Ctrl-C, or the EXIT trap)
-`done TOKEN ID STATUS PWD` into a FIFO that the event loop reads (`bash_run` has the steps).
+`done ID KEY STATUS PWD` into the shell's own FIFO, which the event loop reads (`bash_run` has
+the steps; `shell_reports` the channel, which no other process in the sandbox can reach).
 So:
 - the exit status is exact and the output complete, whatever the pane size or scrollback;
 - completion needs no `tmux wait-for` client and no polling;
 - the echo race cannot happen: the typed line only reaches the pane, never the output file,
-  and completion comes from the FIFO, never from text that a command could print;
+  and completion comes from the shell's channel with the run's key, never from text that a
+  command could print;
 - `cd` and exported variables persist, since the command runs in the shell itself.
 """
 
@@ -28,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 import shlex
 import shutil
 import time
@@ -45,6 +46,7 @@ from workbench.terminal.output_cap import keep_tails
 from workbench.terminal.processes import cmdline, foreground_pgid, kill_session, pid_alive, zombie_status
 from workbench.terminal.server_lifecycle import ServerLifecycle
 from workbench.terminal.shell_env import SHELL_ENV
+from workbench.terminal.shell_reports import new_secret
 from workbench.terminal.state import AgentState, Completion, Shell, Window, start_dir
 from workbench.terminal.tmux_control import ServerGone, TmuxError
 from workbench.terminal.tmux_server import SESSION, control_line, tmux_quote
@@ -144,9 +146,12 @@ class TerminalHost(ServerLifecycle):
     def _detached_outputs(self) -> list[Path]:
         return [w.output for s in self.agents.values() for w in s.windows.values() if w.output is not None]
 
-    async def new_window(self, agent_id: str, name: str, command: str, cwd: str, env: dict[str, str]) -> Window:
+    async def new_window(
+        self, agent_id: str, name: str, command: str, cwd: str, env: dict[str, str], shell: str | None = None
+    ) -> Window:
         """A window of the agent's. With cgroups, its first process waits at a gate (a FIFO) until it
-        is in the agent's cgroup, so nothing it starts can be left outside (agent_cgroups.py)."""
+        is in the agent's cgroup, so nothing it starts can be left outside (agent_cgroups.py).
+        `command` runs in tmux's default shell (/bin/sh), or in `shell` (`shell -c command`)."""
         args = ["new-window", "-d", "-P", "-F", "#{window_id} #{pane_pid}", "-t", f"{SESSION}:"]
         args += ["-n", f"{agent_id}/{name}", "-c", cwd]
         for key, value in {**SHELL_ENV, **env}.items():
@@ -154,7 +159,8 @@ class TerminalHost(ServerLifecycle):
         cgroup = self.cgroups.of(agent_id) if self.dir is not None else None
         gate = self.cgroups.gate(self.dir) if cgroup is not None and self.dir is not None else None
         try:
-            out = await self.tmux(*args, gated(command, gate) if gate else command)
+            line = gated(command, gate) if gate else command
+            out = await self.tmux(*args, *([shell, "-c", line] if shell else [line]))
             window_id, pid = out[0].split()
             window = Window(agent_id, name, window_id, self.sandbox.host_pid(int(pid)), command)
             if cgroup is not None and gate is not None:
@@ -169,6 +175,8 @@ class TerminalHost(ServerLifecycle):
             if self.alive():
                 await self.ctrl(f"kill-window -t {w.window_id}")
         await asyncio.to_thread(kill_session, w.pid)  # what ignored the hangup
+        if w.channel:
+            self.reports.close_channel(w.channel)
 
     async def window_info(self) -> dict[str, tuple[bool, int, str]]:
         """window_id -> (dead, exit status, current command) of every window on the server (through
@@ -219,12 +227,17 @@ class TerminalHost(ServerLifecycle):
         if state.shell is not None and pid_alive(state.shell.window.pid):
             return state.shell
         assert self.dir is not None
-        token = secrets.token_hex(6)
+        token = new_secret()
         ready = self.reports.expect_ready(token)
         rc = shlex.quote(str(self.dir / "bashrc"))
-        command = f"exec bash --noprofile --rcfile {rc} -i"
+        # in the sandbox, bash is an unreadable copy (not dumpable: its token, key and channel stay its
+        # own) run under its own name, from its first exec on (`shell -c`, not tmux's /bin/sh)
+        program = self.sandbox.shell_program
+        command = f"exec {f'-a bash {shlex.quote(program)}' if program else 'bash'} --noprofile --rcfile {rc} -i"
+        window: Window | None = None
         try:
-            window = await self.new_window(agent_id, "bash", command, cwd, {"__WB_TOKEN": token})
+            window = await self.new_window(agent_id, "bash", command, cwd, {"__WB_TOKEN": token}, shell=program)
+            window.channel = token
             try:
                 window.pid = self.sandbox.host_pid(await asyncio.wait_for(ready, READY_TIMEOUT))
             except TimeoutError as err:
@@ -233,14 +246,18 @@ class TerminalHost(ServerLifecycle):
                     f"a new bash shell in tmux did not come up within {READY_TIMEOUT:g} s; "
                     f"look at it with `{self.attach_command}`"
                 ) from err
+        except BaseException:
+            if window is None:
+                self.reports.close_channel(token)
+            raise
         finally:
             self.reports.forget_ready(token)
         state.shell = Shell(window, token, argv=await asyncio.to_thread(cmdline, window.pid))
         return state.shell
 
-    async def type_run(self, shell: Shell, run_id: str) -> None:
+    async def type_run(self, shell: Shell, run_id: str, key: str) -> None:
         """The hot path: one line to the control client types the run's line into the pane."""
-        line = f' __wb_run={run_id}; __wb_pre; eval -- "$__wb_cmd" >"$__wb_out" 2>&1; __wb_prompt'
+        line = f' __wb_run={run_id} __wb_key={key}; __wb_pre; eval -- "$__wb_cmd" >"$__wb_out" 2>&1; __wb_prompt'
         wid = shell.window.window_id
         # A person who scrolls back in the pane puts it in copy mode, where typed keys are copy-mode
         # commands: the line would never reach the shell, and a key that opens a prompt would stall

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from workbench.terminal.processes import kill_all, marked_pids, same_process, start_time
 from workbench.terminal.shell_env import MARKER
+from workbench.terminal.shell_reports import REPORTS
 
 CGROUP_PREFIX = "workbench-"
 KILL_ROUNDS = 20  # rounds of scan-and-kill: a process that forks while it is killed is found again
@@ -221,6 +222,8 @@ def end_session(record: Record) -> None:
         with contextlib.suppress(OSError):
             Path(record.socket_path).unlink()
     if record.dir and Path(record.dir).name.startswith(f"workbench-{record.socket_name[:40]}"):
+        with contextlib.suppress(OSError):  # the report channels' folder is not listable
+            os.chmod(Path(record.dir) / REPORTS, 0o700)
         shutil.rmtree(record.dir, ignore_errors=True)
 
 

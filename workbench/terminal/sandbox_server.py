@@ -15,6 +15,8 @@
   the server runs from a copy of tmux it cannot read, so it is not dumpable (no ptrace, no
   /proc/2/mem or fd). Otherwise a sandboxed command could make an attached person's tmux
   client run a command outside (`detach-client -E`).
+- The agents' shells run from an unreadable copy of bash too (`shell_program`), so no other
+  sandboxed process reads a shell's report token, run key or descriptors (`shell_reports.py`).
 - tmux and the shells report pids of the sandbox's pid namespace; `host_pid` translates them
   to the host's (NSpid in /proc), which is what signals and /proc lookups need.
 - the sandbox gets none of the person's terminals: stdin and stdout are null, its own session.
@@ -107,6 +109,7 @@ class TmuxSandbox:
         self._pids: dict[int, int] = {}  # inner pid -> host pid
         self._told = False
         self._made: list[Path] = []  # empty folders made for the sandbox in the workspace (.workbench/)
+        self.shell_program: str | None = None  # the agents' bash: an unreadable copy (see `start`)
 
     @property
     def active(self) -> bool:
@@ -160,7 +163,11 @@ class TmuxSandbox:
             os.write(fd, program)
             os.lseek(fd, 0, os.SEEK_SET)
             fds = (fd,)
-        server = [str(_unreadable_copy(argv[0], session_dir)), "-S", str(sock), "-f", conf, "-D"]
+        server = [str(_unreadable_copy(argv[0], session_dir, "tmux-server")), "-S", str(sock), "-f", conf, "-D"]
+        # the agents' shells run from an unreadable copy too: not dumpable, so no other sandboxed
+        # process reads their environment (a shell's report token), memory (a run's key) or
+        # descriptors (its report channel) through /proc or ptrace (`shell_reports.py`)
+        self.shell_program = str(_unreadable_copy("bash", session_dir, "bash"))
         project = policy.workspace / PROJECT_CONFIG
         if not os.path.lexists(project) and project not in self._made:
             self._made.append(project)  # the mounts make it, empty: gone again with the session
@@ -307,16 +314,17 @@ def _bound_child(cgroup: Path | None) -> Callable[[], None]:
     return setup
 
 
-def _unreadable_copy(tmux: str, session_dir: Path) -> Path:
-    """tmux as a file the sandbox may run but not read: the kernel then makes the server
-    non-dumpable, so sandboxed commands (same user) can neither ptrace it nor open its /proc
-    files (mem, fd, root). Made anew at each start: a command may have swapped the old one."""
+def _unreadable_copy(program: str, session_dir: Path, name: str) -> Path:
+    """A program (tmux, bash) as a file the sandbox may run but not read: the kernel then makes
+    what runs it non-dumpable, so sandboxed commands (same user) can neither ptrace it nor open
+    its /proc files (mem, fd, environ, root). Made anew at each start: a command may have
+    swapped the old one."""
     from workbench.terminal.tmux_control import ServerGone
 
-    found = shutil.which(tmux)
+    found = shutil.which(program)
     if found is None:
-        raise ServerGone(f"{tmux!r} was not found on PATH")
-    copy = session_dir / "tmux-server"
+        raise ServerGone(f"{program!r} was not found on PATH")
+    copy = session_dir / name
     with open(found, "rb") as source, os.fdopen(open_untrusted(copy, os.O_WRONLY | os.O_CREAT, 0o700), "wb") as fh:
         shutil.copyfileobj(source, fh)
         os.fchmod(fh.fileno(), 0o111)

@@ -26,7 +26,7 @@ from workbench.terminal.processes import pid_alive, start_time
 from workbench.terminal.sandbox import SANDBOX_WRITES, write_untrusted
 from workbench.terminal.sandbox_server import TmuxSandbox
 from workbench.terminal.shell_env import BASH_RC, TMUX_CONF, shell_environment
-from workbench.terminal.shell_reports import ShellReports
+from workbench.terminal.shell_reports import REPORTS, ShellReports
 from workbench.terminal.state import AgentState
 from workbench.terminal.tmux_control import ControlClient, ServerGone, ServerStalled, TmuxError
 from workbench.terminal.tmux_server import (
@@ -112,12 +112,12 @@ class ServerLifecycle:
                 state.notes.append(note)
 
     def _prepare_dir(self) -> Path:
-        """The session's private folder: tmux.conf, the rc file, the FIFO and the commands (read-only
-        to the sandbox), and `io/` for the outputs and the tmux socket (writable to it)."""
+        """The session's private folder: tmux.conf, the rc file, the shells' report channels and the
+        commands (read-only to the sandbox), and `io/` for the outputs and the tmux socket (writable to it)."""
         if self.dir is None:
             self.dir = Path(tempfile.mkdtemp(prefix=f"workbench-{self.socket_name[:40]}-"))
             (self.dir / SANDBOX_WRITES).mkdir(mode=0o700)
-            self.reports.open(self.dir / "done.fifo")
+            self.reports.open(self.dir / REPORTS)
         return self.dir
 
     def _write_config(self, folder: Path) -> Path:
@@ -126,7 +126,7 @@ class ServerLifecycle:
         q = shlex.quote
         conf = folder / "tmux.conf"
         write_untrusted(conf, TMUX_CONF)
-        values = {"dir": q(str(folder)), "io": q(str(folder / SANDBOX_WRITES)), "fifo": q(str(folder / "done.fifo"))}
+        values = {"dir": q(str(folder)), "io": q(str(folder / SANDBOX_WRITES)), "reports": q(str(folder / REPORTS))}
         write_untrusted(folder / "bashrc", BASH_RC % values)
         return conf
 

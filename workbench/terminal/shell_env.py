@@ -28,9 +28,12 @@ set -s exit-empty on
 # update-environment '': a person who attaches brings no variables (SSH_AUTH_SOCK, DISPLAY) into
 # the agent's new windows
 
-# The agent shell's rc file. `__WB_TOKEN` comes from the window's environment. The completion
-# line's fields are separated by spaces and the working directory comes last, with a backslash
-# written as two backslashes and a newline as backslash-n (a directory's name may hold a newline): `decode_cwd`.
+# The agent shell's rc file. `__WB_TOKEN` comes from the window's environment and names the
+# shell's own report channel (`shell_reports.py`); it is not exported. A report starts with an RS
+# byte (\036) and ends with a newline, in one write. The completion line's fields are separated
+# by spaces and the working directory comes last, with a backslash written as two backslashes,
+# a newline as backslash-n and an RS as backslash-s (a directory's name may hold either):
+# `decode_cwd`. `__wb_key` is the run's secret, typed with the run line.
 BASH_RC = r"""
 PS1='\W \$ '
 # The run line starts with C-u (what a person typed is cleared), which on an empty line rings
@@ -43,15 +46,17 @@ __wb_token=$__WB_TOKEN
 unset __WB_TOKEN
 __wb_dir=%(dir)s
 __wb_io=%(io)s
-__wb_fifo=%(fifo)s
 __wb_run=
+__wb_key=
 __wb_up=
+__wb_chan=%(reports)s/$__wb_token
 # Every helper returns 0 and guards its own tests: the agent may `set -e` in this shell.
 __wb_done() {
   local p=${PWD//\\/\\\\}
   p=${p//$'\n'/\\n}
-  printf '%%s %%s %%s %%s %%s\n' "$1" "$__wb_token" "$__wb_run" "$2" "$p" > "$__wb_fifo"
-  __wb_run=
+  p=${p//$'\036'/\\s}
+  printf '\036%%s %%s %%s %%s %%s\n' "$1" "$__wb_run" "$__wb_key" "$2" "$p" > "$__wb_chan"
+  __wb_run= __wb_key=
   return 0
 }
 __wb_echo() {  # for a person watching the pane: the output's start and a failing status
@@ -72,7 +77,7 @@ __wb_prompt() {
     __wb_done done "$s"
   elif [[ -z $__wb_up ]]; then
     __wb_up=1
-    printf 'ready %%s %%s\n' "$__wb_token" "$$" > "$__wb_fifo"
+    printf '\036ready %%s %%s\n' "$__wb_token" "$$" > "$__wb_chan"
   fi
   # a command may have replaced PROMPT_COMMAND; Ctrl-C (cancel) still needs this hook
   [[ ${PROMPT_COMMAND-} == *__wb_prompt* ]] || PROMPT_COMMAND="__wb_prompt${PROMPT_COMMAND:+; $PROMPT_COMMAND}"
@@ -80,7 +85,7 @@ __wb_prompt() {
 }
 PROMPT_COMMAND=__wb_prompt
 trap '__wb_s=$?; [[ -n $__wb_run ]] && __wb_done exit "$__wb_s"' EXIT
-# The typed line is ` __wb_run=ID; __wb_pre; eval -- "$__wb_cmd" >"$__wb_out" 2>&1; __wb_prompt`:
+# The typed line is ` __wb_run=ID __wb_key=KEY; __wb_pre; eval -- "$__wb_cmd" >"$__wb_out" 2>&1; __wb_prompt`:
 # no alias (a command may `unalias -a`), and completion does not wait for PROMPT_COMMAND (a
 # command may clear it); PROMPT_COMMAND still reports a line that Ctrl-C cut short.
 __wb_pre() {  # read the command, show it in the pane in place of the typed line
@@ -109,7 +114,7 @@ NOT_INHERITED = ("TMUX", "TMUX_PANE")
 
 def decode_cwd(text: str) -> str:
     """The working directory as the completion line carries it (see BASH_RC)."""
-    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), text)
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "s": "\x1e"}.get(m.group(1), m.group(1)), text)
 
 
 def shell_environment(base: Mapping[str, str], marker: str, passthrough: Iterable[str] = ()) -> dict[str, str]:

@@ -25,6 +25,7 @@ class Window:
     command: str
     output: Path | None = None  # a timed-out bash command's output file
     run: asyncio.Future[Completion] | None = None  # that command's completion
+    channel: str = ""  # a bash shell's report channel (its token): closed with the window
 
 
 @dataclass
