@@ -90,7 +90,7 @@ def test_a_call_to_a_tool_not_offered_is_an_error_naming_the_tools() -> None:
     assert "'delete_all'" in found.error and "not one of the offered tools" in found.error
     assert "read_file, write_file" in found.error and '{"name": "<tool>", "arguments": {...}}' in found.error
     (found,), _ = find_calls('```json\n{"name": "pytset", "arguments": {"q": ""}}\n```', TOOLS)
-    assert 'To run the program pytset, call bash: {"name": "bash", "arguments": {"command": "pytset ..."}}' in (
+    assert "To run the program pytset, call bash with its whole command line (pytset and its arguments)." in (
         found.error
     )
     assert prose == ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -220,3 +221,43 @@ async def test_a_large_server_is_deferred_until_the_model_lists_its_tools(settin
         assert offered_size > 5 * deferred_size
     finally:
         await manager.close()
+
+
+async def test_a_configured_servers_tool_not_offered_gets_the_servers_state(settings: Settings, tmp_path: Path) -> None:
+    """Issue 37 item 2: `probe__echo` before its server was up got "To run the program probe__echo, call
+    bash: ... probe__echo ..."; a `SERVER__tool` name of a configured server gets that server's state."""
+    silent = tmp_path / "silent.py"  # a "server" that never answers the handshake: still starting
+    silent.write_text("import time\ntime.sleep(60)\n")
+    slow = parse_server("slow", {"command": sys.executable, "args": [str(silent)], "sandbox": "off"})
+    broken = parse_server("broken", {"command": str(tmp_path / "no-such-program"), "sandbox": "off"})
+    off = parse_server("off", {"command": sys.executable, "args": [str(silent)], "enabled": False})
+    many = probe("many", sandbox="off")
+    settings = with_servers(settings, probe(sandbox="off"), slow, broken, off, many)
+    settings.mcp_defer_above = 20
+    manager = McpManager(settings, settings.sessions_dir / "s1", "s1")
+    manager.start()
+    try:
+        for name in ("probe", "broken", "many"):
+            await asyncio.wait_for(manager.connections[name].ready(), 60)
+        settings.mcp_defer_above = 5  # `many` deferred from now on (the probe server is too, once listed)
+        manager.revealed.add("probe")
+        manager._changed()
+        box = Toolbox([*Toolbox().builtin, *manager.patterns()], manager)
+        ctx = context(settings, [])
+        errors = {
+            name: (await call(box, ctx, name, '{"text": "hi"}')).error
+            for name in ("slow__echo", "broken__echo", "off__echo", "probe__nope", "many__echo")
+        }
+    finally:
+        await manager.close()
+    assert errors["slow__echo"].startswith("MCP server slow is still starting (")
+    assert "slow__echo is not offered yet" in errors["slow__echo"]
+    assert errors["broken__echo"].startswith("MCP server broken is not running (it could not be started")
+    assert errors["off__echo"].startswith("MCP server off is switched off (enabled = false in its [mcp.servers.off]")
+    assert errors["probe__nope"].startswith("MCP server probe has no tool nope; its tools: probe__echo, probe__add")
+    assert errors["many__echo"] == (
+        "MCP server many's tools are not offered until you list them (it has many): "
+        'call {"name": "mcp__tools", "arguments": {"server": "many"}}'
+    )
+    for error in errors.values():
+        assert "bash" not in error and "..." not in error, error

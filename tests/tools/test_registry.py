@@ -102,10 +102,33 @@ async def test_unknown_tool_names_a_close_tool_or_bash_for_a_program(tmp_path: P
     assert result.error == "unknown tool 'readfile'; available tools: read_file, bash. Did you mean read_file?"
     result = await box.invoke(pb.ToolCall(id="c", name="pytset", arguments="{}"), ctx(tmp_path))
     assert result.error.endswith(
-        'To run the program pytset, call bash: {"name": "bash", "arguments": {"command": "pytset ..."}}.'
+        'To run the program pytset, call bash: {"name": "bash", "arguments": {"command": "pytset"}}.'
     )
     result = await Toolbox(["read_file"]).invoke(pb.ToolCall(id="c", name="cat", arguments="{}"), ctx(tmp_path))
     assert result.error == "unknown tool 'cat'; available tools: read_file"  # no bash to offer
+
+
+async def test_a_call_in_a_hint_is_complete_and_runnable_never_a_placeholder(tmp_path: Path) -> None:
+    """Issue 37 item 2: the hint's call held `"command": "probe__echo ..."`; the model copied it and
+    the harness ran `bash probe__echo ...` four times."""
+    box = Toolbox(["read_file", "bash"])
+
+    async def hint(name: str, arguments: str) -> str:
+        return (await box.invoke(pb.ToolCall(id="c", name=name, arguments=arguments), ctx(tmp_path))).error
+
+    listed = await hint("pytset", '{"args": ["-q", "tests/a b.py"]}')
+    assert listed.endswith("""call bash: {"name": "bash", "arguments": {"command": "pytset -q 'tests/a b.py'"}}.""")
+    assert (await hint("pytset", '{"command": "pytset -x"}')).endswith('{"command": "pytset -x"}}.')
+    unclear = await hint("pytset", '{"verbose": true, "target": "tests"}')
+    assert unclear.endswith(
+        "To run the program pytset, call bash with its whole command line (pytset and its arguments)."
+    )
+    mcp_name = await hint("probe__echo", '{"text": "hi"}')
+    assert mcp_name == "unknown tool 'probe__echo'; available tools: read_file, bash", (
+        "an MCP tool's name is no program"
+    )
+    for error in (listed, unclear, mcp_name, await hint("pytset", "{}")):
+        assert "..." not in error and "<" not in error
 
 
 async def test_unknown_tool_naming_a_file_points_at_read_file_unless_it_is_a_program(tmp_path: Path) -> None:

@@ -66,6 +66,7 @@ class TextCall:
     error: str = ""
     repaired: bool = False  # read leniently: JSON5 after strict JSON failed, or an XML-style call
     wrote_result: bool = False  # the reply went on to write this call's result itself
+    unknown: str = ""  # the name called that is not offered (the loop asks the MCP servers about it)
 
 
 @dataclass
@@ -152,7 +153,9 @@ def _xml(text: str, reading: _Reading) -> list[_Span]:
     for found in xml_calls(text, reading.offered, reading.schemas):
         block = text[found.start : found.end]
         if found.name not in reading.offered:
-            call = TextCall(UNREADABLE, "{}", _unknown(found.name, reading.offered, found.arguments))
+            call = TextCall(
+                UNREADABLE, "{}", _unknown(found.name, reading.offered, found.arguments), unknown=found.name
+            )
         elif found.arguments is None:
             call = _unreadable(block, None, reading, why="its arguments cannot be read")
         else:
@@ -298,7 +301,7 @@ def _call_of(obj: dict[str, Any], reading: _Reading, *, tagged: bool) -> TextCal
     if arguments is None:
         arguments = {}
     if name not in offered:
-        return TextCall(UNREADABLE, "{}", _unknown(name, offered, arguments))
+        return TextCall(UNREADABLE, "{}", _unknown(name, offered, arguments), unknown=name)
     if not isinstance(arguments, dict):
         return TextCall(
             name, "{}", f"the arguments of the {name} call written in your reply's text are not a JSON object. {HOW}"

@@ -314,8 +314,11 @@ class AgentLoop:
         for text_call in found:
             call = reply.tool_calls.add(id=new_call_id(), name=text_call.name, arguments=text_call.arguments)
             call.from_text, call.repaired = True, text_call.repaired
-            if text_call.error:
-                self.state.text_calls[call.id] = text_call.error
+            if text_call.error:  # a name not offered: a configured MCP server's state says more
+                why = self.toolbox.missing(text_call.unknown)
+                self.state.text_calls[call.id] = (
+                    f"{text_call.unknown!r} is not offered: {why}" if why else text_call.error
+                )
             if text_call.wrote_result:
                 self.state.wrote_result.add(call.id)
 

@@ -17,6 +17,7 @@ import fnmatch
 import json
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -212,18 +213,47 @@ class McpManager:
         ]
 
     def missing(self, exposed: str) -> str:
-        """Why an MCP tool the model named is not offered: which server, what failed, what to try."""
-        found = self._offered_before.get(exposed)
-        if found is None or exposed in self.tools():  # never offered, or offered now (to other agents)
+        """Why an MCP tool the model named is not offered: which server, what failed, what to try.
+        A `SERVER__tool` name of a configured server never offered gets the server's state."""
+        if exposed in self.tools():  # offered now (to other agents)
             return ""
+        found = self._offered_before.get(exposed)
+        if found is None:
+            return self._state_of_server(exposed)
         connection = self.connections[found[0]]
         if connection.state == "failed":
-            return (
-                f"MCP server {found[0]} is not running ({connection.reason}); its tools cannot be used in this "
-                "session. Do the task another way, or tell the person"
-            )
+            return _not_running(found[0], connection.reason)
         now = ", ".join(n for n, origin in self._origin.items() if origin[0] == found[0]) or "(none)"
         return f"MCP server {found[0]} no longer offers {found[1]} (its tool list changed); its tools now: {now}"
+
+    def _state_of_server(self, exposed: str) -> str:
+        """For a name of the form `SERVER__tool` of a configured server: starting, failed (why),
+        disabled, deferred (the call that lists its tools), or its tools; '' for any other name."""
+        prefixes = sorted(((server_prefix(n), n) for n in self.settings.mcp_servers), key=lambda p: -len(p[0]))
+        name = next((n for prefix, n in prefixes if exposed.startswith(prefix)), None)
+        if name is None:
+            return ""
+        connection = self.connections.get(name)
+        if connection is None:
+            return (
+                f"MCP server {name} is switched off (enabled = false in its [mcp.servers.{name}] table); its tools "
+                "cannot be used in this session. Do the task another way, or tell the person"
+            )
+        if connection.state == "failed":
+            return _not_running(name, connection.reason)
+        listed = ", ".join(n for n, origin in self._origin.items() if origin[0] == name)
+        if connection.state != "ready":  # not started yet, starting, restarting
+            since = f" ({time.monotonic() - connection.began_at:.0f} s so far)" if connection.began_at else ""
+            known = f"; its tools from its last start: {listed}" if listed else ""
+            return (
+                f"MCP server {name} is still starting{since}: {exposed} is not offered yet{known}. Its tools are "
+                "offered from your first turn after it is up; do other parts of the task meanwhile"
+            )
+        if not listed and name not in self.revealed and LISTER in self.tools():
+            lister = json.dumps({"name": LISTER, "arguments": {"server": name}})
+            return f"MCP server {name}'s tools are not offered until you list them (it has many): call {lister}"
+        tool = exposed.removeprefix(server_prefix(name))
+        return f"MCP server {name} has no tool {tool}; its tools: {listed or '(none)'}"
 
     def origins(self) -> dict[str, tuple[str, str]]:
         """Every offered tool: exposed name -> (server name, the server's own tool name)."""
@@ -256,6 +286,13 @@ class McpManager:
 
         read_only = any(fnmatch.fnmatchcase(tool, g) for g in server.read_only)
         return Tool(exposed, call, schema, definition, read_only, check_arguments=False)
+
+
+def _not_running(server: str, reason: str) -> str:
+    return (
+        f"MCP server {server} is not running ({reason}); its tools cannot be used in this session. Do the task "
+        "another way, or tell the person"
+    )
 
 
 def _offered(server: McpServer, tool: str) -> bool:

@@ -9,6 +9,7 @@ import difflib
 import json
 import re
 import reprlib
+import shlex
 import shutil
 import typing
 from collections.abc import Iterable
@@ -39,7 +40,8 @@ def instead_of_unknown(name: str, offered: Iterable[str], arguments: object = No
     """What to call instead of the tool `name` that is not offered: a close name; read_file when the
     call names a file (`path`, `file`, ...) and `name` is no program on PATH (a made-up tool such as
     get_log_level(path=...)); bash for a name that may be a program's (models call a program as a
-    tool: docs/DECISIONS.md); '' if none of these."""
+    tool: docs/DECISIONS.md), never for an MCP tool's name (`server__tool`); '' if none of these.
+    A call it gives is complete and runnable as written: no placeholder a model could copy."""
     offered = list(offered)
     close = difflib.get_close_matches(name, offered, n=1, cutoff=0.6)
     if close:
@@ -48,9 +50,41 @@ def instead_of_unknown(name: str, offered: Iterable[str], arguments: object = No
     if path and "read_file" in offered and shutil.which(name) is None:
         call = json.dumps({"name": "read_file", "arguments": {"path": path}}, ensure_ascii=False)
         return f"To read {shorten(path, 120)}, call read_file: {call}."
-    if "bash" in offered and _PROGRAM.fullmatch(name):
-        return f'To run the program {name}, call bash: {{"name": "bash", "arguments": {{"command": "{name} ..."}}}}.'
+    if "bash" in offered and "__" not in name and _PROGRAM.fullmatch(name):
+        line = _command_line(name, arguments)
+        if not line:
+            return f"To run the program {name}, call bash with its whole command line ({name} and its arguments)."
+        call = json.dumps({"name": "bash", "arguments": {"command": line}}, ensure_ascii=False)
+        return f"To run the program {name}, call bash: {call}."
     return ""
+
+
+_ARGUMENT_KEYS = ("args", "arguments", "argv", "command", "cmd", "options", "flags")
+
+
+def _command_line(name: str, arguments: object) -> str:
+    """The command line a call of the program `name` as a tool meant: `name` alone for no
+    arguments, `name` and the words of its one `args`-like value; '' when it cannot be told."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except ValueError:
+            return ""
+    if not isinstance(arguments, dict) or len(arguments) > 1:
+        return ""
+    if not arguments:
+        return name
+    ((key, value),) = arguments.items()
+    if key not in _ARGUMENT_KEYS:
+        return ""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        value = shlex.join(value)
+    if not isinstance(value, str) or "\n" in value or len(value) > 500:
+        return ""
+    value = value.strip()
+    if value == name or value.startswith(name + " "):  # the whole line given as its command
+        return value
+    return f"{name} {value}".strip()
 
 
 _PATH_KEYS = ("path", "file", "file_path", "filepath", "filename", "file_name")

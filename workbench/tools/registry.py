@@ -221,6 +221,10 @@ class Toolbox:
         }
         return {**self.builtin, **found}
 
+    def missing(self, name: str) -> str:
+        """Why the dynamic source's tool `name` is not offered ('' if it is no tool of the source's)."""
+        return self.dynamic.missing(name) if self.dynamic is not None and name else ""
+
     async def settle(self) -> list[str]:
         """Before a model request: the dynamic source's tools that are about to arrive, waited for."""
         return await self.dynamic.settle() if self.dynamic is not None and self.selectors else []
