@@ -31,8 +31,10 @@ def reply(
     delay: float = 0.0,
     usage: tuple[int, int] = (10, 5),
     chunk_delay: float = 0.0,
+    cached: int = 0,
 ) -> dict[str, Any]:
-    """A reply; `delay` before it starts, `chunk_delay` between its streamed text chunks."""
+    """A reply; `delay` before it starts, `chunk_delay` between its streamed text chunks; `cached`
+    of the prompt tokens were read from the provider's prompt cache (OpenAI's `cached_tokens`)."""
     return {
         "kind": "reply",
         "text": text,
@@ -40,6 +42,7 @@ def reply(
         "delay": delay,
         "usage": usage,
         "chunk_delay": chunk_delay,
+        "cached": cached,
     }
 
 
@@ -187,6 +190,7 @@ class ScriptedModel:
                     "prompt_tokens": prompt,
                     "completion_tokens": completion,
                     "total_tokens": prompt + completion,
+                    "prompt_tokens_details": {"cached_tokens": spec.get("cached", 0)},
                 }
                 self._send({**base, "choices": [], "usage": usage})
                 self.wfile.write(b"data: [DONE]\n\n")

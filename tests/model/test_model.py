@@ -126,6 +126,20 @@ async def test_known_model_has_cost_from_the_local_table(scripted_model: Scripte
     assert message.usage.cost > 0
 
 
+async def test_prompt_tokens_read_from_the_cache_are_priced_as_cache_reads(scripted_model: ScriptedModel) -> None:
+    """800 of 1,000 prompt tokens came from the provider's cache: litellm's cache-read price for
+    them (a tenth to a half of the input price), not the full input price."""
+    scripted_model.add(reply("ok", usage=(1000, 500), cached=800))
+    message = await client(scripted_model, "openai/gpt-4o-mini").complete(PROMPT, [])
+    assert message.usage.cache_read_tokens == 800
+    prompt_cost, completion_cost = litellm().cost_per_token(
+        model="openai/gpt-4o-mini", prompt_tokens=1000, completion_tokens=500, cache_read_input_tokens=800
+    )
+    full_prompt, _ = litellm().cost_per_token(model="openai/gpt-4o-mini", prompt_tokens=1000, completion_tokens=500)
+    assert prompt_cost < full_prompt
+    assert message.usage.cost == pytest.approx(prompt_cost + completion_cost)
+
+
 async def test_unknown_model_has_tokens_and_no_cost(scripted_model: ScriptedModel) -> None:
     scripted_model.add(reply("ok", usage=(12, 3)))
     message = await client(scripted_model, "openai/my-local-model").complete(PROMPT, [])

@@ -248,9 +248,15 @@ def usage_from_wire(usage: Any, model: str) -> pb.Usage:
     result.output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
     details = getattr(usage, "prompt_tokens_details", None)
     result.cache_read_tokens = int(getattr(details, "cached_tokens", 0) or 0) if details else 0
-    if has_price(model):
+    # prompt tokens written to the provider's cache (Anthropic's, as litellm reports them): priced apart too
+    written = int(getattr(usage, "cache_creation_input_tokens", 0) or 0)
+    if has_price(model):  # litellm prices cached tokens at the model's cache prices, the rest at its input price
         prompt_cost, completion_cost = litellm().cost_per_token(
-            model=model, prompt_tokens=result.input_tokens, completion_tokens=result.output_tokens
+            model=model,
+            prompt_tokens=result.input_tokens,
+            completion_tokens=result.output_tokens,
+            cache_read_input_tokens=result.cache_read_tokens,
+            cache_creation_input_tokens=written,
         )
         result.cost = float(prompt_cost + completion_cost)
     return result  # an unknown model's cost stays unset (unknown is not 0)
