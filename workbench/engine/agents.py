@@ -68,8 +68,11 @@ class AgentTree:
         guard: Guard | None = None,
         mcp: McpManager | None = None,
         checkpoints: Checkpointer | None = None,
+        root_recorder: Recorder | None = None,
     ):
         self.settings, self.store, self.session_id = settings, store, session_id
+        # the root's events, the session's own among them (the Session records through this one)
+        self.root_recorder = root_recorder or Recorder(store, session_id, ROOT_ID)
         self.checkpoints = checkpoints  # shared by every agent: a child's calls are kept like the root's
         self.terminal = terminal
         self.mcp = mcp  # the session's MCP servers, whose tools agents select by `server__*`
@@ -126,9 +129,7 @@ class AgentTree:
             saved.usage.CopyFrom(node.loop.usage)  # its own calls so far: `workbench sessions ID` reads them live
         with self.store.transaction():
             self.store.save_agent(self.session_id, saved)
-            Recorder(self.store, self.session_id, agent_id).emit(
-                pb.AgentStatusChanged(agent_id=agent_id, status=status)
-            )
+            node.recorder.emit(pb.AgentStatusChanged(agent_id=agent_id, status=status))
             self.store.on_commit(lambda: setattr(info, "status", status))
 
     # --- building and registering an agent ------------------------------------------------
@@ -142,7 +143,7 @@ class AgentTree:
         *,
         announce: bool = True,
     ) -> Agent:
-        recorder = Recorder(self.store, self.session_id, info.id)
+        recorder = self.root_recorder if info.id == ROOT_ID else Recorder(self.store, self.session_id, info.id)
         inbox = Inbox(
             self.settings.inbox_limit,
             on_put=recorder.emit,
@@ -235,6 +236,53 @@ class AgentTree:
             final = loop.outcome or pb.RunFinished(status=pb.RUN_STATUS_FAILED, reason="the run ended early")
             status = FINAL_STATUS.get(final.status, pb.AGENT_STATUS_FAILED)
             await self.endings.end(agent, status, final.text, final.reason, final.usage, run_status=final.status)
+
+    # --- what the Session asks of the root (its verbs: the Session never reaches into the loop) ---
+
+    def queue_prompt(self, text: str) -> None:
+        """The person's prompt for the running root, at its next turn (AgentLoop.queue_prompt)."""
+        root = self.root
+        if root is not None and root.loop is not None:
+            root.loop.queue_prompt(text)
+
+    def root_outcome(self) -> pb.RunFinished | None:
+        """How the root's current (or last) run ended; None while it goes, or before it ran."""
+        root = self.root
+        return root.loop.outcome if root is not None and root.loop is not None else None
+
+    def drop_prompts(self) -> None:
+        """The prompts queued for the root go (the person cancelled the run)."""
+        root = self.root
+        if root is not None and root.loop is not None:
+            root.loop.drop_prompts()
+
+    def next_prompt(self) -> str:
+        """A prompt queued for the root as its run ended, taken ('' when none: the runs end)."""
+        root = self.root
+        return root.loop.next_prompt() if root is not None and root.loop is not None else ""
+
+    def tell_root(self, message: pb.Message) -> bool:
+        """A message joins the root's conversation (recorded); False when there is no root yet."""
+        root = self.root
+        if root is None or root.loop is None:
+            return False
+        root.loop.append(message)
+        return True
+
+    def rewind_root(self, messages: list[pb.Message]) -> None:
+        """The root's conversation as a rewind put it back."""
+        root = self.root
+        if root is not None and root.loop is not None:
+            root.loop.replace_conversation(messages)
+
+    async def compact_root(self) -> bool:
+        """Summarize the root's older turns now; False when there is no conversation yet. Raises
+        NothingToCompact or ModelCallFailed (AgentLoop.compact_now)."""
+        root = self.root
+        if root is None or root.loop is None:
+            return False
+        await root.loop.compact_now()
+        return True
 
     # --- children -------------------------------------------------------------------------
 
@@ -340,7 +388,7 @@ class AgentTree:
         finally:
             if timer is not None:
                 timer.cancel()
-        await self.endings.end(agent, status, _last_answer(loop.messages), cause, loop.usage)
+        await self.endings.end(agent, status, loop.last_answer(), cause, loop.usage)
 
     async def cancel(self, agent_id: str, cause: str = "cancelled") -> pb.AgentFinished:
         """Cancel one agent and its subtree; its parent keeps running and hears of it (agent_ending.py)."""
@@ -362,7 +410,3 @@ class AgentTree:
         self._unsubscribe()
         if self.terminal is not None:
             await self.terminal.close()
-
-
-def _last_answer(messages: list[pb.Message]) -> str:
-    return next((m.text for m in reversed(messages) if m.role == pb.ROLE_ASSISTANT and m.text), "")

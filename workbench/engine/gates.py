@@ -40,6 +40,17 @@ class CallRefused(Exception):
 Gate = Callable[[pb.ToolCall], Awaitable[None]]
 
 
+def record_checkpoint(cp: pb.Checkpoint, emit: Callable[[Message], object], *, failed: str) -> None:
+    """A checkpoint's events, wherever it was taken (before a call here, at a prompt or a run's end
+    by the Session): the `checkpoint` event, an info notice per path not kept, and when it failed
+    the warning `failed` ('' when the failure is said otherwise: the call it refused)."""
+    emit(cp)
+    for line in cp.skipped:  # a large ignored tree, a file over the limit: once per session
+        emit(pb.Notice(level="info", text=f"checkpoint: not kept: {line}"))
+    if cp.error and failed:
+        emit(pb.Notice(level="warning", text=failed))
+
+
 async def keep_workspace(
     call: pb.ToolCall, checkpoints: Checkpointer, *, agent_id: str, emit: Callable[[Message], object]
 ) -> None:
@@ -49,13 +60,9 @@ async def keep_workspace(
     cp = await checkpoints.take(pb.CHECKPOINT_REASON_TOOL_CALL, call_id=call.id, tool=call.name, agent=agent_id)
     if cp is None:
         return
-    emit(cp)
-    for line in cp.skipped:  # a large ignored tree, a file over the limit: once per session
-        emit(pb.Notice(level="info", text=f"checkpoint: not kept: {line}"))
-    if not cp.error:
-        return
-    if not checkpoints.refuse_on_failure:
-        emit(pb.Notice(level="warning", text=f"{cp.error}; the call runs without one"))
+    refused = bool(cp.error) and checkpoints.refuse_on_failure
+    record_checkpoint(cp, emit, failed="" if refused else f"{cp.error}; the call runs without one")
+    if not refused:
         return
     raise CallRefused(
         to_result(

@@ -154,15 +154,15 @@ class AgentLoop:
             ),
         )
         if prompt:
-            self._append(pb.Message(role=pb.ROLE_USER, text=prompt, author=self.prompt_author))
+            self.append(pb.Message(role=pb.ROLE_USER, text=prompt, author=self.prompt_author))
         try:
             text = await self._turns()
             outcome = pb.RunFinished(status=pb.RUN_STATUS_FINISHED, text=text)
         except RunEnded as end:
-            outcome = pb.RunFinished(status=end.status, reason=end.reason, text=end.text or self._last_text())
+            outcome = pb.RunFinished(status=end.status, reason=end.reason, text=end.text or self.last_answer())
         except asyncio.CancelledError:
             status, reason = self.cancel_as or (pb.RUN_STATUS_CANCELLED, "cancelled")
-            self._finish(pb.RunFinished(status=status, reason=reason, text=self._last_text()))
+            self._finish(pb.RunFinished(status=status, reason=reason, text=self.last_answer()))
             raise
         return self._finish(outcome)
 
@@ -172,17 +172,31 @@ class AgentLoop:
         self.recorder.emit(outcome)
         return outcome
 
-    def _last_text(self) -> str:
+    def last_answer(self) -> str:
+        """The conversation's last assistant text ('' before any)."""
         return next((m.text for m in reversed(self.messages) if m.role == pb.ROLE_ASSISTANT and m.text), "")
 
-    def _append(self, message: pb.Message) -> None:
+    def append(self, message: pb.Message) -> None:
+        """A message joins the conversation, recorded as the agent's event (the one way it grows)."""
         self.messages.append(message)
         self.recorder.emit(message)
+
+    def replace_conversation(self, messages: list[pb.Message]) -> None:
+        """The conversation as a rewind put it back (rebuilt from the log; nothing is recorded)."""
+        self.messages = messages
+
+    def drop_prompts(self) -> None:
+        """The person's queued prompts go (the person cancelled the run)."""
+        self.prompts.clear()
+
+    def next_prompt(self) -> str:
+        """The first prompt queued as the run ended, taken from the queue ('' when none is)."""
+        return self.prompts.pop(0) if self.prompts else ""
 
     def _take_prompts(self) -> None:
         prompts, self.prompts = self.prompts, []
         for text in prompts:
-            self._append(pb.Message(role=pb.ROLE_USER, text=text, author=pb.AUTHOR_PERSON))
+            self.append(pb.Message(role=pb.ROLE_USER, text=text, author=pb.AUTHOR_PERSON))
 
     async def _turns(self) -> str:
         while True:
@@ -198,7 +212,7 @@ class AgentLoop:
             reply = await self._call_model()
             self.state.turns += 1
             await self._recover_text_calls(reply)
-            self._append(reply)
+            self.append(reply)
             if not reply.tool_calls:
                 if self.prompts:  # the person wrote during this call: they get the next turn
                     continue
@@ -211,7 +225,7 @@ class AgentLoop:
                 return reply.text
             results = await self._run_tools(list(reply.tool_calls))
             for result in results:
-                self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
+                self.append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
             if any(r.terminate for r in results):
                 raise RunEnded(pb.RUN_STATUS_TERMINATED, "a tool asked to end the run", reply.text)
             if self.state.stopped:  # it kept repeating a call and no person could be asked: it stops here
@@ -292,7 +306,7 @@ class AgentLoop:
         if not values:
             return False
         self.state.asked_for_evidence = True
-        self._append(pb.Message(role=pb.ROLE_USER, text=evidence.question(values), author=pb.AUTHOR_WORKBENCH))
+        self.append(pb.Message(role=pb.ROLE_USER, text=evidence.question(values), author=pb.AUTHOR_WORKBENCH))
         return True
 
     async def _recover_text_calls(self, reply: pb.Message) -> None:
@@ -343,11 +357,11 @@ class AgentLoop:
         if bug is not None:  # a bug of the machinery (not of a tool): still one result for every call
             for call, task in zip(calls, tasks, strict=True):
                 if (err := task.exception()) is None:
-                    self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=task.result()))
+                    self.append(pb.Message(role=pb.ROLE_TOOL, tool_result=task.result()))
                     continue
                 result = machinery_bug(call, err)
                 self.recorder.emit(pb.ToolCallFinished(result=result))
-                self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
+                self.append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
             raise bug
         return [task.result() for task in tasks]
 
@@ -375,7 +389,7 @@ class AgentLoop:
             self.recorder.emit(pb.ToolCallFinished(result=result))
             results.append(result)
         for result in results:
-            self._append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
+            self.append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
 
     async def _run_tool(self, call: pb.ToolCall) -> pb.ToolResult:
         """One call: its gates (gates.py), then its tool, then its completion."""
@@ -478,7 +492,7 @@ class AgentLoop:
 
     def _drain_inbox(self) -> None:
         if self.inbox is not None and (text := self.inbox.drain_text()):
-            self._append(pb.Message(role=pb.ROLE_USER, text=text, author=pb.AUTHOR_INBOX))
+            self.append(pb.Message(role=pb.ROLE_USER, text=text, author=pb.AUTHOR_INBOX))
 
     async def _wait_for_children(self) -> None:
         assert self.inbox is not None

@@ -8,8 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
-from workbench.engine.agent_node import ROOT_ID
-from workbench.engine.recorder import Recorder
+from workbench.engine.gates import record_checkpoint
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.rewind import read_history
 
@@ -39,13 +38,11 @@ def tell_put_back(session: Session) -> None:
     """After a code-only rewind, one line before the person's next prompt (see rewind.py)."""
     from workbench.checkpoints.history import put_back_line
 
-    root = session.tree.root
-    if not session.put_back_to or root is None or root.loop is None:
+    if not session.put_back_to:
         return
     note = pb.Message(role=pb.ROLE_USER, text=put_back_line(session.put_back_to), author=pb.AUTHOR_WORKBENCH)
-    root.loop.messages.append(note)
-    Recorder(session.store, session.id, ROOT_ID).emit(note)
-    session.put_back_to = 0
+    if session.tree.tell_root(note):
+        session.put_back_to = 0
 
 
 async def keep_checkpoint(session: Session, reason: pb.CheckpointReason) -> None:
@@ -55,9 +52,4 @@ async def keep_checkpoint(session: Session, reason: pb.CheckpointReason) -> None
     cp = await session.checkpoints.take(reason)
     if cp is None or (cp.unchanged and reason == pb.CHECKPOINT_REASON_RUN_END):
         return  # a run that changed nothing ends with its own events (history.py reads it so)
-    recorder = Recorder(session.store, session.id, ROOT_ID)
-    recorder.emit(cp)
-    for line in cp.skipped:  # a large ignored tree, a file over the limit: once per session
-        recorder.emit(pb.Notice(level="info", text=f"checkpoint: not kept: {line}"))
-    if cp.error:
-        recorder.emit(pb.Notice(level="warning", text=cp.error))
+    record_checkpoint(cp, session.recorder.emit, failed=cp.error)

@@ -115,7 +115,7 @@ def interrupt_leftovers(store: Store, session_id: str, root: Agent, events: list
     for event in events:
         if event.WhichOneof("kind") == "tool_output" and event.agent_id == root.id:
             streamed.setdefault(event.tool_output.call_id, []).append(event.tool_output.text)
-    recorder = Recorder(store, session_id, root.id)
+    recorder = root.recorder
     # what a dead process left ended now or when it was reaped at start: (interrupted, or stopped looping)
     causes = {
         e.agent_finished.agent_id: e.agent_finished.cause
@@ -130,8 +130,7 @@ def interrupt_leftovers(store: Store, session_id: str, root: Agent, events: list
         for call in open_calls:
             result = interrupted(call, INTERRUPTED_CALL, partial="".join(streamed.get(call.id, [])))
             recorder.emit(pb.ToolCallFinished(result=result))
-            loop.messages.append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
-            recorder.emit(loop.messages[-1])
+            loop.append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
         for info in store.agents(session_id):
             if info.id == root.id:
                 root.info.status = info.status

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
 from workbench.engine.agent_node import ROOT_ID
-from workbench.engine.recorder import Recorder
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.rebuild import rebuild_messages
 
@@ -87,7 +86,7 @@ async def plan(session: Session, to_turn: int | None, *, code: bool = True, conv
         assert now is not None
         if now.error:
             raise RewindRefused(now.error)
-        Recorder(session.store, session.id, ROOT_ID).emit(now)
+        session.recorder.emit(now)
         result.now = now.commit
     if undo:
         _undo_target(cps, history, result)
@@ -184,15 +183,14 @@ async def apply(session: Session, plan: RewindPlan, *, overwrite_outside: bool =
         record.files.extend(c.path for c in changes)
     if plan.conversation and plan.conversation_seq:
         record.conversation_seq = plan.conversation_seq
-        root = session.tree.root
-        if root is not None and root.loop is not None:
+        if session.tree.root is not None:
             kept = [e for e in session.events() if e.seq < plan.conversation_seq]
-            root.loop.messages = rebuild_messages(kept, ROOT_ID)
-    Recorder(session.store, session.id, ROOT_ID).emit(record)
+            session.tree.rewind_root(rebuild_messages(kept, ROOT_ID))
+    session.recorder.emit(record)
     if plan.code and cps is not None:
         after = await cps.take(pb.CHECKPOINT_REASON_RUN_END)  # the tree Workbench left: later changes are outside
         if after is not None and not after.error:
-            Recorder(session.store, session.id, ROOT_ID).emit(after)
+            session.recorder.emit(after)
     session.put_back_to = plan.to_turn if plan.code and not plan.conversation else 0
     return record
 

@@ -58,9 +58,10 @@ class Session:
     ):
         self.settings, self.store, self.id, self._lock = settings, store, session_id, lock
         self.guard = guard or Guard(settings)  # judges every tool call of every agent (guard.py)
+        self.recorder = Recorder(store, session_id, ROOT_ID)  # the root's events: the session's own are its
         self.terminal = TerminalHost(
             f"workbench-{session_id}",
-            Recorder(store, session_id, ROOT_ID).emit,
+            self.recorder.emit,
             env_passthrough=tuple(settings.shell_env_passthrough),
             data_dir=settings.data_dir,
             session_id=session_id,
@@ -82,6 +83,7 @@ class Session:
             guard=self.guard,
             mcp=self.mcp,
             checkpoints=self.checkpoints,
+            root_recorder=self.recorder,
         )
         self.put_back_to = 0  # a code-only rewind's turn, told to the model once at its next prompt
         self.failure: BaseException | None = None  # the event log could not be written: the run ended
@@ -181,7 +183,7 @@ class Session:
                 "Look at them before you run git there: a hook or a setting such as core.fsmonitor runs "
                 "on your machine, outside the sandbox"
             )
-            Recorder(self.store, self.id, ROOT_ID).emit(pb.Notice(level="warning", text=text))
+            self.recorder.emit(pb.Notice(level="warning", text=text))
 
     # --- what a client reads: nothing here changes the session ----------------------------
 
@@ -256,7 +258,6 @@ class Session:
         if not self._titled:
             self.store.set_session_title(self.id, prompt)
             self._titled = True
-        root = self.tree.root
         tell_put_back(self)
         turn_due = False  # the prompt's checkpoint, taken before its run starts (ms once the first scan is done)
         if self.checkpoints is not None:
@@ -268,10 +269,10 @@ class Session:
                 task = asyncio.create_task(keep_checkpoint(self, pb.CHECKPOINT_REASON_TURN), name="turn checkpoint")
                 self._turns.add(task)
                 task.add_done_callback(self._turns.discard)
-        if self.busy and root is not None and root.loop is not None:
+        if self.busy and self.tree.root is not None:
             with self.store.transaction():
-                Recorder(self.store, self.id, ROOT_ID).emit(pb.PromptQueued(text=prompt))
-                self.store.on_commit(lambda: root.loop.queue_prompt(prompt) if root.loop else None)
+                self.recorder.emit(pb.PromptQueued(text=prompt))
+                self.store.on_commit(lambda: self.tree.queue_prompt(prompt))
             return
         self.failure = None
         self.mcp.start_after_request(lambda fn: self.store.subscribe(fn, self.id))
@@ -303,14 +304,10 @@ class Session:
             try:
                 outcome = await self.tree.run_root(prompt)
             except asyncio.CancelledError:
-                root = self.tree.root
-                outcome = (root.loop.outcome if root and root.loop else None) or pb.RunFinished(
-                    status=pb.RUN_STATUS_CANCELLED, reason="cancelled"
-                )
+                outcome = self.tree.root_outcome() or pb.RunFinished(status=pb.RUN_STATUS_CANCELLED, reason="cancelled")
                 if self.failure is not None:
                     outcome = pb.RunFinished(status=pb.RUN_STATUS_FAILED, reason=self.failure_text())
-                if root is not None and root.loop is not None:
-                    root.loop.prompts.clear()  # the person cancelled: what they queued goes too
+                self.tree.drop_prompts()  # the person cancelled: what they queued goes too
                 self.last = outcome
                 return outcome
             except Exception as err:  # the event log failed (full disk) or a bug: the run ends FAILED
@@ -319,11 +316,9 @@ class Session:
                 self.last = pb.RunFinished(status=pb.RUN_STATUS_FAILED, reason=self.failure_text())
                 return self.last
             self.last = outcome
-            root = self.tree.root
-            leftover = root.loop.prompts if root is not None and root.loop is not None else []
-            if not leftover:  # a prompt queued as the run ended starts the next run
+            prompt = self.tree.next_prompt()  # a prompt queued as the run ended starts the next run
+            if not prompt:
                 return outcome
-            prompt = leftover.pop(0)
 
     async def cancel(self, agent_id: str | None = None) -> None:
         """Cancel the current run (None or the root's id) or one subagent's subtree."""
@@ -346,17 +341,16 @@ class Session:
 
     async def compact(self) -> None:
         """Summarize the root's older turns now, between runs (a `compaction` event says how it went)."""
-        root = self.tree.root
         if self.busy:
             raise SessionError("a run is going; compact when it has ended (or cancel it first)")
-        if root is None or root.loop is None:
-            raise SessionError("nothing to compact yet: the session has no conversation")
         try:
-            await root.loop.compact_now()
+            compacted = await self.tree.compact_root()
         except NothingToCompact as err:
             raise SessionError(f"nothing to compact: {err}") from err
         except ModelCallFailed as err:
             raise SessionError(f"compaction failed: {err.reason}") from err
+        if not compacted:
+            raise SessionError("nothing to compact yet: the session has no conversation")
 
     async def wait(self) -> pb.RunFinished:
         """The current run's end (the last run's, when idle)."""
@@ -431,7 +425,7 @@ class Session:
     def cycle_approval(self) -> str:
         """Switch to the next approval mode (ask, auto, read-only, ask, ...); a notice records it."""
         mode = self.guard.cycle_mode()
-        Recorder(self.store, self.id, ROOT_ID).emit(pb.Notice(level="info", text=f"approval mode: {mode}"))
+        self.recorder.emit(pb.Notice(level="info", text=f"approval mode: {mode}"))
         return mode
 
     # --- failures of the event log --------------------------------------------------------
