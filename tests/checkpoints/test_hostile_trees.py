@@ -4,7 +4,9 @@ real store, the real scan; what could hang runs in a subprocess with a deadline.
 
 from __future__ import annotations
 
+import json
 import os
+import resource
 import stat
 import subprocess
 import sys
@@ -96,29 +98,45 @@ def test_a_fifo_swapped_in_for_a_file_does_not_hang_a_checkpoint(tmp_path: Path)
 
 
 def state_of(root: Path) -> dict[bytes, tuple[str, int, bytes]]:
-    """Every path below `root` (as bytes): kind, permission bits, bytes; walked without recursion
-    and through folder descriptors (a deep chain's paths outgrow what one call may name)."""
+    """Every path below `root` (as bytes): kind, permission bits, bytes; walked depth first
+    without recursion, through folder descriptors (one per level: a deep chain's paths outgrow
+    what one call may name, and 3,000 sibling folders the open-file limit)."""
     out: dict[bytes, tuple[str, int, bytes]] = {}
-    stack = [(b"", os.open(root, os.O_RDONLY | os.O_DIRECTORY))]
-    while stack:
-        rel, fd = stack.pop()
-        try:
-            for name in os.listdir(fd):
-                raw = os.fsencode(name)
-                key = rel + b"/" + raw if rel else raw
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                if stat.S_ISDIR(st.st_mode):
-                    out[key] = ("dir", stat.S_IMODE(st.st_mode), b"")
-                    stack.append((key, os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)))
-                elif stat.S_ISLNK(st.st_mode):
-                    out[key] = ("link", 0, os.fsencode(os.readlink(name, dir_fd=fd)))
-                else:
-                    file = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd)
-                    with os.fdopen(file, "rb") as fh:
-                        out[key] = ("file", stat.S_IMODE(st.st_mode), fh.read())
-        finally:
+    keys, fds = [b""], [os.open(root, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        pending = [_level(out, b"", fds[0])]
+        while pending:
+            if not pending[-1]:
+                pending.pop()
+                keys.pop()
+                os.close(fds.pop())
+                continue
+            name = pending[-1].pop()
+            key = keys[-1] + b"/" + os.fsencode(name) if keys[-1] else os.fsencode(name)
+            fds.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fds[-1]))
+            keys.append(key)
+            pending.append(_level(out, key, fds[-1]))
+    finally:
+        for fd in fds:
             os.close(fd)
     return out
+
+
+def _level(out: dict[bytes, tuple[str, int, bytes]], rel: bytes, fd: int) -> list[str]:
+    """Record the entries of one open folder; the names of its folders."""
+    folders = []
+    for name in os.listdir(fd):
+        key = rel + b"/" + os.fsencode(name) if rel else os.fsencode(name)
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            out[key] = ("dir", stat.S_IMODE(st.st_mode), b"")
+            folders.append(name)
+        elif stat.S_ISLNK(st.st_mode):
+            out[key] = ("link", 0, os.fsencode(os.readlink(name, dir_fd=fd)))
+        else:
+            with os.fdopen(os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=fd), "rb") as fh:
+                out[key] = ("file", stat.S_IMODE(st.st_mode), fh.read())
+    return folders
 
 
 def make_chain(root: Path, depth: int, name: str = "d") -> None:
@@ -172,3 +190,121 @@ async def _chain_checkpointed_and_undone(ws: Path, cps: Checkpointer) -> None:
     assert again is not None and cps.tree_of(again.commit) == cps.tree_of(before.commit)  # the scan saw it go
     cps.restore(before.commit, deep.commit, cps.changes(before.commit, deep.commit))  # and made again
     assert state_of(ws) == state_deep
+
+
+# Under a soft limit of 1,024 open files: a checkpoint, every folder removed, a checkpoint, an undo.
+UNDER_THE_LIMIT = textwrap.dedent(
+    """
+    import asyncio, json, os, resource, sys
+    from pathlib import Path
+    from tests.checkpoints.test_hostile_trees import state_of
+    from workbench.checkpoints.checkpointer import Checkpointer
+    from workbench.checkpoints.descend import remove_tree
+    from workbench.config.settings import Settings
+    from workbench.pb import workbench_pb2 as pb
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+    async def main():
+        ws = Path(sys.argv[1])
+        cps = Checkpointer(Settings(workspace=ws, data_dir=Path(sys.argv[2])), "s1")
+        before = state_of(ws)
+        first = await cps.take(pb.CHECKPOINT_REASON_TOOL_CALL)
+        top = os.open(ws, os.O_RDONLY | os.O_DIRECTORY)
+        for name in os.listdir(top):
+            if name != ".gitignore":
+                remove_tree(top, name)
+        os.close(top)
+        cps.after_call("bash", "{}")
+        gone = await cps.take(pb.CHECKPOINT_REASON_TOOL_CALL)
+        cps.restore(gone.commit, first.commit, cps.changes(gone.commit, first.commit))
+        after = state_of(ws)
+        cps.close()
+        lost = sorted(k.decode() for k in before.keys() - after.keys())
+        print(json.dumps({"errors": [first.error, gone.error], "paths": len(before), "lost": lost[:5]}))
+
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.mark.slow  # 6,000 folders and 6,000 files made: seconds
+def test_more_folders_than_the_open_file_limit_are_checkpointed_and_undone(tmp_path: Path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".gitignore").write_text("node_modules/\n")
+    for i in range(3000):
+        (ws / f"s{i}").mkdir()
+        (ws / f"s{i}" / "a.txt").write_text(f"{i}\n")
+    for i in range(1500):  # ignored and small: kept, and counted through first (checkpoint_ignored_total)
+        package = ws / "node_modules" / f"p{i}"
+        (package / "lib").mkdir(parents=True)
+        (package / "package.json").write_text(f'{{"name": "p{i}"}}\n')
+        (package / "lib" / "index.js").write_text("module.exports = 1\n")
+    run = subprocess.run(
+        [sys.executable, "-c", UNDER_THE_LIMIT, str(ws), str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).parents[2],
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    found = json.loads(run.stdout)
+    assert found == {"errors": ["", ""], "paths": 1 + 6000 + 1 + 6000, "lost": []}
+
+
+# A checkpoint taken with no descriptor left: it fails naming the limit; it never records the
+# folders it could not open as deleted (an undo to that would empty the workspace).
+NO_DESCRIPTOR_LEFT = textwrap.dedent(
+    """
+    import asyncio, json, os, sys
+    from pathlib import Path
+    from workbench.checkpoints.checkpointer import Checkpointer
+    from workbench.config.settings import Settings
+    from workbench.pb import workbench_pb2 as pb
+
+    async def main():
+        ws = Path(sys.argv[1])
+        cps = Checkpointer(Settings(workspace=ws, data_dir=Path(sys.argv[2])), "s1", watch=False)
+        first = await cps.take(pb.CHECKPOINT_REASON_TOOL_CALL)
+        (ws / "src" / "new.txt").write_text("new")
+        cps.after_call("bash", "{}")
+        held = []
+        try:
+            while True:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        except OSError:
+            pass
+        starved = await cps.take(pb.CHECKPOINT_REASON_TOOL_CALL)
+        for fd in held:
+            os.close(fd)
+        later = await cps.take(pb.CHECKPOINT_REASON_TOOL_CALL)
+        dropped = []  # what a checkpoint taken anyway would say was deleted
+        if starved.commit and not starved.error:
+            dropped = [c.path for c in cps.changes(first.commit, starved.commit) if c.target is None]
+        since = [c.path for c in cps.changes(first.commit, later.commit)] if later.commit else []
+        print(json.dumps({"starved": starved.error, "dropped": dropped, "later": later.error, "since_first": since}))
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_a_checkpoint_with_no_descriptor_left_fails_naming_the_limit(tmp_path: Path):
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "main.py").write_text("print(1)\n")
+    (ws / "README").write_text("read me\n")
+    run = subprocess.run(
+        [sys.executable, "-c", NO_DESCRIPTOR_LEFT, str(ws), str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: resource.setrlimit(
+            resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
+        ),
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    found = json.loads(run.stdout)
+    assert "Too many open files" in found["starved"] and "ulimit -n" in found["starved"], found
+    assert found["dropped"] == [] and not found["later"] and found["since_first"] == ["src/new.txt"], found

@@ -32,6 +32,7 @@ from workbench.checkpoints.restore import (
 from workbench.checkpoints.snapshot import Limits, OverCap, Snapshot
 from workbench.checkpoints.tree import Scan
 from workbench.config.settings import Settings
+from workbench.core.causes import advice
 from workbench.pb import workbench_pb2 as pb
 
 log = logging.getLogger("workbench")
@@ -188,7 +189,8 @@ class Checkpointer:
                 )
                 log.warning("%s", cp.error)
             except (OSError, pygit2.GitError, CheckpointFailed) as err:
-                cp.error = f"no checkpoint of the workspace could be taken: {err}"
+                hint = advice(err, "free some space")
+                cp.error = f"no checkpoint of the workspace could be taken: {err}{'; ' + hint if hint else ''}"
                 log.warning("%s", cp.error)
             return cp
 

@@ -19,6 +19,7 @@ import json
 import os
 import secrets
 import stat
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,11 +29,12 @@ from typing import Any
 import pygit2
 
 from workbench.checkpoints.descend import remove_tree
-from workbench.checkpoints.tree import META_BLOB, WORKSPACE_TREE, plain_mode
+from workbench.checkpoints.tree import META_BLOB, WORKSPACE_TREE, parent_of, plain_mode
 from workbench.tools.files.confined import PathChanged, open_folder
 
 TREE = pygit2.GIT_FILEMODE_TREE
 LINK = pygit2.GIT_FILEMODE_LINK
+FOLDERS_OPEN = 64  # folder descriptors a restore holds at most
 WRITERS = 8  # threads writing restored files: each waits on the disk (rename, freeing blocks), not the CPU
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
 
@@ -169,17 +171,20 @@ def files_of(changes: list[Change]) -> list[str]:
 
 
 class Restorer:
-    """Applies changes under `root`, one folder descriptor per folder, no link followed."""
+    """Applies changes under `root`: each folder opened from the open one above it, no link
+    followed; at most FOLDERS_OPEN folder descriptors held."""
 
     def __init__(self, root: Path, repo: pygit2.Repository):
         self.root, self.repo = root, repo
-        self._folders: dict[str, int] = {}
+        self._folders: OrderedDict[str, int] = OrderedDict()  # the most recently used last
+        self._held: set[str] = set()  # folders the writes in flight use: never closed by `_trim`
 
     def _folder(self, rel: str) -> int:
         """The open folder `rel` (made when missing): opened from the nearest open folder above
         it, one folder at a time (a deep chain costs one open per folder, not one per level)."""
         fd = self._folders.get(rel)
         if fd is not None:
+            self._folders.move_to_end(rel)
             return fd
         parts = rel.split("/") if rel else []
         start = len(parts)
@@ -195,7 +200,17 @@ class Restorer:
         for i in range(start, len(parts)):
             fd = _open_below(fd, parts[i], self.root / "/".join(parts[: i + 1]))
             self._folders["/".join(parts[: i + 1])] = fd
+        self._trim()
         return fd
+
+    def _trim(self) -> None:
+        """Close the least recently used folders past FOLDERS_OPEN (not the one just opened, nor
+        those writes in flight hold): a restore of 3,000 folders stays under the open-file limit."""
+        for rel in list(self._folders)[:-1]:
+            if len(self._folders) <= FOLDERS_OPEN:
+                return
+            if rel not in self._held:
+                os.close(self._folders.pop(rel))
 
     def _forget(self, rel: str) -> None:
         for key in [k for k in self._folders if k == rel or k.startswith(rel + "/")]:
@@ -230,20 +245,43 @@ class Restorer:
             if change.target is not None and change.target.mode == TREE:
                 self._write(change.path, change.target, target_modes)
             elif change.target is not None:
-                self._split(change.path)  # its folder opened (or made) here, before the writes
-                if change.path not in later:
+                if change.path not in later:  # made a link to its group's first below
                     files.append(change)
-        # the files' bytes are read here (libgit2 in one thread); the writes wait on the disk, in threads
         with ThreadPoolExecutor(WRITERS) as pool:
-            done = [pool.submit(self._write_file, c.path, c.target, self._data(c.target), target_modes) for c in files]  # type: ignore[arg-type]
-            for future in done:
-                future.result()
+            for batch in _batches(files, FOLDERS_OPEN // 2):
+                # the batch's folders opened (or made) here and held open through its writes; the
+                # files' bytes read here (libgit2 in one thread); the writes wait on the disk, in threads
+                held: dict[str, int] = {}
+                for change in batch:
+                    parent = parent_of(change.path)
+                    if parent not in held:
+                        held[parent] = self._folder(parent)
+                        self._held.add(parent)
+                done = []
+                for change in batch:
+                    entry = change.target
+                    assert entry is not None
+                    done.append(
+                        pool.submit(
+                            self._write_file,
+                            held[parent_of(change.path)],
+                            change.path,
+                            entry,
+                            self._data(entry),
+                            target_modes,
+                        )
+                    )
+                for future in done:
+                    future.result()
+                self._held = set()
+                self._trim()
         by_path = {c.path: c for c in changes}
         for names in links:
             for path in self.relink(names):  # no link could be made: the bytes are written instead
                 unlinked = by_path.get(path)
                 if unlinked is not None and unlinked.target is not None:
-                    self._write_file(path, unlinked.target, self._data(unlinked.target), target_modes)
+                    fd, _name = self._split(path)
+                    self._write_file(fd, path, unlinked.target, self._data(unlinked.target), target_modes)
         changed = {c.path for c in changes}
         for key in sorted(target_modes.keys() | now_modes.keys() if whole else (), key=lambda k: -k.count("/")):
             path = key.rstrip("/") if key != "/" else ""
@@ -280,15 +318,15 @@ class Restorer:
                     os.unlink(name, dir_fd=fd)
                     os.mkdir(name, 0o755, dir_fd=fd)
             return
-        self._write_file(path, entry, self._data(entry), target_modes)
+        self._write_file(fd, path, entry, self._data(entry), target_modes)
 
     def _data(self, entry: Entry) -> bytes:
         return self.repo[entry.oid].peel(pygit2.Blob).data
 
-    def _write_file(self, path: str, entry: Entry, data: bytes, target_modes: dict[str, int]) -> None:
-        """A file or link from its bytes, through a temporary name renamed over the old one (its
-        folder is open already: no lookup of the path again)."""
-        fd, name = self._split(path)
+    def _write_file(self, fd: int, path: str, entry: Entry, data: bytes, target_modes: dict[str, int]) -> None:
+        """A file or link from its bytes, through a temporary name renamed over the old one in
+        its folder, open already as `fd` (no lookup of the path again)."""
+        name = path.rpartition("/")[2]
         tmp = f".{name[:64]}.{secrets.token_hex(4)}.wb-restore"
         if entry.mode == LINK:
             os.symlink(os.fsdecode(data), tmp, dir_fd=fd)
@@ -317,6 +355,13 @@ class Restorer:
         a link made under a temporary name and renamed over the name, in the names' folders,
         following no link. The names no link could be made for (another file system, no links)."""
         first_fd, first = self._split(names[0])
+        self._held.add(parent_of(names[0]))  # open through the links made to it
+        try:
+            return self._relink(names, first_fd, first)
+        finally:
+            self._held.discard(parent_of(names[0]))
+
+    def _relink(self, names: list[str], first_fd: int, first: str) -> list[str]:
         try:
             st = os.stat(first, dir_fd=first_fd, follow_symlinks=False)
         except FileNotFoundError:
@@ -360,6 +405,20 @@ class Restorer:
                 os.fchmod(file_fd, mode if mode is not None else plain_mode(st.st_mode))
         finally:
             os.close(file_fd)
+
+
+def _batches(files: list[Change], folders: int) -> list[list[Change]]:
+    """The files in order, cut into batches of at most `folders` distinct folders each."""
+    out: list[list[Change]] = []
+    seen: set[str] = set()
+    for change in files:
+        parent = parent_of(change.path)
+        if not out or (parent not in seen and len(seen) >= folders):
+            out.append([])
+            seen = set()
+        seen.add(parent)
+        out[-1].append(change)
+    return out
 
 
 def _open_below(fd: int, name: str, shown: Path) -> int:

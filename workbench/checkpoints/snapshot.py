@@ -13,6 +13,7 @@ The tree in memory and how it is written is `tree.py`; the names of a file with 
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import stat
@@ -22,12 +23,14 @@ from pathlib import Path
 
 import pygit2
 
+from workbench.checkpoints.descend import Descent, entries
 from workbench.checkpoints.links import Links
 from workbench.checkpoints.tree import Item, MemoryTree, Scan, join, parent_of, plain_mode
 from workbench.checkpoints.watch import Watch, WatchUnavailable
 from workbench.tools.files.walk import Ignore, ignore_for
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW
+_OUT_OF = (errno.EMFILE, errno.ENFILE, errno.ENOMEM)  # not a folder that went away: the scan fails, naming it
 # a FIFO swapped in for a file opens at once (and is then not read); no link is followed
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY
 _READ_WHOLE = 1 << 20  # a file up to this is read in one piece; a larger one is streamed into the store
@@ -42,6 +45,13 @@ class Limits:
     file: int = 0  # a file over this is skipped, with a notice
     ignored_file: int = 1_000_000  # an ignored file over this is skipped
     ignored_total: int = 50_000_000  # ignored files kept in all; an ignored tree over it is skipped
+
+
+def _raise_if_out_of(err: OSError) -> None:
+    """A scan passes over what went away or cannot be read, never over a lack of descriptors or
+    memory: that would record the folders it could not open as deleted."""
+    if err.errno in _OUT_OF:
+        raise err
 
 
 class OverCap(Exception):
@@ -97,23 +107,27 @@ class Snapshot(MemoryTree):
         """Look again at what may have changed; the changed paths and the notices."""
         scan = Scan()
         self.links.hashed.clear()
-        if self.full_scan_due:
-            self.full_scan_due = False
-            self.dirty.clear()
-            self._rescan("", scan, first=not self.scanned)
-            self.scanned = True
-            self.links.look.clear()  # every name was looked at
-            self.links.fresh.clear()
+        try:
+            if self.full_scan_due:
+                self.full_scan_due = False
+                self.dirty.clear()
+                self._rescan("", scan, first=not self.scanned)
+                self.scanned = True
+                self.links.look.clear()  # every name was looked at
+                self.links.fresh.clear()
+                return scan
+            dirty, self.dirty = sorted(self.dirty, key=lambda p: (p.count("/"), p)), set()
+            done: list[str] = []
+            for rel in dirty:
+                if any(rel.startswith(d + "/") for d in done):
+                    continue  # a folder above it was scanned again
+                if self._rescan(rel, scan, first=False):
+                    done.append(rel)
+            self._other_names(set(dirty), scan)
             return scan
-        dirty, self.dirty = sorted(self.dirty, key=lambda p: (p.count("/"), p)), set()
-        done: list[str] = []
-        for rel in dirty:
-            if any(rel.startswith(d + "/") for d in done):
-                continue  # a folder above it was scanned again
-            if self._rescan(rel, scan, first=False):
-                done.append(rel)
-        self._other_names(set(dirty), scan)
-        return scan
+        except BaseException:
+            self.full_scan_due = True  # the look failed half-way (no descriptor left): the next one is whole
+            raise
 
     def _other_names(self, seen: set[str], scan: Scan) -> None:
         """The other names of each file that changed through one of its names (hard links)."""
@@ -136,8 +150,9 @@ class Snapshot(MemoryTree):
                 child = os.open(name, _DIR_FLAGS, dir_fd=fd)
                 os.close(fd)
                 fd = child
-        except OSError:
+        except OSError as err:
             os.close(fd)
+            _raise_if_out_of(err)
             return None
         return fd
 
@@ -166,7 +181,8 @@ class Snapshot(MemoryTree):
         if not rel:
             try:
                 fd = os.open(self.root, _DIR_FLAGS)
-            except OSError:
+            except OSError as err:
+                _raise_if_out_of(err)
                 self._drop("", scan)
                 return True
             st = os.fstat(fd)
@@ -182,7 +198,8 @@ class Snapshot(MemoryTree):
         try:
             try:
                 st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
-            except OSError:
+            except OSError as err:
+                _raise_if_out_of(err)
                 self._drop(rel, scan)
                 return False
             if stat.S_ISDIR(st.st_mode):
@@ -190,7 +207,8 @@ class Snapshot(MemoryTree):
                     self._drop(rel, scan)
                 try:
                     fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
-                except OSError:
+                except OSError as err:
+                    _raise_if_out_of(err)
                     self._drop(rel, scan)
                     return True
                 ignored = self._ignored(rel, True)
@@ -204,31 +222,49 @@ class Snapshot(MemoryTree):
             os.close(parent_fd)
 
     def _scan_dir(self, rel: str, fd: int, st: os.stat_result, scan: Scan, *, ignored: bool, first: bool) -> None:
-        """Scan the open folder `fd` (closed here) and everything below it."""
+        """Scan the open folder `fd` (closed here) and everything below it: depth first, one
+        folder at a time, holding the descriptors of the path walked (at most descend.KEEP),
+        never one per folder waiting (3,000 sibling folders outran the open-file limit)."""
         if ignored and rel not in self.ignored_dirs and not self._fits_ignored(fd):
             os.close(fd)
             self._drop(rel, scan)
             self.skipped_trees.add(rel)
             scan.skipped.append(f"{rel}/ (ignored, over {self.limits.ignored_total // 1_000_000} MB in all)")
             return
-        stack = [(rel, fd, st, ignored)]
-        while stack:
-            folder, dfd, dst, ign = stack.pop()
-            try:
-                self._enter_dir(folder, dfd, dst, scan, ign, first, stack)
-            finally:
-                os.close(dfd)
+        walk = Descent(fd)
+        try:
+            folders = [rel]
+            pending = [self._enter_dir(rel, fd, st, scan, ignored, first)]  # each level's subfolders to go into
+            while pending:
+                if not pending[-1]:
+                    pending.pop()
+                    folders.pop()
+                    if walk.depth:
+                        walk.leave()
+                    continue
+                name, sub_ignored, newly_ignored = pending[-1].pop()
+                sub = join(folders[-1], name)
+                try:
+                    sfd, sst = walk.enter(name)
+                except OSError as err:
+                    _raise_if_out_of(err)
+                    continue  # gone, or not a folder any more: the next look sees what is there
+                if newly_ignored and not self._fits_ignored(sfd):
+                    walk.leave()
+                    self._drop(sub, scan)
+                    self.skipped_trees.add(sub)
+                    scan.skipped.append(f"{sub}/ (ignored, over {self.limits.ignored_total // 1_000_000} MB in all)")
+                    continue
+                folders.append(sub)
+                pending.append(self._enter_dir(sub, sfd, sst, scan, sub_ignored, first))
+        finally:
+            walk.close()
 
     def _enter_dir(
-        self,
-        folder: str,
-        dfd: int,
-        dst: os.stat_result,
-        scan: Scan,
-        ignored: bool,
-        first: bool,
-        stack: list[tuple[str, int, os.stat_result, bool]],
-    ) -> None:
+        self, folder: str, dfd: int, dst: os.stat_result, scan: Scan, ignored: bool, first: bool
+    ) -> list[tuple[str, bool, bool]]:
+        """Take in the open folder `folder`: its mode, its files; its subfolders to go into
+        (name, ignored, newly ignored here)."""
         if folder not in self.dirs:
             scan.changed.add(folder)
             self._link(folder)
@@ -247,70 +283,73 @@ class Snapshot(MemoryTree):
                 self.watch, self.watch_error = None, str(err)
                 self.full_scan_due = True
         try:
-            with os.scandir(dfd) as it:
-                entries = {e.name: e for e in it}
-        except OSError:
-            entries = {}
-        for gone in self.children.get(folder, set()) - set(entries):
+            found = entries(dfd)
+        except OSError as err:
+            _raise_if_out_of(err)  # not an empty folder: a checkpoint that cannot see it fails, naming why
+            found = []
+        for gone in self.children.get(folder, set()) - {name for name, _ in found}:
             self._drop(join(folder, gone), scan)
-        for name, entry in entries.items():
+        subfolders: list[tuple[str, bool, bool]] = []
+        for name, est in found:
             sub = join(folder, name)
-            if name == ".git" or sub in self.skipped_trees or sub == PROJECT_CONFIG:
-                continue
-            try:
-                est = entry.stat(follow_symlinks=False)
-            except OSError:
+            if name == ".git" or sub in self.skipped_trees or sub == PROJECT_CONFIG or est is None:
                 continue
             if stat.S_ISDIR(est.st_mode):
                 if sub in self.items:
                     self._drop(sub, scan)
                 sub_ignored = ignored or self._ignored(sub, True)
-                try:
-                    sfd = os.open(name, _DIR_FLAGS, dir_fd=dfd)
-                except OSError:
-                    continue
-                if sub_ignored and not ignored and not self._fits_ignored(sfd):
-                    os.close(sfd)
-                    self._drop(sub, scan)
-                    self.skipped_trees.add(sub)
-                    scan.skipped.append(f"{sub}/ (ignored, over {self.limits.ignored_total // 1_000_000} MB in all)")
-                    continue
-                stack.append((sub, sfd, est, sub_ignored))
+                subfolders.append((name, sub_ignored, sub_ignored and not ignored))
             else:
                 if sub in self.dirs:
                     self._drop(sub, scan)
                 sub_ignored = ignored or self._ignored(sub, False)
                 self._file(sub, name, dfd, est, scan, sub_ignored, trust_sig=True)
+        return subfolders
 
     def _fits_ignored(self, fd: int) -> bool:
         """Whether an ignored folder's small files fit in what is left of the ignored budget
-        (counted without hashing, stopping as soon as they do not)."""
+        (counted without hashing, stopping as soon as they do not; depth first, bounded
+        descriptors, as the scan)."""
         budget = self.limits.ignored_total - self.ignored_bytes if self.limits.ignored_total else None
         if budget is None:
             return True
         total = 0
-        stack = [os.dup(fd)]
+        walk = Descent(os.dup(fd))
         try:
-            while stack:
-                dfd = stack.pop()
+            pending: list[list[str]] = []
+            dfd: int | None = walk.fd()
+            while True:
+                if dfd is not None:
+                    below = []
+                    try:
+                        found = entries(dfd)
+                    except OSError as err:
+                        _raise_if_out_of(err)
+                        found = []
+                    for name, est in found:
+                        if est is None:
+                            continue
+                        if stat.S_ISDIR(est.st_mode):
+                            below.append(name)
+                        elif not self.limits.ignored_file or est.st_size <= self.limits.ignored_file:
+                            total += est.st_size
+                            if total > budget:
+                                return False
+                    pending.append(below)
+                    dfd = None
+                if not pending:
+                    return True
+                if not pending[-1]:
+                    pending.pop()
+                    if walk.depth:
+                        walk.leave()
+                    continue
                 try:
-                    with os.scandir(dfd) as it:
-                        for entry in it:
-                            est = entry.stat(follow_symlinks=False)
-                            if stat.S_ISDIR(est.st_mode):
-                                stack.append(os.open(entry.name, _DIR_FLAGS, dir_fd=dfd))
-                            elif not self.limits.ignored_file or est.st_size <= self.limits.ignored_file:
-                                total += est.st_size
-                                if total > budget:
-                                    return False
-                except OSError:
-                    pass
-                finally:
-                    os.close(dfd)
+                    dfd, _st = walk.enter(pending[-1].pop())
+                except OSError as err:
+                    _raise_if_out_of(err)
         finally:
-            for left in stack:
-                os.close(left)
-        return True
+            walk.close()
 
     def _file(
         self, rel: str, name: str, dfd: int, st: os.stat_result, scan: Scan, ignored: bool, *, trust_sig: bool
@@ -370,7 +409,8 @@ class Snapshot(MemoryTree):
                     return
                 oid, st = read
                 sig = (st.st_mtime_ns, st.st_size, st.st_ino)
-        except OSError:
+        except OSError as err:
+            _raise_if_out_of(err)
             return  # it went away or is unreadable now: the next look sees what is there
         racy = time.time_ns() - st.st_mtime_ns < RACY_NS
         if old is not None and old.oid == oid and old.mode == st.st_mode:

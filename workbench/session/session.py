@@ -36,7 +36,7 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.session import rewind as rewinding
 from workbench.session.catalog import open_store, session_to_open
 from workbench.session.checkpointing import keep_checkpoint, new_checkpointer, resume_checkpoints, tell_put_back
-from workbench.session.errors import NotWaiting, SessionError
+from workbench.session.errors import NotWaiting, SessionError, event_log_failure
 from workbench.session.event_stream import STREAM_LIMIT, bounded_stream
 from workbench.session.lock import LockHeld, SessionLock, is_locked
 from workbench.session.rebuild import mark_interrupted, rebuild_tree
@@ -442,7 +442,4 @@ class Session:
         err = self.failure
         if err is None:
             return ""
-        return (
-            f"cannot write the event log in {self.settings.data_dir}: {err}; what was committed before is kept. "
-            "Free some space or choose another --data-dir"
-        )
+        return event_log_failure(self.settings.data_dir, err)

@@ -14,6 +14,7 @@ from workbench.cli.flags import guard_flags, model_flags, resumed, settings_of
 from workbench.cli.log_file import setup_logging
 from workbench.config.report import flag_help
 from workbench.config.settings import Settings
+from workbench.core.causes import advice, disk_full
 from workbench.core.words import run_status, with_reason
 from workbench.pb import workbench_pb2 as pb
 
@@ -92,7 +93,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def _run_session(settings: Settings, args: argparse.Namespace, resume: str | None) -> int:
     from workbench.cli.headless import Ended, Progress, run_headless
-    from workbench.session.errors import SessionError
+    from workbench.session.errors import SessionError, event_log_failure
 
     ended, progress = Ended(), Progress()
     try:
@@ -104,13 +105,16 @@ def _run_session(settings: Settings, args: argparse.Namespace, resume: str | Non
     except SessionError as err:
         print(f"workbench: {err}", file=sys.stderr)
         return 2
-    except (sqlite3.Error, OSError) as err:  # the data folder: disk full, removed, read-only
-        logging.getLogger("workbench").exception("cannot write the event log")
-        print(
-            f"workbench: cannot write the event log in {settings.data_dir}: {err}; what was committed before "
-            "is kept there. Free some space or choose another --data-dir.",
-            file=sys.stderr,
-        )
+    except (sqlite3.Error, OSError) as err:  # the data folder (disk full, removed, read-only), the open-file limit
+        logging.getLogger("workbench").exception("the run stopped on %s", err)
+        if isinstance(err, sqlite3.Error) or disk_full(err):
+            print(f"workbench: {event_log_failure(settings.data_dir, err)}.", file=sys.stderr)
+        else:
+            hint = advice(err, "")
+            print(
+                f"workbench: stopped: {err}{'; ' + hint if hint else ''} (traceback in {settings.log_path})",
+                file=sys.stderr,
+            )
         return 1
     except Exception as err:  # a bug: one line here, the traceback in the log file
         logging.getLogger("workbench").exception("internal error")
