@@ -83,6 +83,7 @@ class ScriptedModel:
         self.script: deque[Reply] = deque()
         self.requests: list[dict[str, Any]] = []
         self.request_times: list[float] = []
+        self.authorizations: list[str] = []  # each request's Authorization header
         self.lock = threading.Lock()
         handler = self._handler()
         self.server = _Server(("127.0.0.1", 0), handler)
@@ -122,6 +123,7 @@ class ScriptedModel:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
+                model.authorizations.append(self.headers.get("Authorization") or "")
                 body = json.loads(self.rfile.read(length) or b"{}")
                 spec = model._next(body)
                 if spec["kind"] == "error":

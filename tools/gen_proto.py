@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import filecmp
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -30,6 +31,13 @@ def generate(out: Path) -> None:
     args = ["protoc", f"-I{PROTO_DIR}", f"-I{include}", f"--python_out={out}", f"--pyi_out={out}", *protos]
     if protoc.main(args) != 0:
         raise SystemExit("protoc failed")
+    # protoc writes an import of another of our files as a top-level module (`import
+    # workbench_pb2`); in the package it is `workbench.pb.workbench_pb2`
+    for generated in out.glob("*_pb2.py*"):
+        text = generated.read_text()
+        fixed = re.sub(r"^import (\w+_pb2) as ", r"from workbench.pb import \1 as ", text, flags=re.MULTILINE)
+        if fixed != text:
+            generated.write_text(fixed)
 
 
 def main() -> int:

@@ -55,6 +55,8 @@ def test_each_command_has_its_own_usage_and_bad_flags_are_exit_2(name: str, caps
         "mcp": ["list"],
         "rewind": ["an-id", "--to", "1"],
         "checkpoints": ["an-id"],
+        "engine": ["status"],
+        "attach": ["an-id"],
     }.get(name, [])
     assert main([name, *positional, "--no-such-flag"]) == 2
     err = capsys.readouterr().err

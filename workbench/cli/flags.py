@@ -25,6 +25,7 @@ SETTING_FLAGS = (  # the flags whose dest is a setting's name
     "sandbox_network",
     "approval",
     "guard_model",
+    "engine",
 )
 
 
@@ -73,15 +74,10 @@ def resumed(settings: Settings, args: argparse.Namespace) -> str | None:
     """The stored session `--resume ID` or `--continue` names; it brings its workspace and model."""
     if not (args.resume or args.cont):
         return None  # before the catalog's import: it brings the engine (a new session's app opens without it)
-    from workbench.session.catalog import find_session, newest_session
+    from workbench.session.catalog import session_to_resume
     from workbench.session.errors import SessionError
 
     try:
-        info = find_session(settings, args.resume) if args.resume else newest_session(settings, settings.workspace)
+        return session_to_resume(settings, args.resume, args.cont, args.workspace is not None, args.model is not None)
     except SessionError as err:
         raise UsageError(str(err)) from err
-    if args.workspace is None:
-        settings.workspace = Path(info.workspace)
-    if args.model is None:
-        settings.model = info.model
-    return info.id

@@ -7,14 +7,15 @@ import signal
 import sys
 import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
 
 from workbench.config.settings import Settings
 from workbench.core.safe_text import printable
 from workbench.core.words import agent_ended, spawn_mode, with_reason
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.catalog import event_json
-from workbench.session.session import Session
 from workbench.session.terminal_review import TerminalReviewer
 
 WIDTH = 100  # wrap causes at this width on stderr
@@ -22,14 +23,62 @@ ARGS_SHOWN = 100  # characters of a call's arguments shown
 SHOWN_LINES = 12  # lines of a failed call's output shown above its cause
 
 
-def header(session: Session) -> str:
+class HeadlessSession(Protocol):
+    """What a headless client drives: the in-process Session, or one the engine hosts
+    (`service.client.RemoteSession`). One code path, two transports."""
+
+    id: str
+
+    @property
+    def failure(self) -> object | None: ...
+
+    def failure_text(self) -> str: ...
+
+    def subscribe(self, fn: Callable[[pb.Event], None], after: int = 0) -> Callable[[], None]: ...
+
+    def send(self, prompt: str, agent_id: str | None = None) -> None: ...
+
+    async def cancel(self, agent_id: str | None = None) -> None: ...
+
+    def pending_reviews(self) -> list[pb.GuardDecision]: ...
+
+    def decide(self, call_id: str, approve: bool, reason: str = "", remember: bool = False) -> None: ...
+
+    async def wait(self) -> pb.RunFinished: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass
+class Opened:
+    """A session a headless client opened, what its first line says, and where its new events begin."""
+
+    session: HeadlessSession
+    header: str
+    after: int  # the seq of its newest stored event (-1: the host's own newest, for a hosted session)
+
+
+def header(session_id: str, model: str, data_dir: str, sandbox: str, mcp_servers: str) -> str:
     """The first stderr line: everything a run has to say at start, in one place."""
-    s = session.settings
-    model = f"{s.model} (scripted demo, not a language model)" if s.model == "demo" else s.model
-    fields = [f"session {session.id}", f"data {s.data_dir}", f"model {model}", f"sandbox {session.sandbox}"]
-    if servers := session.mcp_servers:
-        fields.append(f"MCP {servers}")
+    model = f"{model} (scripted demo, not a language model)" if model == "demo" else model
+    fields = [f"session {session_id}", f"data {data_dir}", f"model {model}", f"sandbox {sandbox}"]
+    if mcp_servers:
+        fields.append(f"MCP {mcp_servers}")
     return "workbench: " + " · ".join(fields)
+
+
+def in_process(settings: Settings, resume: str | None) -> Callable[[bool], Awaitable[Opened]]:
+    """The opener of an in-process session (the engine's: `hosted` in `commands/run.py`)."""
+
+    async def open_here(answerable: bool) -> Opened:
+        from workbench.session.session import Session  # the engine stack: not for a client of the engine
+
+        session = await Session.open(settings, resume, answerable=answerable)
+        s = session.settings
+        first = header(session.id, s.model, str(s.data_dir), session.sandbox, session.mcp_servers)
+        return Opened(session, first, max((e.seq for e in session.events()), default=0))
+
+    return open_here
 
 
 class Progress:
@@ -116,7 +165,7 @@ class Ended:
     at = 0.0
 
 
-def _guarded(print_line: Callable[[pb.Event], None], stop: Callable[[int], None]) -> Callable[[pb.Event], None]:
+def guarded(print_line: Callable[[pb.Event], None], stop: Callable[[int], None]) -> Callable[[pb.Event], None]:
     """A subscriber that stops the run when its reader went away (stdout closed: `| head`)."""
 
     def deliver(event: pb.Event) -> None:
@@ -129,13 +178,14 @@ def _guarded(print_line: Callable[[pb.Event], None], stop: Callable[[int], None]
 
 
 async def run_headless(
-    settings: Settings, prompt: str, *, jsonl: bool, resume: str | None, ended: Ended, progress: Progress
-) -> tuple[pb.RunFinished, Session]:
-    """Open (or resume) a session, send the prompt, wait for the run, close. Signals cancel it.
-
-    With stdin and stderr a terminal, a review asks y/n there; otherwise it is a denial."""
+    opener: Callable[[bool], Awaitable[Opened]], prompt: str, *, jsonl: bool, ended: Ended, progress: Progress
+) -> tuple[pb.RunFinished, HeadlessSession]:
+    """Open (or resume) a session with `opener(answerable)`, send the prompt, wait for the run,
+    close. Signals cancel it. With stdin and stderr a terminal, a review asks y/n there;
+    otherwise it is a denial."""
     answerable = sys.stdin.isatty() and sys.stderr.isatty()
-    session = await Session.open(settings, resume, answerable=answerable)
+    opened = await opener(answerable)
+    session = opened.session
     loop = asyncio.get_running_loop()
     started = time.monotonic()
     stopping: list[asyncio.Task[None]] = []
@@ -147,13 +197,12 @@ async def run_headless(
             stopping.append(loop.create_task(session.cancel()))
 
     try:
-        _stderr(header(session))
-        last_seq = max((e.seq for e in session.events()), default=0)  # a resumed session's old events
+        _stderr(opened.header)
         printer = (lambda e: print(event_json(e), flush=True)) if jsonl else progress
-        session.subscribe(_guarded(printer, stop), after=last_seq)
+        session.subscribe(guarded(printer, stop), after=opened.after)
         if answerable:
             reviewer = TerminalReviewer(session.decide, session.pending_reviews, stdin=sys.stdin, stderr=sys.stderr)
-            session.subscribe(reviewer.on_event, after=last_seq)
+            session.subscribe(reviewer.on_event, after=opened.after)
             prompting = loop.create_task(reviewer.run(), name="review prompt")
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop, 128 + signum)

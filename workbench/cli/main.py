@@ -30,6 +30,8 @@ COMMANDS: tuple[str, ...] = (  # each the name of its module in workbench/cli/co
     "rewind",
     "checkpoints",
     "acp",
+    "engine",
+    "attach",
 )
 
 

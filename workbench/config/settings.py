@@ -23,6 +23,7 @@ from workbench.config.mcp_servers import McpServer
 APPROVAL_MODES = ("read-only", "ask", "auto")  # tightest first
 ANSWER_REMINDER = ("auto", "on", "off")
 SANDBOX_MODES = ("read-only", "workspace-write", "off")  # tightest first
+ENGINE_MODES = ("auto", "off", "require")
 GUARD_FAILURES = ("block", "review")  # tightest first
 CHECKPOINT_FAILURES = ("refuse", "allow")  # tightest first
 SEARCH_BACKENDS = ("ddgs", "searxng", "brave", "tavily")
@@ -233,6 +234,24 @@ class Settings:
     )
     guard_block: list[str] = field(
         default_factory=list, metadata=about(doc="rules 'tool:pattern' that are always blocked", project=ADD)
+    )
+    # the engine service (workbench/service/): sessions hosted by a long-lived process
+    engine: str = field(
+        default="off",
+        metadata=about(
+            doc="run sessions in the engine: auto (when one runs; start one for later), off, require",
+            project=USER_ONLY,
+            env="WORKBENCH_ENGINE",
+            choices=ENGINE_MODES,
+        ),
+    )
+    engine_idle: float = field(
+        default=30.0,
+        metadata=about(
+            doc="minutes an engine with no session and no client waits before it exits",
+            project=USER_ONLY,
+            between=(0.05, 24 * 60),
+        ),
     )
     # sandbox for bash and tmux
     sandbox: str = field(

@@ -73,7 +73,8 @@ FIRST_CALL_MODULES = (
 )
 
 
-def _import_and_warm() -> None:
+def import_and_warm() -> None:
+    """Import litellm and what its first call imports lazily; then freeze what exists out of the GC."""
     try:
         litellm()
         for name in FIRST_CALL_MODULES:
@@ -97,7 +98,7 @@ def preload() -> threading.Thread:
     """
     global _preload
     gc.disable()
-    thread = threading.Thread(target=_import_and_warm, name="import-litellm", daemon=True)
+    thread = threading.Thread(target=import_and_warm, name="import-litellm", daemon=True)
     thread.start()
     _preload = thread
     return thread

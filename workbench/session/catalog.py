@@ -82,6 +82,21 @@ def session_to_open(settings: Settings, store: Store, resume: str | None) -> str
     return info.id
 
 
+def session_to_resume(
+    settings: Settings, resume_id: str | None, newest: bool, workspace_given: bool, model_given: bool
+) -> str | None:
+    """The stored session `--resume ID` (or `--continue`: the workspace's newest) names, or None;
+    it brings its workspace and model unless the flags gave them. SessionError when none is found."""
+    if not (resume_id or newest):
+        return None
+    info = find_session(settings, resume_id) if resume_id else newest_session(settings, settings.workspace)
+    if not workspace_given:
+        settings.workspace = Path(info.workspace)
+    if not model_given:
+        settings.model = info.model
+    return info.id
+
+
 def newest_session(settings: Settings, workspace: Path) -> pb.SessionInfo:
     """The newest session of this workspace (`--continue`)."""
     here = str(workspace.resolve())

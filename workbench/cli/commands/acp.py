@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 from pathlib import Path
 
 from workbench.cli.command import Command
 from workbench.cli.flags import guard_flags, model_flags, settings_of
-from workbench.cli.log_file import setup_logging
+from workbench.config.log_file import setup_logging
 from workbench.config.report import flag_help
 from workbench.config.settings import Settings
 
@@ -25,10 +24,7 @@ def flags(p: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    gc.disable()  # the SDK's schema: thousands of pydantic classes, few freed (as litellm's import, DECISIONS)
     from workbench.acp.server import serve, take_stdout
-
-    gc.enable()
 
     protocol_out = take_stdout()  # first: nothing below may write to the protocol's stdout
     settings = settings_of(args)  # a bad flag or config file is said now, on stderr

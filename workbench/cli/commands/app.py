@@ -9,7 +9,7 @@ from typing import Any
 from workbench import __version__
 from workbench.cli.command import Command, UsageError
 from workbench.cli.flags import guard_flags, model_flags, resumed, settings_of
-from workbench.cli.log_file import setup_logging
+from workbench.config.log_file import setup_logging
 
 
 def flags(p: argparse.ArgumentParser) -> None:

@@ -8,15 +8,19 @@ import logging
 import os
 import sqlite3
 import sys
+from typing import TYPE_CHECKING
 
 from workbench.cli.command import Command, UsageError
 from workbench.cli.flags import guard_flags, model_flags, resumed, settings_of
-from workbench.cli.log_file import setup_logging
+from workbench.config.log_file import setup_logging
 from workbench.config.report import flag_help
-from workbench.config.settings import Settings
+from workbench.config.settings import ENGINE_MODES, Settings
 from workbench.core.causes import advice, disk_full
 from workbench.core.words import run_status, with_reason
 from workbench.pb import workbench_pb2 as pb
+
+if TYPE_CHECKING:
+    from workbench.cli.headless import Ended, HeadlessSession, Progress
 
 EXIT_CODES = {
     pb.RUN_STATUS_FINISHED: 0,
@@ -46,6 +50,14 @@ def flags(p: argparse.ArgumentParser) -> None:
     again = p.add_mutually_exclusive_group()
     again.add_argument("--resume", metavar="ID", help="continue session ID with this prompt")
     again.add_argument("--continue", dest="cont", action="store_true", help="continue this workspace's newest session")
+    engine = p.add_mutually_exclusive_group()
+    engine.add_argument("--engine", choices=ENGINE_MODES, help=flag_help("engine"))
+    engine.add_argument("--no-engine", dest="engine", action="store_const", const="off", help="run in this process")
+    p.add_argument(
+        "--detach",
+        action="store_true",
+        help="start the run in the engine, print its session id and return (follow it with `workbench attach ID`)",
+    )
 
 
 def check_model(settings: Settings) -> None:
@@ -78,6 +90,21 @@ def handle(args: argparse.Namespace) -> int:
     if not args.prompt.strip():
         raise UsageError("the prompt is empty: say what the agent should do")
     settings = settings_of(args)
+    if args.detach and args.engine == "off":
+        raise UsageError("--detach runs in the engine: not with --no-engine or --engine off")
+    if args.detach:
+        settings.engine = "require"
+    if settings.engine != "off":
+        if not settings.workspace.is_dir():
+            raise UsageError(f"workspace {settings.workspace} is not a folder")
+        if not (args.resume or args.cont):
+            check_demo_workspace(settings)
+        setup_logging(settings)
+        from workbench.cli.hosted import run_hosted
+
+        code = run_hosted(settings, args)
+        if code is not None:
+            return code
     resume = resumed(settings, args)
     if not settings.workspace.is_dir():
         raise UsageError(f"workspace {settings.workspace} is not a folder")
@@ -92,13 +119,13 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def _run_session(settings: Settings, args: argparse.Namespace, resume: str | None) -> int:
-    from workbench.cli.headless import Ended, Progress, run_headless
+    from workbench.cli.headless import Ended, Progress, in_process, run_headless
     from workbench.session.errors import SessionError, event_log_failure
 
     ended, progress = Ended(), Progress()
     try:
         outcome, session = asyncio.run(
-            run_headless(settings, args.prompt, jsonl=args.jsonl, resume=resume, ended=ended, progress=progress)
+            run_headless(in_process(settings, resume), args.prompt, jsonl=args.jsonl, ended=ended, progress=progress)
         )
     except KeyboardInterrupt:
         return 130
@@ -123,6 +150,13 @@ def _run_session(settings: Settings, args: argparse.Namespace, resume: str | Non
             file=sys.stderr,
         )
         return 1
+    return report_outcome(outcome, session, args, ended, progress)
+
+
+def report_outcome(
+    outcome: pb.RunFinished, session: HeadlessSession, args: argparse.Namespace, ended: Ended, progress: Progress
+) -> int:
+    """The answer on stdout, how the run ended on stderr, and the exit status (in both modes)."""
     if ended.code == 141:  # stdout is gone: say nothing more there (nor at interpreter exit)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141

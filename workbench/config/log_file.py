@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from workbench.cli.command import UsageError
 from workbench.config.secrets import secrets_of
-from workbench.config.settings import Settings
+from workbench.config.settings import ConfigError, Settings
 
 
 class _Redact(logging.Filter):
@@ -24,11 +23,12 @@ class _Redact(logging.Filter):
 
 
 def setup_logging(settings: Settings) -> None:
+    """Log to the data folder's log file, secrets redacted; ConfigError when it cannot be written."""
     try:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         handler = logging.FileHandler(settings.log_path, encoding="utf-8")
     except OSError as err:
-        raise UsageError(
+        raise ConfigError(
             f"cannot use the data folder {settings.data_dir}: {err.strerror or err}; "
             "choose another with --data-dir or WORKBENCH_DATA_DIR"
         ) from err

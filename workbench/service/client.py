@@ -1,0 +1,233 @@
+"""The client side of the engine service: what `workbench run`, `attach` and `engine` speak.
+
+Light on purpose: protobuf, asyncio and the frames, never litellm nor the session stack, so a
+client starts in tens of milliseconds. `EngineClient` talks to the engine (open, attach, list,
+status, stop); `RemoteSession` to one hosted session, with the members of the Session that a
+headless client drives (send, cancel, decide, pending_reviews, subscribe, wait, close), so the
+CLI has one code path over two transports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from workbench.pb import engine_pb2 as epb
+from workbench.pb import workbench_pb2 as pb
+from workbench.service.frames import FrameError, frame, read_frame, version
+
+CONNECT_TIMEOUT = 2.0  # seconds for an engine to accept and say hello
+
+
+class EngineUnavailable(Exception):
+    """No engine answers there (none runs, a stale socket, a refused version): one line."""
+
+
+class Refused(Exception):
+    """The engine or the session refused a request; `kind` says what the client does with it."""
+
+    def __init__(self, refusal: epb.Refusal):
+        super().__init__(refusal.message)
+        self.kind = refusal.kind
+
+
+class EngineGone(Exception):
+    """The connection ended while the client still needed it: the engine or the session's process died."""
+
+
+class Connection:
+    """One socket to the engine or a session: requests with their replies, pushed events aside."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.reader, self.writer = reader, writer
+        self.ids = itertools.count(1)
+        self.pending: dict[int, asyncio.Future[epb.EngineMessage]] = {}
+        self.on_event: Callable[[pb.Event], None] = lambda event: None
+        self.lost: str = ""
+        self.peer_pid = 0
+        self._reading: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(cls, path: Path, timeout: float = CONNECT_TIMEOUT) -> Connection:
+        """Connect and say hello; EngineUnavailable when nothing (of this version) answers."""
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), timeout)
+        except (OSError, TimeoutError) as err:
+            raise EngineUnavailable(f"no engine answers at {path}: {getattr(err, 'strerror', None) or err}") from err
+        connection = cls(reader, writer)
+        writer.write(frame(epb.ClientMessage(id=0, hello=epb.ClientHello(version=version()))))
+        try:
+            hello = await asyncio.wait_for(read_frame(reader, epb.EngineMessage), timeout)
+        except (FrameError, OSError, TimeoutError) as err:
+            writer.close()
+            raise EngineUnavailable(f"the engine at {path} did not say hello: {err}") from err
+        if hello is None or hello.WhichOneof("kind") != "hello":
+            writer.close()
+            why = hello.refused.message if hello is not None and hello.WhichOneof("kind") == "refused" else "it hung up"
+            raise EngineUnavailable(why)
+        connection.peer_pid = hello.hello.pid
+        connection._reading = asyncio.create_task(connection._read(), name="engine connection")
+        return connection
+
+    async def _read(self) -> None:
+        try:
+            while (message := await read_frame(self.reader, epb.EngineMessage)) is not None:
+                if message.id == 0 and message.WhichOneof("kind") == "event":
+                    self.on_event(message.event)
+                elif (waiting := self.pending.pop(message.id, None)) is not None and not waiting.done():
+                    waiting.set_result(message)
+            self.lost = "it closed the connection"
+        except (FrameError, OSError) as err:
+            self.lost = str(err) or type(err).__name__
+        finally:
+            for waiting in self.pending.values():
+                if not waiting.done():
+                    waiting.set_exception(EngineGone(self.lost))
+            self.pending.clear()
+
+    async def request(self, message: epb.ClientMessage) -> epb.EngineMessage:
+        """Send `message` and wait for its reply; Refused or EngineGone."""
+        if self._reading is None or self._reading.done():
+            raise EngineGone(self.lost or "not connected")
+        message.id = next(self.ids)
+        reply: asyncio.Future[epb.EngineMessage] = asyncio.get_running_loop().create_future()
+        self.pending[message.id] = reply
+        try:
+            self.writer.write(frame(message))
+            await self.writer.drain()
+        except OSError as err:
+            self.pending.pop(message.id, None)
+            raise EngineGone(str(err)) from err
+        answer = await reply
+        if answer.WhichOneof("kind") == "refused":
+            raise Refused(answer.refused)
+        return answer
+
+    async def close(self) -> None:
+        with contextlib.suppress(OSError, RuntimeError):
+            self.writer.close()
+        if self._reading is not None:
+            self._reading.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reading
+
+
+class EngineClient:
+    """Requests to the engine itself."""
+
+    def __init__(self, connection: Connection):
+        self.connection = connection
+
+    @classmethod
+    async def connect(cls, socket: Path, timeout: float = CONNECT_TIMEOUT) -> EngineClient:
+        return cls(await Connection.open(socket, timeout))
+
+    async def open(self, request: epb.OpenSession) -> epb.LiveSession:
+        return (await self.connection.request(epb.ClientMessage(open=request))).session
+
+    async def attach(self, session_id: str) -> epb.LiveSession:
+        return (await self.connection.request(epb.ClientMessage(attach=epb.AttachSession(id=session_id)))).session
+
+    async def sessions(self) -> list[epb.LiveSession]:
+        return list((await self.connection.request(epb.ClientMessage(list=epb.ListSessions()))).sessions.sessions)
+
+    async def status(self) -> epb.EngineStatus:
+        return (await self.connection.request(epb.ClientMessage(status=epb.EngineStatus()))).status
+
+    async def stop(self) -> None:
+        await self.connection.request(epb.ClientMessage(stop=epb.StopEngine()))
+
+    async def close(self) -> None:
+        await self.connection.close()
+
+
+class RemoteSession:
+    """A session hosted by the engine, driven as the in-process Session is."""
+
+    def __init__(self, described: epb.LiveSession, connection: Connection):
+        self.described, self.connection = described, connection
+        self.id = described.id
+        self.failure: str | None = None  # the session's event log could not be written
+        self._subscribers: list[Callable[[pb.Event], None]] = []
+        self._reviews: dict[str, pb.GuardDecision] = {}
+        self._sent: list[asyncio.Task[epb.EngineMessage]] = []
+        connection.on_event = self._deliver
+
+    @classmethod
+    async def attach(cls, described: epb.LiveSession) -> RemoteSession:
+        return cls(described, await Connection.open(Path(described.socket)))
+
+    @property
+    def pid(self) -> int:
+        return self.connection.peer_pid or os.getpid()
+
+    def _deliver(self, event: pb.Event) -> None:
+        kind = event.WhichOneof("kind")
+        if kind == "guard_decision" and event.guard_decision.verdict == pb.GUARD_VERDICT_REVIEW:
+            self._reviews[event.guard_decision.call_id] = event.guard_decision
+        elif kind == "review_decided":
+            self._reviews.pop(event.review_decided.call_id, None)
+        elif kind == "tool_call_finished":
+            self._reviews.pop(event.tool_call_finished.result.call_id, None)
+        for subscriber in list(self._subscribers):
+            subscriber(event)
+
+    def subscribe(self, fn: Callable[[pb.Event], None], after: int = -1) -> Callable[[], None]:
+        """`fn` gets every committed event after seq `after` (-1: from now on), in order. The
+        session's stream is asked for once, by the first subscriber, with its `after`."""
+        self._subscribers.append(fn)
+        if len(self._subscribers) == 1:
+            self._request(epb.ClientMessage(subscribe=epb.Subscribe(after=after)))
+        return lambda: self._subscribers.remove(fn) if fn in self._subscribers else None
+
+    def _request(self, message: epb.ClientMessage) -> None:
+        """A request whose answer `wait` collects (a refusal is raised there)."""
+        self._sent.append(asyncio.create_task(self.connection.request(message)))
+
+    def send(self, prompt: str, agent_id: str | None = None) -> None:
+        self._request(epb.ClientMessage(send=epb.SendPrompt(prompt=prompt, agent_id=agent_id or "")))
+
+    async def cancel(self, agent_id: str | None = None) -> None:
+        await self.connection.request(epb.ClientMessage(cancel=epb.CancelRun(agent_id=agent_id or "")))
+
+    def pending_reviews(self) -> list[pb.GuardDecision]:
+        return list(self._reviews.values())
+
+    def decide(self, call_id: str, approve: bool, reason: str = "", remember: bool = False) -> None:
+        decision = epb.DecideReview(call_id=call_id, approve=approve, reason=reason, remember=remember)
+        self._request(epb.ClientMessage(decide=decision))
+
+    async def wait(self) -> pb.RunFinished:
+        """The run's outcome; what a send was refused for is raised here (Refused)."""
+        sent, self._sent = self._sent, []
+        for request in sent:
+            try:
+                await request
+            except Refused as err:
+                if err.kind != "not_waiting":  # a decision that came too late is nothing to say
+                    raise
+        try:
+            return (await self.connection.request(epb.ClientMessage(wait=epb.WaitRun()))).finished
+        except Refused as err:
+            if err.kind != "store":
+                raise
+            self.failure = str(err)
+            return pb.RunFinished(status=pb.RUN_STATUS_FAILED, reason=str(err))
+
+    def failure_text(self) -> str:
+        return self.failure or ""
+
+    async def close(self, end: bool = True) -> None:
+        """End the session (`end`) or leave it running (detach); then hang up."""
+        sent, self._sent = self._sent, []
+        for request in sent:  # what was sent before goes first
+            with contextlib.suppress(EngineGone, Refused):
+                await request
+        with contextlib.suppress(EngineGone, Refused):
+            message = epb.ClientMessage(close=epb.CloseSession()) if end else epb.ClientMessage(detach=epb.Detach())
+            await self.connection.request(message)
+        await self.connection.close()
