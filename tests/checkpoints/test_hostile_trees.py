@@ -308,3 +308,45 @@ def test_a_checkpoint_with_no_descriptor_left_fails_naming_the_limit(tmp_path: P
     found = json.loads(run.stdout)
     assert "Too many open files" in found["starved"] and "ulimit -n" in found["starved"], found
     assert found["dropped"] == [] and not found["later"] and found["since_first"] == ["src/new.txt"], found
+
+
+def make_latin1_tree(ws: Path) -> None:
+    """Names that are not UTF-8: a Latin-1 archive's file, folder and link."""
+    raw = os.fsencode(ws)
+    with open(raw + b"/caf\xe9.txt", "wb") as fh:
+        fh.write(b"caf\xe9 au lait\n")
+    os.mkdir(raw + b"/d\xe9j\xe0")
+    with open(raw + b"/d\xe9j\xe0/\xff.bin", "wb") as fh:
+        fh.write(bytes(range(256)))
+    os.symlink(b"caf\xe9.txt", raw + b"/lien\xe9")
+    (ws / "plain.txt").write_text("plain\n")
+    with open(raw + b"/gros\xe9.bin", "wb") as fh:
+        fh.write(b"\xe9" * 2000)
+
+
+@pytest.mark.parametrize("watch", [True, False], ids=["inotify", "stat-scan"])
+async def test_names_that_are_not_utf8_round_trip_byte_for_byte(tmp_path: Path, watch: bool):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    make_latin1_tree(ws)
+    cps = Checkpointer(
+        Settings(workspace=ws, data_dir=tmp_path / "data", checkpoint_file_limit=1000), "s1", watch=watch
+    )
+    first = await cps.take(TOOL)
+    assert first is not None and not first.error and first.commit
+    assert list(first.skipped) == ["gros\\xe9.bin (2,000 bytes, over the limit)"]  # shown escaped
+    first.SerializeToString()  # valid UTF-8 for the event log
+    before = state_of(ws)
+    raw = os.fsencode(ws)
+    os.remove(raw + b"/caf\xe9.txt")
+    os.rename(raw + b"/d\xe9j\xe0", raw + b"/moved\xe9")
+    with open(raw + b"/new\xe9.txt", "wb") as fh:
+        fh.write(b"new\n")
+    cps.after_call("bash", "{}")
+    after = await cps.take(TOOL)
+    assert after is not None and not after.error and after.commit != first.commit
+    changes = cps.changes(after.commit, first.commit)
+    assert {os.fsencode(c.path) for c in changes} >= {b"caf\xe9.txt", b"new\xe9.txt", b"moved\xe9", b"d\xe9j\xe0"}
+    cps.restore(after.commit, first.commit, changes)
+    assert state_of(ws) == before
+    cps.close()

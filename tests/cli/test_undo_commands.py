@@ -3,6 +3,7 @@ against the scripted model server."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -92,3 +93,40 @@ def test_undo_of_a_session_open_elsewhere_is_refused_naming_it(
         assert "is open in another workbench process (pid" in err
     finally:
         lock.release()
+
+
+def test_a_name_that_is_not_utf8_runs_lists_and_undoes_byte_for_byte(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, raw = tmp_path / "data", os.fsencode(workspace)
+    with open(raw + b"/caf\xe9.txt", "wb") as fh:  # a Latin-1 archive's name: the first checkpoint failed on it
+        fh.write(b"caf\xe9 au lait\n")
+    scripted_model.add(reply("", call("write_file", path="caf\udce9.txt", content="overwritten\n")), reply("ok"))
+    session = run(scripted_model, workspace, data, "change it")
+    with open(raw + b"/caf\xe9.txt", "rb") as fh:
+        assert fh.read() == b"overwritten\n"
+    capsys.readouterr()
+    assert main(["checkpoints", session, "--data-dir", str(data)]) == 0
+    assert "changed  caf\\xe9.txt  +1 -1" in capsys.readouterr().out  # shown escaped
+    assert main(["undo", session, "--yes", "--data-dir", str(data)]) == 0
+    with open(raw + b"/caf\xe9.txt", "rb") as fh:
+        assert fh.read() == b"caf\xe9 au lait\n"
+
+
+def test_a_command_that_makes_a_name_that_is_not_utf8_is_run_and_undone(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the review ran: a command makes a Latin-1 name (the session ended "cannot write the
+    event log ... Free some space"); the run ends well and `workbench undo --yes` removes it."""
+    data, raw = tmp_path / "data", os.fsencode(workspace)
+    (workspace / "keep.txt").write_text("kept\n")
+    make = "printf 'caf\\351 au lait\\n' > \"$(printf 'caf\\351.txt')\" && ls"
+    scripted_model.add(reply("", call("bash", command=make)), reply("made it"))
+    argv = ["run", "--model", "openai/scripted", "--api-base", scripted_model.url, "--approval", "auto"]
+    assert main([*argv, "--workspace", str(workspace), "--data-dir", str(data), "make it"]) == 0
+    with open(raw + b"/caf\xe9.txt", "rb") as fh:
+        assert fh.read() == b"caf\xe9 au lait\n"
+    capsys.readouterr()
+    assert main(["undo", "--workspace", str(workspace), "--yes", "--data-dir", str(data)]) == 0
+    assert "deleted  caf\\xe9.txt" in capsys.readouterr().out
+    assert os.listdir(raw) == [b"keep.txt"] or sorted(os.listdir(raw)) == [b".workbench", b"keep.txt"]

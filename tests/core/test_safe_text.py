@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import unicodedata
 
 import pytest
 
-from workbench.core.safe_text import printable
+from workbench.core.safe_text import path_text, printable
 
 
 @pytest.mark.parametrize(
@@ -31,3 +32,10 @@ def test_text_people_write_is_kept() -> None:
 def test_no_format_character_but_the_joiners_gets_through() -> None:
     through = [c for c in map(chr, range(0x110000)) if unicodedata.category(c) == "Cf" and printable(c) == c]
     assert through == ["\u200c", "\u200d"]
+
+
+def test_a_file_names_bytes_that_are_not_utf8_are_shown_as_those_bytes():
+    name = os.fsdecode(b"caf\xe9/\xff.txt")  # what os.listdir gives for a Latin-1 name
+    assert printable(name) == "caf\\xe9/\\xff.txt" and path_text(name) == "caf\\xe9/\\xff.txt"
+    assert path_text("café.txt") == "café.txt" and printable("x\ud800") == "x\\ud800"
+    path_text(name).encode()  # valid UTF-8: the event log can hold it

@@ -33,6 +33,7 @@ from workbench.checkpoints.snapshot import Limits, OverCap, Snapshot
 from workbench.checkpoints.tree import Scan
 from workbench.config.settings import Settings
 from workbench.core.causes import advice
+from workbench.core.safe_text import path_text
 from workbench.pb import workbench_pb2 as pb
 
 log = logging.getLogger("workbench")
@@ -182,7 +183,7 @@ class Checkpointer:
                 self.last, self._last_tree = cp.commit, top
                 self._store_bytes += sum(snapshot.items[p].sig[1] for p in scan.changed if p in snapshot.items) // 3
             except OverCap as err:
-                cp.error = (
+                cp.error = path_text(
                     f"no checkpoint of the workspace could be taken: {err}, {self.settings.checkpoint_store_cap:,} "
                     "bytes (checkpoint_store_cap); raise it, prune with `workbench sessions --prune`, or work in a "
                     "smaller folder"
@@ -190,7 +191,9 @@ class Checkpointer:
                 log.warning("%s", cp.error)
             except (OSError, pygit2.GitError, CheckpointFailed) as err:
                 hint = advice(err, "free some space")
-                cp.error = f"no checkpoint of the workspace could be taken: {err}{'; ' + hint if hint else ''}"
+                cp.error = path_text(
+                    f"no checkpoint of the workspace could be taken: {err}{'; ' + hint if hint else ''}"
+                )
                 log.warning("%s", cp.error)
             return cp
 
@@ -199,7 +202,7 @@ class Checkpointer:
         for line in scan.skipped:
             if line not in self._told:
                 self._told.add(line)
-                cp.skipped.append(line)
+                cp.skipped.append(path_text(line))  # a name that is not UTF-8 shown escaped
 
     async def _ready(self) -> None:
         if self._first is None:

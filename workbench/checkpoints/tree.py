@@ -3,13 +3,14 @@ folders on the path of a change are written again.
 
 What a git tree cannot hold goes into a small `meta` blob beside it: each file's and folder's
 exact mode where it is not git's 644/755 (a 0600 secret stays 0600), and the names that are one
-file (hard links, `links`). Empty folders are empty
-trees. A checkpoint's top tree holds `w` (the workspace) and `m` (the meta blob).
+file (hard links, `links`). Empty folders are empty trees. A checkpoint's top tree holds `w`
+(the workspace) and `m` (the meta blob). Names are the bytes they are on disk (`write_tree`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import stat
 from dataclasses import dataclass, field
 
@@ -47,6 +48,15 @@ def plain_mode(mode: int) -> int:
     if stat.S_ISDIR(mode):
         return 0o755
     return 0o755 if mode & 0o100 else 0o644
+
+
+def write_tree(repo: pygit2.Repository, entries: list[tuple[bytes, int, pygit2.Oid]]) -> pygit2.Oid:
+    """A tree object of (name, git mode, id) entries, each name the bytes it is on disk: one
+    that is not UTF-8 (a Latin-1 archive's `caf\\xe9.txt`) is kept as it is, where pygit2's
+    TreeBuilder takes only text. In git's order (a folder's name sorts as if it ended with '/')."""
+    ordered = sorted(entries, key=lambda e: e[0] + b"/" if e[1] == pygit2.GIT_FILEMODE_TREE else e[0])
+    data = b"".join(b"%o %s\0%s" % (mode, name, oid.raw) for name, mode, oid in ordered)
+    return repo.odb.write(pygit2.enums.ObjectType.TREE, data)
 
 
 def parent_of(rel: str) -> str:
@@ -172,13 +182,13 @@ class MemoryTree:
                     if sub in self.dirs and sub not in self.items and sub not in self.trees:
                         stack.append((sub, False))
                 continue
-            builder = self.repo.TreeBuilder()
+            entries: list[tuple[bytes, int, pygit2.Oid]] = []
             for name in self.children.get(folder, ()):
                 sub = join(folder, name)
                 item = self.items.get(sub)
                 if item is not None:
-                    builder.insert(name, item.oid, git_mode(item.mode))
+                    entries.append((os.fsencode(name), git_mode(item.mode), item.oid))
                 elif sub in self.dirs:
-                    builder.insert(name, self.trees[sub], pygit2.GIT_FILEMODE_TREE)
-            self.trees[folder] = builder.write()
+                    entries.append((os.fsencode(name), pygit2.GIT_FILEMODE_TREE, self.trees[sub]))
+            self.trees[folder] = write_tree(self.repo, entries)
         return self.trees[rel]

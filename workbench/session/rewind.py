@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
+from workbench.core.safe_text import path_text
 from workbench.engine.agent_node import ROOT_ID
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.rebuild import rebuild_messages
@@ -115,7 +116,7 @@ async def plan(session: Session, to_turn: int | None, *, code: bool = True, conv
         for change, path in zip(result.changes, files_of(result.changes), strict=True):
             kind = "created" if change.now is None else "deleted" if change.target is None else "changed"
             added, removed, text = found.get(change.path, (0, 0, ""))
-            result.files.append(FileChange(path, kind, added, removed, text))
+            result.files.append(FileChange(path, kind, added, removed, path_text(text)))
         for change, linked in cps.link_changes(result.now, result.target):  # the same bytes, other hard links
             result.changes.append(change)
             result.files.append(FileChange(change.path, "linked" if linked else "apart"))
@@ -180,7 +181,7 @@ async def apply(session: Session, plan: RewindPlan, *, overwrite_outside: bool =
             if c.path not in keep and not any(k.startswith(c.path + "/") or c.path.startswith(k + "/") for k in keep)
         ]
         cps.restore(plan.now, plan.target, changes, whole=plan.whole)
-        record.files.extend(c.path for c in changes)
+        record.files.extend(path_text(c.path) for c in changes)  # the event log's text: a name not UTF-8 escaped
     if plan.conversation and plan.conversation_seq:
         record.conversation_seq = plan.conversation_seq
         if session.tree.root is not None:
