@@ -6,6 +6,7 @@ the run."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
@@ -115,7 +116,8 @@ async def test_read_only_blocks_a_write_and_bash_before_anything_runs(
     assert not (workspace / "notes.md").exists() and not (workspace / "hi.txt").exists()
     # the session starts its tmux server as a run starts: nothing of the blocked call reached it
     assert shown is None or "hi.txt" not in shown, shown
-    assert [d.verdict for d in of(opened, "guard_decision")] == [BLOCK, BLOCK, RECORD, RECORD]
+    # the unknown tool fails as itself before the guard judges it (issue 37 item 3)
+    assert [d.verdict for d in of(opened, "guard_decision")] == [BLOCK, BLOCK, RECORD]
     results = tool_messages(scripted_model.requests[1])
     assert "read-only mode" in results[0] and "read-only mode" in results[1]
     assert "Blocked" not in results[2]
@@ -213,6 +215,46 @@ async def test_headless_with_no_person_a_review_is_a_denial_naming_the_flag(
     denial = tool_messages(scripted_model.requests[1])[-1]
     assert "--approval auto" in denial and "guard_allow" in denial
     assert of(opened, "review_decided") == []
+
+
+async def test_a_call_that_can_only_fail_fails_as_itself_and_is_never_put_to_a_person(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Issue 37 item 3: in ask mode an edit_file whose old_text is not in the file went to the approval
+    modal (its preview said "old_text not found as given"); headless it was "Denied without running"
+    and the model never learned its old_text was wrong. The tool's own checks come first."""
+    settings.approval = "ask"
+    app = workspace / "app.py"
+    for interactive in (True, False):
+        app.write_text("x = 1\n")
+        scripted_model.add(
+            reply("", call("edit_file", path="app.py", old_text="y = 1", new_text="y = 2")),
+            reply("", call("bash", command=["not", "a", "string"])),  # arguments that do not fit: the same
+            reply("", call("edit_file", path="app.py", old_text="x = 1", new_text="x = 2")),
+            reply("done"),
+        )
+        asked = len(scripted_model.requests)
+        opened = await open_session(settings, interactive=interactive, answerable=interactive)
+        session = opened.session
+        try:
+            session.send("change y")
+            if interactive:  # the valid edit is still reviewed: the first review is that one
+                await until(session.pending_reviews, 60)
+                (pending,) = session.pending_reviews()
+                assert json.loads(pending.call.arguments)["old_text"] == "x = 1"
+                session.decide(pending.call_id, True)
+            await asyncio.wait_for(session.wait(), 60)
+        finally:
+            await session.close()
+        wrong, bad_args = (
+            tool_messages(scripted_model.requests[asked + 1])[-1],
+            tool_messages(scripted_model.requests[asked + 2])[-1],
+        )
+        assert "old_text" in wrong and "y = 1" in wrong and "Denied" not in wrong, wrong
+        assert "invalid arguments" in bad_args and "Denied" not in bad_args, bad_args
+        judged = [d.call_id for d in of(opened, "guard_decision")]
+        assert len(judged) == 1, "only the edit that can apply is judged"
+        assert app.read_text() == ("x = 2\n" if interactive else "x = 1\n")
 
 
 async def test_the_model_judges_usage_counts_and_its_failure_does_not_end_the_run(

@@ -6,8 +6,10 @@
 2. a call the model wrote as text that cannot run gets the reason it cannot (`calls_in_text.py`);
 3. repeats: a call that would only fail again, or return what the model already has
    (`engine/repeats.py`);
-4. the guard: recorded, blocked, or reviewed by the person (`guard/guardrail.py`);
-5. the checkpoint: the workspace kept before a call that can change it (`checkpoints/`).
+4. the tool's own checks: a call that can only fail (an unknown tool, bad arguments, edit_file's
+   old_text not in the file) fails as itself, never put to a person (`own_checks`);
+5. the guard: recorded, blocked, or reviewed by the person (`guard/guardrail.py`);
+6. the checkpoint: the workspace kept before a call that can change it (`checkpoints/`).
 
 Each gate is `async gate(call) -> None`: returning lets the call go on to the next gate; raising
 `CallRefused(result)` ends it there, and `result` (the error the model reads) is the call's
@@ -27,6 +29,7 @@ from workbench.pb import workbench_pb2 as pb
 
 if TYPE_CHECKING:
     from workbench.checkpoints.checkpointer import Checkpointer
+    from workbench.tools.registry import Toolbox, ToolContext
 
 
 class CallRefused(Exception):
@@ -38,6 +41,18 @@ class CallRefused(Exception):
 
 
 Gate = Callable[[pb.ToolCall], Awaitable[None]]
+
+
+def own_checks(toolbox: Toolbox, ctx: ToolContext) -> Gate:
+    """The gate of the tool's own checks (`Toolbox.check`): what a call would fail with, without
+    side effects, is its result before the guard judges it (a review would put to the person an
+    edit that cannot apply, and headless deny it without the model learning why it was wrong)."""
+
+    async def gate(call: pb.ToolCall) -> None:
+        if (failed := await toolbox.check(call, ctx)) is not None:
+            raise CallRefused(failed)
+
+    return gate
 
 
 def record_checkpoint(cp: pb.Checkpoint, emit: Callable[[Message], object], *, failed: str) -> None:

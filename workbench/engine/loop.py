@@ -20,7 +20,7 @@ from workbench.core.feedback import Feedback, interrupted, machinery_bug, to_res
 from workbench.engine import evidence, looping
 from workbench.engine.calls_in_text import find_calls
 from workbench.engine.compaction import Compactor, NothingToCompact
-from workbench.engine.gates import CallRefused, Gate, keep_workspace
+from workbench.engine.gates import CallRefused, Gate, keep_workspace, own_checks
 from workbench.engine.inbox import Inbox
 from workbench.engine.recorder import Recorder
 from workbench.engine.repeats import Repeats
@@ -112,6 +112,7 @@ class AgentLoop:
             self._looping_review,
             self._runnable_text_call,
             self._not_repeated,
+            own_checks(self.toolbox, self.ctx),
             self._admitted,
             self._checkpointed,
         )

@@ -9,6 +9,7 @@ raises becomes an error ToolResult through `feedback.to_result`. The schema come
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import fnmatch
 import importlib
 import json
@@ -114,6 +115,8 @@ class Tool:
     definition: pb.ToolDefinition
     read_only: bool
     check_arguments: bool = True  # against `schema` before the call (an MCP server checks its own)
+    # the tool's own checks, nothing changed: raises the Feedback a call would fail with (check_of)
+    check: Callable[..., Awaitable[None]] | None = None
 
 
 REGISTRY: dict[str, Tool] = {}
@@ -131,6 +134,18 @@ def tool(fn: ToolFn | None = None, *, name: str | None = None, read_only: bool =
         return f
 
     return register(fn) if fn is not None else register
+
+
+def check_of(registered: ToolFn) -> Callable[[Callable[..., Awaitable[None]]], Callable[..., Awaitable[None]]]:
+    """Register a tool's own checks (the tool's arguments and ctx; raises the Feedback the call would
+    fail with, changes nothing): a call that can only fail is told so before the guard reviews it."""
+
+    def register(check: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+        name = next(n for n, t in REGISTRY.items() if t.fn is registered)
+        REGISTRY[name] = dataclasses.replace(REGISTRY[name], check=check)
+        return check
+
+    return register
 
 
 def unregister(name: str) -> None:
@@ -247,7 +262,32 @@ class Toolbox:
         limit_error(result, ctx.settings.output_limit)
         return result
 
-    async def _invoke(self, call: pb.ToolCall, ctx: ToolContext) -> pb.ToolResult:
+    async def check(self, call: pb.ToolCall, ctx: ToolContext) -> pb.ToolResult | None:
+        """The call's own checks before anything judges or runs it: an unknown tool, arguments that
+        do not fit its schema, the tool's `check` (edit_file's old_text not in the file). The result
+        the call would end with, or None when it may run."""
+        prepared = self._prepare(call)
+        if isinstance(prepared, pb.ToolResult):
+            result = prepared
+        else:
+            found, args = prepared
+            if found.check is None:
+                return None
+            try:
+                await found.check(**args, ctx=ctx.for_call(call.id, call.name, args))
+                return None
+            except Feedback as err:
+                result = to_result(call, err)
+            except Exception as err:  # a defect of the check: the call goes on (the tool says what is wrong)
+                log.warning("the check of %s failed: %r", call.name, err)
+                return None
+        if not ctx.settings.recovery_hints:
+            result.error = bare_error(result.error)
+        limit_error(result, ctx.settings.output_limit)
+        return result
+
+    def _prepare(self, call: pb.ToolCall) -> tuple[Tool, dict[str, Any]] | pb.ToolResult:
+        """The tool and its checked arguments, or the error result of an unknown tool or bad arguments."""
         tools = self.tools
         found = tools.get(call.name)
         if found is None and self.dynamic is not None and (gone := self.dynamic.missing(call.name)):
@@ -268,6 +308,13 @@ class Toolbox:
             more = len(problems) - PROBLEMS_SHOWN
             listed = "; ".join(problems[:PROBLEMS_SHOWN]) + (f"; and {more:,} more problems" if more > 0 else "")
             return _error(call, f"invalid arguments: {listed}. Expected the schema {self.schema_text(call.name)}")
+        return found, args
+
+    async def _invoke(self, call: pb.ToolCall, ctx: ToolContext) -> pb.ToolResult:
+        prepared = self._prepare(call)
+        if isinstance(prepared, pb.ToolResult):
+            return prepared
+        found, args = prepared
         call_ctx = ctx.for_call(call.id, call.name, args)
         started = time.monotonic()
         outcome: str | pb.ToolResult | BaseException

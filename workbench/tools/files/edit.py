@@ -31,7 +31,7 @@ from workbench.tools.files.read_write import (
     unified_diff,
     write_checked,
 )
-from workbench.tools.registry import ToolContext, tool
+from workbench.tools.registry import ToolContext, check_of, tool
 
 
 def _squash(line: str) -> str:
@@ -278,7 +278,26 @@ async def edit_file(
     )
 
 
-def _edit(ctx: ToolContext, target: Path, path: str, old_text: str, new_text: str, replace_all: bool) -> pb.ToolResult:
+@check_of(edit_file)
+async def edit_file_fails(path: str, old_text: str, new_text: str, ctx: ToolContext, replace_all: bool = False) -> None:
+    """edit_file's own checks, nothing written: raises the Feedback the edit would end with (a
+    path that is not there, old_text not found or not unique, a file changed since read)."""
+    await run_bounded(
+        lambda: resolve_and(ctx, path, lambda target: _planned(ctx, target, path, old_text, new_text, replace_all))
+    )
+
+
+@dataclass
+class _Plan:
+    text: str  # the file's text now
+    new: str  # its text after the edit
+    at_lines: list[int]  # where old_text starts, each occurrence replaced
+    note: str  # how old_text was matched when not exactly
+
+
+def _planned(ctx: ToolContext, target: Path, path: str, old_text: str, new_text: str, replace_all: bool) -> _Plan:
+    """The edit worked out, or the Feedback it fails with; nothing written (the caller holds the
+    path's lock when it writes)."""
     check_readable(ctx, target, path)  # a missing path first, with its did-you-mean
     check_writable(ctx, target, path)
     name = shown(ctx, target)
@@ -290,33 +309,39 @@ def _edit(ctx: ToolContext, target: Path, path: str, old_text: str, new_text: st
     if old_text == new_text:
         raise Feedback("old_text and new_text are the same, so there is nothing to change")
     encode_text(new_text, "new_text")
+    data = read_whole(ctx, target, path, read=False)
+    text = decode_text(ctx, target, data)
+    check_fresh(ctx, target, data)
+    spans, note = find_occurrences(text, old_text, new_text, by_indentation=not replace_all)
+    if not spans:
+        raise _not_found(ctx, target, data, text, old_text)
+    count = len(spans)
+    at_lines = [_line_of(text, start) for start, _, _ in spans]
+    if count > 1 and not replace_all:
+        raise Feedback(
+            f"old_text occurs {count} times in {name}, at lines {', '.join(map(str, at_lines))}; "
+            "include more surrounding lines in old_text so it matches exactly once, or set "
+            f"replace_all=true to replace all {count}"
+        )
+    pieces, done = [], 0
+    for start, end, replacement in spans if replace_all else spans[:1]:
+        pieces += [text[done:start], replacement]
+        done = end
+    return _Plan(text, "".join([*pieces, text[done:]]), at_lines, note)
+
+
+def _edit(ctx: ToolContext, target: Path, path: str, old_text: str, new_text: str, replace_all: bool) -> pb.ToolResult:
     with path_lock(str(target)):
-        data = read_whole(ctx, target, path, read=False)
-        text = decode_text(ctx, target, data)
-        check_fresh(ctx, target, data)
-        spans, note = find_occurrences(text, old_text, new_text, by_indentation=not replace_all)
-        if not spans:
-            raise _not_found(ctx, target, data, text, old_text)
-        count = len(spans)
-        at_lines = [_line_of(text, start) for start, _, _ in spans]
-        if count > 1 and not replace_all:
-            raise Feedback(
-                f"old_text occurs {count} times in {name}, at lines {', '.join(map(str, at_lines))}; "
-                "include more surrounding lines in old_text so it matches exactly once, or set "
-                f"replace_all=true to replace all {count}"
-            )
-        pieces, done = [], 0
-        for start, end, replacement in spans if replace_all else spans[:1]:
-            pieces += [text[done:start], replacement]
-            done = end
-        new = "".join([*pieces, text[done:]])
-        encoded = new.encode("utf-8")
+        plan = _planned(ctx, target, path, old_text, new_text, replace_all)
+        encoded = plan.new.encode("utf-8")
         write_checked(ctx, target, path, encoded)
         remember(ctx, target, encoded)
-    diff = unified_diff(text, new, name)
+    name = shown(ctx, target)
+    diff = unified_diff(plan.text, plan.new, name)
+    at_lines = plan.at_lines
     where = f"line {at_lines[0]}" if len(at_lines) == 1 else f"lines {', '.join(map(str, at_lines))}"
     occurrences = "1 occurrence" if len(at_lines) == 1 else f"{len(at_lines)} occurrences"
-    result = pb.ToolResult(output=f"edited {name}: replaced {occurrences} at {where}{note}\n{diff}")
+    result = pb.ToolResult(output=f"edited {name}: replaced {occurrences} at {where}{plan.note}\n{diff}")
     result.metadata.update({"path": name, **diff_metadata(diff)})
     return result
 
