@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp import spawn_agent_process
+from acp import RequestError, spawn_agent_process
 from acp.client.connection import ClientSideConnection
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
@@ -26,6 +26,10 @@ def allow_once(tool_call: Any, options: list[Any]) -> RequestPermissionResponse:
 
 def always(tool_call: Any, options: list[Any]) -> RequestPermissionResponse:
     return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id="allow_always"))
+
+
+def no_permissions(tool_call: Any, options: list[Any]) -> RequestPermissionResponse:
+    raise RequestError.method_not_found("session/request_permission")  # a client without it
 
 
 def reject(reason: str) -> Answer:

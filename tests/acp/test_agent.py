@@ -16,9 +16,9 @@ import pytest
 from acp import RequestError, text_block
 from acp.schema import McpServerStdio, SseMcpServer
 
-from tests.acp.client import Recorder, agent, always, command, reject
+from tests.acp.client import Recorder, agent, always, command, no_permissions, reject
 from tests.mcp.conftest import PROBE
-from tests.scripted_server import Router, ScriptedModel, call, reply
+from tests.scripted_server import Router, ScriptedModel, call, error, reply
 
 INITIALIZE_SECONDS = 10.0  # spawn to the initialize reply, with room for a loaded CI machine (~0.7 s idle)
 
@@ -352,3 +352,52 @@ async def test_a_client_that_goes_away_mid_turn_ends_the_process_and_its_command
     pgrep = await asyncio.create_subprocess_exec("pgrep", "-f", mark, stdout=asyncio.subprocess.PIPE)
     left, _ = await pgrep.communicate()
     assert left == b"", f"still running: {left!r}"
+
+
+@pytest.mark.slow
+@pytest.mark.tmux
+async def test_cancel_while_a_review_waits_for_the_person(tmp_path: Path, scripted_model: ScriptedModel) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    scripted_model.add(reply("", call("write_file", path="x.txt", content="x\n")), reply("after"))
+    client = Recorder(hold=asyncio.Event())  # the person never answers
+    async with agent(client, tmp_path / "data", *scripted(scripted_model)) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        new = await conn.new_session(cwd=str(ws))
+        turn = asyncio.create_task(conn.prompt(session_id=new.session_id, prompt=[text_block("write")]))
+        await _until(lambda: bool(client.asked), 60, "permission request")
+        started = time.monotonic()
+        await conn.cancel(session_id=new.session_id)
+        response = await turn
+        seconds = time.monotonic() - started
+        again = await conn.prompt(session_id=new.session_id, prompt=[text_block("go on")])
+    assert response.stop_reason == "cancelled" and seconds < 2.0, f"{response.stop_reason} after {seconds:.2f} s"
+    assert not (ws / "x.txt").exists() and again.stop_reason == "end_turn"
+
+
+@pytest.mark.slow
+@pytest.mark.tmux
+async def test_a_client_that_cannot_answer_reviews_denies_them_and_a_failed_run_is_an_error(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    scripted_model.add(
+        reply("", call("write_file", path="x.txt", content="x\n")),
+        reply("ok"),
+        error(400, "this model does not exist", code="model_not_found"),
+    )
+    client = Recorder(answer=no_permissions)
+    async with agent(client, tmp_path / "data", *scripted(scripted_model)) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        new = await conn.new_session(cwd=str(ws))
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("write")])
+        with pytest.raises(RequestError) as failed:
+            await conn.prompt(session_id=new.session_id, prompt=[text_block("again")])
+        with pytest.raises(RequestError) as huge:
+            await conn.prompt(session_id=new.session_id, prompt=[text_block("x" * 1_000_001)])
+    assert response.stop_reason == "end_turn" and not (ws / "x.txt").exists()
+    denied = json.dumps(scripted_model.requests[1]["messages"][-1])
+    assert "the editor did not answer the review" in denied
+    assert str(failed.value).startswith("workbench: failed") and "does not exist" in str(failed.value)
+    assert "over the limit of 1,000,000" in str(huge.value)

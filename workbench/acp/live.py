@@ -137,8 +137,11 @@ class LiveSession:
         )
 
     async def cancel(self) -> None:
-        """session/cancel: the run ends CANCELLED (its prompt answers `cancelled`); the session stays."""
+        """session/cancel: the run ends CANCELLED (its prompt answers `cancelled`); the session stays.
+        Permission requests still open are dropped (the client answers them `cancelled` itself)."""
         await self.session.cancel()
+        for task in list(self.asking):
+            task.cancel()
 
     # --- reviews ----------------------------------------------------------------------------------
 
