@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pygit2
@@ -20,6 +21,10 @@ from pygit2.enums import ConfigLevel
 
 REF_PREFIX = "refs/workbench/"
 PRUNE_GRACE = "1.hour.ago"  # objects younger than this stay: another session may be writing them
+LEFTOVER_AGE = 3600  # seconds: a temporary object file older than this is a write that was killed
+# libgit2 writes an object under a temporary name in objects/, then renames it: a kill -9 mid-way
+# leaves it (`git gc` removes only tmp_*, never streamed_*)
+LEFTOVERS = ("tmp_object_git2_", "streamed_git2_")
 _SIGNATURE = pygit2.Signature("workbench", "workbench@localhost")
 _isolated = False
 
@@ -57,6 +62,7 @@ class Store:
         self.path = store_dir(data_dir, workspace)
         if (self.path / "HEAD").exists():
             self.repo = pygit2.Repository(str(self.path), pygit2.enums.RepositoryOpenFlag.BARE)
+            drop_leftovers(self.path)
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.repo = pygit2.init_repository(str(self.path), bare=True)
@@ -81,6 +87,28 @@ class Store:
 
     def sessions(self) -> list[str]:
         return [r.removeprefix(REF_PREFIX) for r in self.repo.references if r.startswith(REF_PREFIX)]
+
+
+def drop_leftovers(store: Path, older_than: float = LEFTOVER_AGE) -> int:
+    """Remove the temporary object files of writes killed mid-way (a checkpoint of a session
+    killed with -9), once older than `older_than` seconds: a write in flight (another session
+    of the workspace) keeps its file fresh. How many were removed."""
+    cutoff, removed = time.time() - older_than, 0
+    try:
+        found = os.scandir(store / "objects")
+    except OSError:
+        return 0
+    with found:
+        for entry in found:
+            if not entry.name.startswith(LEFTOVERS):
+                continue
+            try:
+                if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+                    removed += 1
+            except OSError:
+                pass  # gone meanwhile, or another process's to remove
+    return removed
 
 
 def size_of(folder: Path) -> int:
