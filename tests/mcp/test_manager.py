@@ -121,6 +121,50 @@ async def test_a_server_that_floods_its_stderr_keeps_a_bounded_log_and_its_last_
         await manager.close()
 
 
+GARBAGE = Path(__file__).with_name("garbage_server.py")
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (
+            "Segmentation fault (core dumped)",
+            "failed during the call of answer (it sent a line that is not a JSON-RPC "
+            "message: 'Segmentation fault (core dumped)'); it is being restarted",
+        ),
+        ('{"status": "ok"}', """it sent a line that is not a JSON-RPC message: '{"status": "ok"}'"""),
+        (
+            '{"jsonrpc": "2.0", "id": 999, "result": {}}',
+            "did not answer within 5 s (its timeout setting); it sent instead a reply to no request of this call: "
+            """'{"jsonrpc":"2.0","id":999,"result":{}}'""",
+        ),
+    ],
+    ids=["not-json", "not-json-rpc", "unknown-id"],
+)
+async def test_a_server_that_answers_garbage_is_told_with_what_it_answered(
+    line: str, said: str, settings: Settings
+) -> None:
+    """It did not exit, nor stay silent: the error quotes what it sent."""
+    server = parse_server(
+        "garbage",
+        {
+            "command": sys.executable,
+            "args": [str(GARBAGE)],
+            "sandbox": "off",
+            "timeout": 5,
+            "env": {"GARBAGE_LINE": line},
+        },
+    )
+    manager = await started(with_servers(settings, server))
+    try:
+        assert manager.connections["garbage"].state == "ready", manager.connections["garbage"].reason
+        answered = await call(Toolbox(manager.patterns(), manager), context(settings, []), "garbage__answer")
+        assert answered.is_error and said in answered.error, answered.error
+        assert "exited" not in answered.error
+    finally:
+        await manager.close()
+
+
 async def test_a_tool_that_vanished_after_list_changed(settings: Settings) -> None:
     manager = await started(with_servers(settings, probe(sandbox="off")))
     try:

@@ -26,6 +26,7 @@ from workbench.config.mcp_servers import McpServer, ServerConfigError
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback
 from workbench.mcp.stderr_log import StderrLog
+from workbench.mcp.stray import StrayReplies, is_unreadable_line, line_of, shown, watched
 
 if TYPE_CHECKING:  # the SDK takes ~0.8 s to import: in a thread, when the first server starts
     from mcp import Client
@@ -61,6 +62,7 @@ class ServerConnection:
         self._task: asyncio.Task[None] | None = None
         self._up = False  # this start got as far as listing the tools
         self._errlog: StderrLog | None = None  # the stderr of a stdio server's current start
+        self.stray = StrayReplies()  # what the server sent that answered nothing (this start)
 
     # --- the cache of the last start's tools ---------------------------------------------------
 
@@ -132,8 +134,12 @@ class ServerConnection:
 
         self.folder.mkdir(parents=True, exist_ok=True)
         async with AsyncExitStack() as stack:
+            self.stray = StrayReplies()
             client = Client(
-                self._target(stack), message_handler=self._on_message, read_timeout_seconds=None, cache=None
+                watched(self._target(stack), self.stray),
+                message_handler=self._on_message,
+                read_timeout_seconds=None,
+                cache=None,
             )
             limit = self.server.timeout or START_LIMIT
             async with asyncio.timeout(limit):
@@ -209,8 +215,12 @@ class ServerConnection:
             self.on_change()
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, Exception):  # a transport fault: the connection is gone
-            self._note_lost(f"the connection failed: {message}")
+        if isinstance(message, Exception):  # a line that is not JSON-RPC, or a transport fault: the connection is gone
+            self._note_lost(
+                f"it sent a line that is not a JSON-RPC message: {shown(line_of(message))}"
+                if is_unreadable_line(message)
+                else f"the connection failed: {message}"
+            )
         elif getattr(message, "method", "") == "notifications/tools/list_changed":
             asyncio.get_running_loop().create_task(self.refresh())
 
@@ -254,22 +264,28 @@ class ServerConnection:
             report(progress, total, message)
 
         timeout = self.server.timeout or None
+        began = time.monotonic()
         try:
             result = await client.call_tool(tool, args, read_timeout_seconds=timeout, progress_callback=on_progress)
         except MCPError as err:
             if err.code == REQUEST_TIMEOUT or "timed out" in err.message:
+                said = self.stray.since(began)
+                instead = f"; it sent instead a reply to no request of this call: {said}" if said else ""
                 raise Feedback(
                     f"MCP server {name}: tool {tool} did not answer within {self.server.timeout:g} s (its timeout "
-                    "setting); the call was cancelled. Try smaller input, or another way"
+                    f"setting){instead}; the call was cancelled. Try smaller input, or another way"
                 ) from err
             if err.code == CONNECTION_CLOSED:
-                self._note_lost(f"it exited{await self._stderr_tail()}")
+                lost = self._lost.is_set()  # lost for a reason of its own (what it sent), not by exiting
+                if not lost:
+                    self._note_lost(f"it exited{await self._stderr_tail()}")
                 again = (
                     "it is being restarted: you may call it once more"
                     if self.restarts < RESTARTS
                     else "it is not restarted again"
                 )
-                raise Feedback(f"MCP server {name} exited during the call of {tool} ({self.reason}); {again}") from err
+                what = "failed" if lost else "exited"
+                raise Feedback(f"MCP server {name} {what} during the call of {tool} ({self.reason}); {again}") from err
             refused = refused_request(name, tool, err.message)
             raise refused or Feedback(f"MCP server {name}: tool {tool} failed: {err.message}") from err
         return outcome(name, tool, result)
