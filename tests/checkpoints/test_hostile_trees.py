@@ -290,6 +290,11 @@ NO_DESCRIPTOR_LEFT = textwrap.dedent(
 )
 
 
+def _low_limit() -> None:
+    """In the child: a soft limit of 256 open files (a few thousand are opened to use them up)."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+
 def test_a_checkpoint_with_no_descriptor_left_fails_naming_the_limit(tmp_path: Path):
     ws = tmp_path / "ws"
     (ws / "src").mkdir(parents=True)
@@ -300,9 +305,7 @@ def test_a_checkpoint_with_no_descriptor_left_fails_naming_the_limit(tmp_path: P
         capture_output=True,
         text=True,
         timeout=120,
-        preexec_fn=lambda: resource.setrlimit(
-            resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
-        ),
+        preexec_fn=_low_limit,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     found = json.loads(run.stdout)
@@ -350,3 +353,50 @@ async def test_names_that_are_not_utf8_round_trip_byte_for_byte(tmp_path: Path, 
     cps.restore(after.commit, first.commit, changes)
     assert state_of(ws) == before
     cps.close()
+
+
+# The first look at the tree fails for want of descriptors; once some are free again, the next
+# checkpoint is taken (it failed for the rest of the session: the failed first look was re-raised).
+FIRST_LOOK_STARVED = textwrap.dedent(
+    """
+    import asyncio, json, os, sys
+    from pathlib import Path
+    from workbench.checkpoints.checkpointer import Checkpointer
+    from workbench.config.settings import Settings
+    from workbench.pb import workbench_pb2 as pb
+
+    async def main():
+        ws = Path(sys.argv[1])
+        cps = Checkpointer(Settings(workspace=ws, data_dir=Path(sys.argv[2])), "s1", watch=False)
+        held = []
+        try:
+            while True:
+                held.append(os.open(os.devnull, os.O_RDONLY))
+        except OSError:
+            pass
+        starved = await cps.take(pb.CHECKPOINT_REASON_TOOL_CALL)
+        for fd in held:
+            os.close(fd)
+        later = await cps.take(pb.CHECKPOINT_REASON_TOOL_CALL)
+        print(json.dumps({"starved": starved.error, "later": later.error, "taken": bool(later.commit)}))
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_a_first_look_that_ran_out_of_descriptors_is_tried_again(tmp_path: Path):
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    (ws / "src" / "main.py").write_text("print(1)\\n")
+    run = subprocess.run(
+        [sys.executable, "-c", FIRST_LOOK_STARVED, str(ws), str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_low_limit,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    found = json.loads(run.stdout)
+    assert "Too many open files" in found["starved"] and "ulimit -n" in found["starved"], found
+    assert found["later"] == "" and found["taken"], found

@@ -205,6 +205,14 @@ class Checkpointer:
                 cp.skipped.append(path_text(line))  # a name that is not UTF-8 shown escaped
 
     async def _ready(self) -> None:
+        """The first look is done. One that failed (no descriptor left, say) raises once, for the
+        checkpoint that waited on it; the next checkpoint tries again (the snapshot's next update
+        is a whole look, or the store is opened anew), not fail for the rest of the session."""
+        if self._first is not None and self._first.done() and not self._first.cancelled():
+            if self._first.exception() is not None:
+                if self._snapshot is not None:
+                    return
+                self._first = None
         if self._first is None:
             self.start()
         assert self._first is not None
