@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 from pathlib import Path
 
 from workbench.cli.command import Command
@@ -24,7 +25,10 @@ def flags(p: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    gc.disable()  # the SDK's schema: thousands of pydantic classes, few freed (as litellm's import, DECISIONS)
     from workbench.acp.server import serve, take_stdout
+
+    gc.enable()
 
     protocol_out = take_stdout()  # first: nothing below may write to the protocol's stdout
     settings = settings_of(args)  # a bad flag or config file is said now, on stderr
