@@ -35,6 +35,14 @@ def setup_logging(settings: Settings) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(_Redact(secrets_of(settings)))
     logging.raiseExceptions = False  # a log file on a full disk must not print its own tracebacks
-    log = logging.getLogger("workbench")
-    log.addHandler(handler)
-    log.setLevel(logging.INFO)
+    # On the root logger: the libraries' warnings and tracebacks (the MCP SDK's, asyncio's "Unknown
+    # child process") go to the file too. With no handler there, Python's last-resort handler
+    # printed them on stderr, over `workbench run`'s output and the TUI.
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "workbench_log", False)]:
+        root.removeHandler(old)  # a second session in this process: one file, one handler
+        old.close()
+    handler.workbench_log = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(min(root.level, logging.WARNING) if root.level else logging.WARNING)
+    logging.getLogger("workbench").setLevel(logging.INFO)

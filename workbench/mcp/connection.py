@@ -152,7 +152,8 @@ class ServerConnection:
             self._take(listing.tools)
             self.ready_at = time.monotonic()
             self.started_in = self.ready_at - began
-            self.state, self.reason, self._up = "ready", "", True
+            self.state, self._up = "ready", True
+            self.reason = self.reason if self._lost.is_set() else ""  # lost while listing: why is kept
             self._ready.set()
             self.on_change()
             listener = asyncio.create_task(self._listen(client), name=f"mcp {self.server.name} listen")
