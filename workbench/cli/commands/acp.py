@@ -48,7 +48,8 @@ COMMAND = Command(
     description=(
         "Run Workbench as an ACP agent (Agent Client Protocol, JSON-RPC on stdin/stdout) for editors "
         "such as Zed, and for Toad and Harbor. Each session works in the folder the client names (its cwd); "
-        "the model, approval and budget flags are those of `workbench run`. Logs go to stderr and the log file."
+        "the model, approval and budget flags are those of `workbench run`. stdout carries only the protocol: the log "
+        "is the data folder's workbench.log, and anything else printed goes to stderr."
     ),
     flags=flags,
     handle=handle,
