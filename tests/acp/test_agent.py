@@ -263,7 +263,7 @@ async def test_an_mcp_server_the_client_passes_serves_the_session(
 
 @pytest.mark.slow
 @pytest.mark.tmux
-async def test_a_sync_subagents_progress_shows_on_the_call_that_started_it(
+async def test_a_sync_subagents_progress_shows_on_the_call_that_started_it_and_its_review_names_it(
     tmp_path: Path, scripted_model: ScriptedModel
 ) -> None:
     ws = tmp_path / "ws"
@@ -274,22 +274,24 @@ async def test_a_sync_subagents_progress_shows_on_the_call_that_started_it(
             reply("", call("subagent", {"mode": "sync", "name": "helper", "prompt": "child task: list"})),
             reply("parent done"),
         ],
-        child=[reply("", call("ls", path=".")), reply("child answer")],
+        child=[reply("", call("write_file", path="c.txt", content="c\n")), reply("child answer")],
     )
     scripted_model.add(*[router] * 4)
     client = Recorder()
-    async with agent(client, tmp_path / "data", *scripted(scripted_model, "--approval", "auto")) as (conn, _):
+    async with agent(client, tmp_path / "data", *scripted(scripted_model)) as (conn, _):
         await conn.initialize(protocol_version=1)
         new = await conn.new_session(cwd=str(ws))
         response = await conn.prompt(session_id=new.session_id, prompt=[text_block("delegate it")])
     assert response.stop_reason == "end_turn" and client.text() == "parent done"
-    spawn, child_ls = client.of("tool_call")
-    assert spawn.title == "subagent: helper" and child_ls.title == "[helper] ls: ."
+    spawn, child_write = client.of("tool_call")
+    assert spawn.title == "subagent: helper" and child_write.title == "[helper] write_file: c.txt"
+    assert "[helper] write_file: c.txt" in [t.title for t, _ in client.asked]  # the child's review names it
+    assert (ws / "c.txt").read_text() == "c\n"
     progress = [u for u in client.of("tool_call_update") if u.tool_call_id == spawn.tool_call_id and u.content]
     meta = progress[0].field_meta["workbench"]
-    assert meta["agent_id"] == "main" and meta["child_agent_id"] == child_ls.field_meta["workbench"]["agent_id"]
+    assert meta["agent_id"] == "main" and meta["child_agent_id"] == child_write.field_meta["workbench"]["agent_id"]
     lines = progress[-2].content[0].content.text.splitlines()
-    assert lines[0] == "helper: started (sync): child task: list" and "helper: ls: ." in lines
+    assert lines[0] == "helper: started (sync): child task: list" and "helper: write_file: c.txt" in lines
     assert progress[-1].status == "completed" and "child answer" in str(progress[-1].content)
 
 
