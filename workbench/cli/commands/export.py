@@ -1,8 +1,10 @@
-"""`workbench export ID`: a stored session's transcript on stdout, as Markdown or every event as JSONL."""
+"""`workbench export ID`: a stored session's transcript on stdout, as Markdown, every event as JSONL, or an
+ATIF trajectory (Harbor's Agent Trajectory Interchange Format, session/atif.py)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -15,10 +17,17 @@ from workbench.core.feedback import model_text
 from workbench.core.words import agent_ended, agent_status, author, run_status, spawn_mode, with_reason
 from workbench.pb import workbench_pb2 as pb
 
+FORMATS = ("md", "jsonl", "atif")
+
 
 def flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", help="the session (an id or a unique prefix; `workbench sessions` lists them)")
-    p.add_argument("--format", choices=("md", "jsonl"), default="md", help="Markdown (default) or every event")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="md",
+        help="Markdown (default), every event (jsonl), or an ATIF trajectory (atif: JSON, subagents embedded)",
+    )
     data_dir_flag(p)
 
 
@@ -39,16 +48,21 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def export(settings: Settings, session_id: str, fmt: str) -> Iterator[str]:
-    """The transcript of a session: every event as JSONL, or Markdown a person reads."""
+    """The transcript of a session: every event as JSONL, an ATIF trajectory, or Markdown a person reads."""
     from workbench.session import catalog
     from workbench.session.errors import SessionError
 
+    if fmt not in FORMATS:
+        raise SessionError(f"--format is one of {', '.join(FORMATS)}, not {fmt!r}")
     stored = catalog.transcript(settings, session_id)
     if fmt == "jsonl":
         yield from (catalog.event_json(e) for e in stored.events)
         return
-    if fmt != "md":
-        raise SessionError(f"--format is md or jsonl, not {fmt!r}")
+    if fmt == "atif":
+        from workbench.session.atif import trajectory
+
+        yield json.dumps(trajectory(stored.info, stored.agents, stored.events), indent=2, ensure_ascii=False)
+        return
     yield from markdown(stored.info, stored.agents, stored.events)
 
 
@@ -155,7 +169,7 @@ def _checkpoint_md(cp: pb.Checkpoint) -> Iterator[str]:
 
 COMMAND = Command(
     name="export",
-    summary="write a session's transcript (Markdown or JSONL)",
+    summary="write a session's transcript (Markdown, JSONL or an ATIF trajectory)",
     description="Write a session's transcript to stdout.",
     flags=flags,
     handle=handle,
