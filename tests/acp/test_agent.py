@@ -216,6 +216,14 @@ async def test_a_stored_session_is_listed_loaded_and_replayed_then_goes_on(
         await conn.initialize(protocol_version=1)
         session_id = (await conn.new_session(cwd=str(ws))).session_id
         await conn.prompt(session_id=session_id, prompt=[text_block("the first prompt")])
+        async with agent(Recorder(), tmp_path / "data", *scripted(scripted_model)) as (other, _):
+            await other.initialize(protocol_version=1)
+            with pytest.raises(RequestError) as held:  # the first process still has it open
+                await other.load_session(cwd=str(ws), session_id=session_id)
+            with pytest.raises(RequestError) as elsewhere:
+                await other.load_session(cwd=str(tmp_path), session_id=session_id)
+    assert "is open in another workbench process" in str(held.value)
+    assert f"works in {ws}" in str(elsewhere.value)
     client = Recorder()
     async with agent(client, tmp_path / "data", *scripted(scripted_model)) as (conn, _):
         await conn.initialize(protocol_version=1)
