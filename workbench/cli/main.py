@@ -32,6 +32,7 @@ COMMANDS: tuple[str, ...] = (  # each the name of its module in workbench/cli/co
     "acp",
     "engine",
     "attach",
+    "web",
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -45,8 +46,14 @@ def handle(args: argparse.Namespace) -> int:
     return run_app(settings, args.prompt, resume, pick=args.resume == "")
 
 
+WEB_DRIVER = "textual.drivers.web_driver:WebDriver"  # what textual-serve runs a tab's app with (`workbench web`)
+
+
 def not_terminals() -> str:
-    """Which of stdin and stdout is not a terminal, in words ('' when both are)."""
+    """Which of stdin and stdout is not a terminal, in words ('' when both are, or when the app
+    draws for a browser tab: textual-serve's pipes carry its frames and keys)."""
+    if os.environ.get("TEXTUAL_DRIVER") == WEB_DRIVER:
+        return ""
     names = [name for name in ("stdin", "stdout") if not _is_terminal(getattr(sys, name))]
     return f"{' and '.join(names)} {'is' if len(names) == 1 else 'are'} not one" if names else ""
 

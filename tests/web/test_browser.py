@@ -1,0 +1,126 @@
+"""`workbench web` in a real browser (Debian's Chromium, headless, driven by Playwright), on the
+offline demo model: the page with the token shows the app's header, a prompt typed into the page
+runs, its tool calls ask for approval in the browser and are answered there, the answer shows; no
+token, or a wrong one, is 403 with nothing of the app; a websocket from another origin is refused.
+
+WEB_SCREENSHOTS=DIR keeps the browser's screenshots there (screenshots/web-*.png)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.browser import WORKBENCH, Served, Tab, browser, chromium
+
+pytestmark = [pytest.mark.tui, pytest.mark.slow]
+
+if chromium() is None and not os.environ.get("CI"):  # CI installs it (.ci/run): there it must be found
+    pytest.skip("needs Chromium (apt-get install chromium)", allow_module_level=True)
+
+
+@pytest.fixture
+def served(tmp_path: Path, workspace: Path) -> Iterator[Served]:
+    assert WORKBENCH.exists(), f"{WORKBENCH} is not installed (pip install -e .)"
+    web = Served(["--model", "demo", "--workspace", str(workspace), "--data-dir", str(tmp_path / "d")], tmp_path)
+    yield web
+    web.stop()
+
+
+@pytest.fixture
+def chrome() -> Iterator[Any]:
+    with browser() as launched:
+        yield launched
+
+
+def keep(page: Any, name: str, tmp_path: Path) -> None:
+    shot = tmp_path / f"web-{name}.png"
+    page.wait_for_timeout(300)  # xterm.js draws on its next animation frame
+    page.screenshot(path=str(shot))
+    if folder := os.environ.get("WEB_SCREENSHOTS"):
+        shutil.copy(shot, Path(folder) / shot.name)
+
+
+def test_the_demo_in_the_browser(served: Served, chrome: Any, workspace: Path, tmp_path: Path) -> None:
+    page = chrome.new_page(viewport={"width": 1280, "height": 800})
+    tab = Tab(page)
+    page.goto(served.url)
+    assert page.url == served.base + "/"  # the token left the address bar for the cookie
+    tab.until("workbench", "demo (scripted")  # the header
+    page.wait_for_selector("body.-first-byte")
+    tab.until("· session ", "to main")  # the session is open: the prompt takes keys
+    tab.type("fix the login check in auth.go")
+    tab.press("Enter")
+    approvals = 0
+    screen = ""
+    for _ in range(600):
+        screen = tab.screen.text()
+        if "Done:" in screen and "completed" in screen:
+            break
+        if "approval needed" in screen:
+            if approvals == 0:
+                keep(page, "approval", tmp_path)
+            tab.press("Enter")  # the modal focuses "Approve once"
+            approvals += 1
+            tab.gone("approval needed")
+        page.wait_for_timeout(200)
+    assert "Done:" in screen, f"the demo did not finish; last screen:\n{screen}"
+    assert approvals == 2  # write_file and the corrected edit_file (the first edit, which can only fail, is not asked)
+    assert "write_file" in screen or "edit_file" in screen  # a tool call's block
+    assert (workspace / "auth.go").exists()
+    keep(page, "done", tmp_path)
+
+
+def status_of(url: str, **headers: str) -> tuple[int, str]:
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def test_no_token_or_a_wrong_one_is_403_in_the_browser(served: Served, chrome: Any) -> None:
+    page = chrome.new_page()
+    for url in (served.base + "/", served.base + "/?token=not-the-token"):
+        response = page.goto(url)
+        assert response is not None and response.status == 403
+        assert "needs the URL with its token" in page.content()
+        assert page.locator("#terminal").count() == 0  # nothing of the app
+    assert status_of(served.base + "/static/js/textual.js")[0] == 403
+    assert served.token not in served.err.read_text()  # stderr holds no token; stdout, the one URL
+
+
+def test_a_websocket_from_another_origin_is_refused(served: Served, chrome: Any, tmp_path: Path) -> None:
+    """A page of another site (here: about:blank's null origin, and a page served from elsewhere)
+    opens the websocket with the cookie in the browser's jar: refused, and no app starts."""
+    context = chrome.new_context()
+    page = context.new_page()
+    page.goto(served.url)  # the cookie is in this browser now
+    other = context.new_page()
+    other.goto("about:blank")
+    outcome = other.evaluate(
+        """url => new Promise(done => {
+            const ws = new WebSocket(url);
+            ws.onopen = () => done("open");
+            ws.onerror = () => done("refused");
+        })""",
+        served.base.replace("http://", "ws://") + "/ws",
+    )
+    assert outcome == "refused"
+    assert status_of(
+        served.base + "/ws",
+        Cookie=f"workbench_web_{served.base.rsplit(':', 1)[1]}={served.token}",
+        Origin="http://evil.example",
+        Connection="Upgrade",
+        Upgrade="websocket",
+        **{"Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="},
+    ) == (403, "403: the websocket's Origin is not this page's\n")
+    log = (tmp_path / "d" / "workbench.log").read_text()
+    assert "websocket refused" in log and served.token not in log  # the token is never logged

@@ -1,0 +1,1 @@
+"""`workbench web`: the Workbench app in the browser, each tab an app process served with textual-serve."""
