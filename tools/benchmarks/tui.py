@@ -85,7 +85,10 @@ def scene(kind: str, ready: str) -> None:
         run_app(settings, None, None, False)
         return
     log_collections(Path(ready + ".gc"))
-    events = big_scene().events if kind != "empty" else []
+    if kind == "thousand":  # 1,000 items, no subagent: `workbench web`'s key to frame (tools/benchmarks/web.py)
+        events = big_scene(1_000, 0).events
+    else:
+        events = big_scene().events if kind != "empty" else []
 
     class Scene(WorkbenchApp):
         def _start(self) -> None:
