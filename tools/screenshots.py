@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Screenshots of the real app, as SVG and PNG, into screenshots/ (the README shows them).
 
-    .venv/bin/python tools/screenshots.py
+    .venv/bin/python tools/screenshots.py            # every scene
+    .venv/bin/python tools/screenshots.py welcome    # only the scenes whose names start so
 
-Each scene drives the real app on a real session: the offline demo model (the approval modal
-of the default ask mode, and the main view), the scripted model server (a failed call with
-partial output; subagents with the Inbox; a looping agent stopped for the person; a grandchild's
-review put aside, its row marked "needs you"; the rewind screen), and the resume picker over the
-sessions those made.
+Each scene drives the real app on a real session: the offline demo model (the welcome in a fresh
+folder before the first prompt, the approval modal of the default ask mode, and the main view),
+the scripted model server (a failed call with partial output; subagents with the Inbox; a looping
+agent stopped for the person; a grandchild's review put aside, its row marked "needs you"; the
+rewind screen), and the resume picker over the sessions those made.
 PNGs are drawn from the SVGs with cairosvg.
 """
 
@@ -41,6 +42,7 @@ from workbench.tui.rewind_screen import RewindReview, TurnPicker  # noqa: E402
 
 OUT = ROOT / "screenshots"
 SIZES = {"": (160, 48), "-80x24": (80, 24)}  # a roomy terminal and the smallest usual one
+ONLY = tuple(sys.argv[1:])  # scene names to shoot (each a start of the name); none: all
 
 
 async def until(pilot: Pilot[Any], condition: Callable[[], object]) -> None:
@@ -67,6 +69,8 @@ def footer_drawn(app: WorkbenchApp) -> bool:
 async def shoot(
     app: WorkbenchApp, name: str, scene: Callable[[Pilot[Any]], Awaitable[None]], size: tuple[int, int]
 ) -> None:
+    if ONLY and not name.startswith(ONLY):
+        return
     async with app.run_test(size=size) as pilot:
         await scene(pilot)
         await pilot.pause(0.3)
@@ -91,6 +95,16 @@ async def shoot_all(suffix: str, size: tuple[int, int]) -> None:
     demo_ws.mkdir()
     server = ScriptedModel()
     try:
+        fresh = data / "fresh"  # a folder with nothing in it yet: the welcome before the first prompt
+        fresh.mkdir()
+        app = WorkbenchApp(Settings(model="demo", workspace=fresh, data_dir=data / "data"), blink=False)
+        opened = app
+
+        async def welcome(pilot: Pilot[Any]) -> None:
+            await until(pilot, lambda: opened.session is not None)
+
+        await shoot(app, f"welcome{suffix}", welcome, size)
+
         # the TUI's default approval mode (ask): the demo's first write waits for the person
         demo = Settings(model="demo", workspace=demo_ws, data_dir=data / "data")
         app = WorkbenchApp(demo, prompt=DEMO_PROMPT, blink=False)

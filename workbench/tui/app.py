@@ -29,7 +29,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Button, Input, Static
 
-from workbench.config.settings import Settings
+from workbench.config.settings import Settings, effective_approval
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane
 from workbench.tui.alert import alert_sequence, alert_text
@@ -46,6 +46,7 @@ from workbench.tui.session_client import OpenRefused, SessionClient
 from workbench.tui.text import printable
 from workbench.tui.theme import MARKDOWN, THEMES, set_theme_before_parse
 from workbench.tui.view import ROOT, Changes, SessionView
+from workbench.tui.welcome import welcome
 
 if TYPE_CHECKING:
     from workbench.session.port import SessionPort
@@ -142,6 +143,8 @@ class WorkbenchApp(App[int]):
         self.setup.display = False
         self.query_one("#search-row").display = False
         self._show_header()
+        if not self.offline and not self.pick:  # before the first prompt: what this session will use
+            self.transcript.show_welcome(welcome(self.settings, effective_approval(self.settings, interactive=True)))
         self.layout_side()
         self.prompt_input.focus()
         self.set_interval(1.0, self._tick)
@@ -219,6 +222,7 @@ class WorkbenchApp(App[int]):
         self.view.session_id = session.id
         self.selected = ROOT
         self.setup.display = False
+        self.transcript.show_welcome(welcome(settings, session.approval))
         self.panes.show(self.view, ROOT)
         self.approvals = Approvals(
             self,
@@ -464,6 +468,7 @@ class WorkbenchApp(App[int]):
             return
         mode = self.session.cycle_approval()
         self.status_line.set_slot("approval", mode)
+        self.transcript.show_welcome(welcome(self.session.settings, mode))
         self.notify(f"approval mode: {mode}", timeout=3)
 
     def action_changed_files(self) -> None:

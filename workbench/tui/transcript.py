@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
+from rich.console import RenderableType
 from rich.segment import Segment
 from textual import events
 from textual.binding import BindingType
@@ -47,6 +48,9 @@ def item_view(item: Item, clock: Callable[[], float]) -> ItemView:
         return UserMessage(item)
     assert isinstance(item, NoticeItem)
     return NoticeLine(item, clock)
+
+
+WELCOME_ITEMS = 20  # items past which a transcript is not before its first prompt (no scan for one)
 
 
 class Transcript(Widget, can_focus=True):
@@ -82,6 +86,8 @@ class Transcript(Widget, can_focus=True):
         self._opened: ItemView | None = None  # an item the search opened to show its current match
         self._frame: list[Position] | None = None  # per row in view: its item and row (-1: blank)
         self._rows: list[Strip] | None = None
+        self.welcome: RenderableType | None = None  # drawn above the items before the first prompt (welcome.py)
+        self._welcome: tuple[int, list[Strip]] | None = None  # its lines at a width
 
     def on_mount(self) -> None:
         self.set_interval(1.0, self._tick)
@@ -167,7 +173,12 @@ class Transcript(Widget, can_focus=True):
         return self._frame
 
     def _layout(self) -> list[Position]:
-        height, count = self.size.height, len(self.items)
+        """The welcome's rows (blank positions), then the items' in the rest of the pane."""
+        head = min(len(self.welcome_lines()), max(self.size.height, 0))
+        return [(-1, 0)] * head + self._item_rows(self.size.height - head)
+
+    def _item_rows(self, height: int) -> list[Position]:
+        count = len(self.items)
         if height <= 0:
             return []
         rows: list[Position] = []
@@ -194,8 +205,25 @@ class Transcript(Widget, can_focus=True):
             return self._rows[y]
         return Strip.blank(self.size.width, self.rich_style)
 
+    def show_welcome(self, welcome: RenderableType | None) -> None:
+        """What the pane shows at its top until the first prompt (welcome.py; None: nothing)."""
+        self.welcome, self._welcome = welcome, None
+        self._invalidate()
+
+    def welcome_lines(self) -> list[Strip]:
+        """The welcome's rows (a blank row above and below), while no prompt is in the transcript:
+        before it only a few notices come (an approval mode switched), drawn below it."""
+        if self.welcome is None or len(self.items) > WELCOME_ITEMS or any(isinstance(i, UserItem) for i in self.items):
+            return []
+        width = max(1, self.size.width - 3)
+        if self._welcome is None or self._welcome[0] != width:
+            blank = Strip.blank(width)
+            self._welcome = (width, [blank, *render_strips(self.app.console, self.welcome, width), blank])
+        return self._welcome[1]
+
     def _draw(self) -> list[Strip]:
         frame, width, base = self.frame(), self.size.width, self.rich_style
+        welcome = self.welcome_lines()
         style = self.get_component_rich_style
         cursor = self.index(self.cursor) if self.has_focus and self.cursor else -1
         bar = self._scroll_bar(frame)
@@ -203,6 +231,9 @@ class Transcript(Widget, can_focus=True):
         rows: list[Strip] = []
         for y, (number, row) in enumerate(frame):
             thumb = Segment(" ", style("transcript--scrollbar-thumb" if bar[y] else "transcript--scrollbar"))
+            if y < len(welcome):
+                rows.append(Strip([Segment(" "), *welcome[y], Segment(" "), thumb], width).apply_style(base))
+                continue
             if number < 0:
                 rows.append(Strip([Segment(" " * (width - 1), base), thumb], width))
                 continue
