@@ -1,7 +1,8 @@
 """Workbench on Harbor, end to end: a real `harbor run` job (Harbor 0.25.0 in its own venv) with the
 Workbench agent (integrations/harbor/workbench_harbor/agent.py) over three tasks written here in
 Harbor's task format, against the scripted model server: one the model solves (reward 1), one it
-fails (reward 0), one past the agent's timeout (reward 0, the trajectory so far kept).
+fails (reward 0), one past the agent's timeout (reward 0, the trajectory so far kept), one whose model
+call is refused (401: the trial ends with Workbench's reason).
 
 Docker is not here, so the environment is the local folder stand-in
 (workbench_harbor/local_env.py: each trial a private folder bound at /app, /logs, /tests, ... by
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.harbor_venv import ROOT, harbor_python
-from tests.scripted_server import Router, ScriptedModel, call, reply
+from tests.scripted_server import Router, ScriptedModel, call, error, reply
 
 pytestmark = [pytest.mark.harbor, pytest.mark.slow]
 
@@ -61,12 +62,14 @@ def test_a_harbor_job_of_three_tasks_records_rewards_and_trajectories(
     write_task(tasks, "solve", "SOLVE: write 42 to answer.txt", "42")
     write_task(tasks, "fail", "FAIL: write 42 to answer.txt", "42")
     write_task(tasks, "slow", "SLOW: write 42 to answer.txt", "42", agent_timeout=25.0)
+    write_task(tasks, "refused", "REFUSED: write 42 to answer.txt", "42")
     router = Router(
         SOLVE=[reply("writing it", call("write_file", {"path": "answer.txt", "content": "42"})), reply("done")],
         FAIL=[reply("", call("write_file", {"path": "answer.txt", "content": "41"})), reply("done")],
         SLOW=[reply("thinking", delay=120.0)],
+        REFUSED=[error(401, "Incorrect API key provided", code="invalid_api_key")],
     )
-    scripted_model.add(*[router] * 6)
+    scripted_model.add(*[router] * 7)
     jobs = tmp_path / "jobs"
     env = {
         **os.environ,
@@ -91,7 +94,7 @@ def test_a_harbor_job_of_three_tasks_records_rewards_and_trajectories(
         "--env",
         "workbench_harbor.local_env:LocalFolderEnvironment",
         "--n-concurrent",
-        "3",
+        "4",
         "--jobs-dir",
         str(jobs),
         "--job-name",
@@ -107,13 +110,15 @@ def test_a_harbor_job_of_three_tasks_records_rewards_and_trajectories(
     for path in (jobs / "wb").glob("*/result.json"):
         result = json.loads(path.read_text())
         results[result["task_name"]] = (result, path.parent)
-    assert set(results) == {"solve", "fail", "slow"}, (sorted(results), done.stdout[-2000:])
+    assert set(results) == {"solve", "fail", "slow", "refused"}, (sorted(results), done.stdout[-2000:])
 
     def reward(name: str) -> float:
         rewards = (results[name][0].get("verifier_result") or {}).get("rewards") or {}
         return float(rewards.get("reward", 0.0))
 
-    assert (reward("solve"), reward("fail"), reward("slow")) == (1.0, 0.0, 0.0), took
+    assert (reward("solve"), reward("fail"), reward("slow"), reward("refused")) == (1.0, 0.0, 0.0, 0.0), took
+    refused = results["refused"][0]["exception_info"]  # a model error ends the trial with Workbench's reason
+    assert refused["exception_type"] == "RuntimeError" and "401" in refused["exception_message"], refused
     solved, solved_dir = results["solve"]
     assert solved["exception_info"] is None
     assert solved["agent_result"]["n_input_tokens"] == 20 and solved["agent_result"]["n_output_tokens"] == 10
