@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -124,3 +125,37 @@ def test_a_websocket_from_another_origin_is_refused(served: Served, chrome: Any,
     ) == (403, "403: the websocket's Origin is not this page's\n")
     log = (tmp_path / "d" / "workbench.log").read_text()
     assert "websocket refused" in log and served.token not in log  # the token is never logged
+
+
+def children(pid: int) -> list[int]:
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def test_a_tab_closed_mid_run_ends_its_app(served: Served, chrome: Any, tmp_path: Path) -> None:
+    """The tab closes while its run waits for an approval: its app quits (the session stays stored);
+    and before that, a resize of the page redraws the app at the new size."""
+    page = chrome.new_page(viewport={"width": 1280, "height": 800})
+    tab = Tab(page)
+    page.goto(served.url)
+    tab.until("· session ", "to main")
+    wide = tab.screen.screen.columns
+    page.set_viewport_size({"width": 900, "height": 700})
+    tab.until("to main")
+    for _ in range(100):
+        if tab.screen.screen.columns < wide and "to main" in tab.screen.text():
+            break
+        page.wait_for_timeout(100)
+    assert tab.screen.screen.columns < wide  # the app was told the new size and drew at it
+    assert "demo (scripted" in tab.screen.text()
+    tab.type("fix the login check in auth.go")
+    tab.press("Enter")
+    tab.until("approval needed")
+    assert len(children(served.process.pid)) == 1  # the tab's app
+    page.close()
+    for _ in range(150):
+        if not children(served.process.pid):
+            break
+        time.sleep(0.1)
+    assert children(served.process.pid) == []
+    log = (tmp_path / "d" / "workbench.log").read_text()
+    assert "tab closed (0 open)" in log

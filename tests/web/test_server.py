@@ -184,3 +184,48 @@ def test_bad_flags_are_one_line(
     code = main(["web", *flags, "--workspace", str(workspace), "--data-dir", str(tmp_path / "d")])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith(f"workbench: {message}") and err.count("\n") == 1
+
+
+def test_each_tab_runs_the_app_with_the_flags_given(tmp_path: Path, workspace: Path) -> None:
+    from workbench.cli.commands.web import tab_argv, tab_env
+    from workbench.cli.main import parse
+
+    args = parse(["web", "--model", "openai/x", "--api-key", "sk-secret", "--approval", "auto", "--allow-net",
+                  "--workspace", str(workspace), "--data-dir", "rel-data"])  # fmt: skip
+    argv = tab_argv(args, "abc123")
+    assert argv[1:3] == ["-m", "workbench.cli.main"]
+    assert argv[3:] == ["--model", "openai/x", "--workspace", str(workspace), "--data-dir",
+                        str(Path("rel-data").resolve()), "--approval", "auto", "--allow-net",
+                        "--resume", "abc123"]  # fmt: skip
+    assert "sk-secret" not in " ".join(argv)  # a command line is visible to every user of the machine
+    assert tab_env(args) == {"WORKBENCH_API_KEY": "sk-secret"}
+
+
+def test_an_unknown_session_is_one_line_and_exit_2(
+    tmp_path: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["web", "nosuchsession", "--workspace", str(workspace), "--data-dir", str(tmp_path / "d")])
+    err = capsys.readouterr().err
+    assert code == 2 and "nosuchsession" in err and err.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_listening_beyond_this_machine_warns_in_one_line(tmp_path: Path, workspace: Path) -> None:
+    from tests.web.browser import Served
+
+    web = Served(["--host", "0.0.0.0", "--workspace", str(workspace), "--data-dir", str(tmp_path / "d")], tmp_path)
+    try:
+        warning = web.err.read_text().splitlines()[0]
+        assert warning.startswith(
+            "workbench: warning: listening on 0.0.0.0, reachable from other machines, without TLS"
+        )
+        assert "ssh -L" in warning and "reverse proxy" in warning and web.token not in warning
+        assert web.url.startswith(f"http://{socket.gethostname()}:")
+    finally:
+        assert web.stop() == 0  # SIGTERM: the server stops cleanly
+    served = Served(["--workspace", str(workspace), "--data-dir", str(tmp_path / "d2")], tmp_path)
+    try:
+        assert "warning" not in served.err.read_text()  # 127.0.0.1: no warning
+        assert served.url.startswith("http://127.0.0.1:")
+    finally:
+        served.stop()

@@ -26,6 +26,7 @@ import shlex
 import signal
 import socket
 import time
+from asyncio.subprocess import Process
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -76,16 +77,41 @@ class Starts:
 
 
 class Tab(AppService):
-    """One tab's app process: textual-serve's AppService with our environment, stopped for sure."""
+    """One tab's app process: textual-serve's AppService with our environment, started without a
+    shell (the process killed is the app) in a session of its own (Ctrl-C at the server's terminal
+    reaches the server, which asks each app to quit), and stopped for sure."""
 
-    def __init__(self, command: str, env: Mapping[str, str], **kwargs: Any) -> None:
-        super().__init__(command, **kwargs)
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str], **kwargs: Any) -> None:
+        super().__init__(shlex.join(argv), **kwargs)
+        self._argv = list(argv)
         self._extra_env = dict(env)
 
     def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
         environment = super()._build_environment(width, height)
         environment.update(self._extra_env)
         return environment
+
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> Process:
+        self._process = process = await asyncio.create_subprocess_exec(
+            *self._argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=self._build_environment(width=width, height=height),
+            start_new_session=True,
+        )
+        assert process.stdin is not None
+        self._stdin = process.stdin
+        return process
+
+    async def run(self) -> None:
+        """Relay the app's output until it ends; then close the tab's websocket (the page says the
+        app has ended), also when the app died without saying so."""
+        try:
+            await super().run()
+        finally:
+            with contextlib.suppress(Exception):
+                await self.remote_close()
 
     async def stop(self) -> None:
         """Ask the app to quit and close its input; kill it when it has not ended within STOP_GRACE seconds."""
@@ -121,7 +147,7 @@ class WebServer:
         title: str = "workbench",
         limits: Limits = Limits(),
     ) -> None:
-        self.command = shlex.join(command)
+        self.command = list(command)
         self.env = dict(env or {})
         self.title = title
         self.limits = limits
