@@ -61,7 +61,9 @@ def test_a_harbor_job_of_three_tasks_records_rewards_and_trajectories(
     tasks = tmp_path / "tasks"
     write_task(tasks, "solve", "SOLVE: write 42 to answer.txt", "42")
     write_task(tasks, "fail", "FAIL: write 42 to answer.txt", "42")
-    write_task(tasks, "slow", "SLOW: write 42 to answer.txt", "42", agent_timeout=25.0)
+    write_task(
+        tasks, "slow", "SLOW: write 42 to answer.txt", "42", agent_timeout=40.0
+    )  # the session starts well before, even under load
     write_task(tasks, "refused", "REFUSED: write 42 to answer.txt", "42")
     router = Router(
         SOLVE=[reply("writing it", call("write_file", {"path": "answer.txt", "content": "42"})), reply("done")],
