@@ -1,7 +1,9 @@
 """`workbench web` in a real browser (Debian's Chromium, headless, driven by Playwright), on the
 offline demo model: the page with the token shows the app's header, a prompt typed into the page
 runs, its tool calls ask for approval in the browser and are answered there, the answer shows; no
-token, or a wrong one, is 403 with nothing of the app; a websocket from another origin is refused.
+token, or a wrong one, is 403 with nothing of the app; a websocket from another origin is refused;
+the app's keys (search, help, the palette) and a copy to the browser's clipboard; a resize; a tab
+closed mid-run ends its app.
 
 WEB_SCREENSHOTS=DIR keeps the browser's screenshots there (screenshots/web-*.png)."""
 
@@ -159,3 +161,40 @@ def test_a_tab_closed_mid_run_ends_its_app(served: Served, chrome: Any, tmp_path
     assert children(served.process.pid) == []
     log = (tmp_path / "d" / "workbench.log").read_text()
     assert "tab closed (0 open)" in log
+
+
+def test_the_keys_search_help_palette_and_the_browser_clipboard(tmp_path: Path, workspace: Path, chrome: Any) -> None:
+    """The app's keys reach it through the page (Ctrl+F, F1, Ctrl+P: keys a browser has its own use
+    for), and a copy lands in the browser's clipboard (OSC 52, read by xterm.js)."""
+    web = Served(
+        ["--model", "demo", "--approval", "auto", "--workspace", str(workspace), "--data-dir", str(tmp_path / "d")],
+        tmp_path,
+    )
+    try:
+        context = chrome.new_context(viewport={"width": 1280, "height": 800})
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=web.base)
+        page = context.new_page()
+        tab = Tab(page)
+        page.goto(web.url)
+        tab.until("· session ", "to main")
+        tab.type("fix the login check in auth.go")
+        tab.press("Enter")
+        tab.until("Done: CheckLogin")
+        tab.press("Control+f")
+        tab.until("search this transcript")
+        tab.press("Escape")
+        tab.gone("search this transcript")
+        tab.press("F1")
+        tab.until("the item before (a tall item scrolls first)")  # the help screen: the keymap table
+        tab.press("Escape")
+        tab.gone("the item before (a tall item scrolls first)")
+        tab.press("Control+p")
+        tab.until("Resume session")  # the command palette
+        tab.type("Copy last answer")
+        page.wait_for_timeout(300)
+        tab.press("Enter")
+        tab.until("Copied the last answer")
+        copied = page.evaluate("navigator.clipboard.readText()")
+        assert copied.startswith("Done: CheckLogin in auth.go now rejects an empty password")
+    finally:
+        web.stop()
