@@ -56,7 +56,7 @@ class LiveSession:
         self.updates = Updates(session.settings.workspace)
         self.queue: asyncio.Queue[pb.Event] = asyncio.Queue()
         self.delivered = 0  # the last event's seq sent to the client
-        self.asking: set[asyncio.Task[None]] = set()
+        self.asking: dict[str, asyncio.Task[None]] = {}  # a reviewed call's id -> its permission request
         self._unsubscribe: Any = None
         self._pump: asyncio.Task[None] | None = None
 
@@ -100,10 +100,14 @@ class LiveSession:
 
     async def _deliver(self, event: pb.Event) -> None:
         await self._send(self.updates.of(event))
-        if event.WhichOneof("kind") == "guard_decision" and event.guard_decision.verdict == pb.GUARD_VERDICT_REVIEW:
+        kind = event.WhichOneof("kind")
+        if kind == "guard_decision" and event.guard_decision.verdict == pb.GUARD_VERDICT_REVIEW:
+            call_id = event.guard_decision.call_id
             task = asyncio.create_task(self._ask(event.guard_decision, event.agent_id), name="acp review")
-            self.asking.add(task)
-            task.add_done_callback(self.asking.discard)
+            self.asking[call_id] = task
+            task.add_done_callback(lambda _: self.asking.pop(call_id, None))
+        elif kind == "review_decided" and (asked := self.asking.get(event.review_decided.call_id)) is not None:
+            asked.cancel()  # answered already: an approval for the session covered it
 
     async def _send(self, updates: list[Any]) -> None:
         for update in updates:
@@ -140,7 +144,7 @@ class LiveSession:
         """session/cancel: the run ends CANCELLED (its prompt answers `cancelled`); the session stays.
         Permission requests still open are dropped (the client answers them `cancelled` itself)."""
         await self.session.cancel()
-        for task in list(self.asking):
+        for task in list(self.asking.values()):
             task.cancel()
 
     # --- reviews ----------------------------------------------------------------------------------
@@ -177,9 +181,10 @@ class LiveSession:
     async def close(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
-        for task in [*self.asking, *([self._pump] if self._pump else [])]:
+        tasks = [*self.asking.values(), *([self._pump] if self._pump else [])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self.asking, *([self._pump] if self._pump else []), return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self.session.close()
 
 
