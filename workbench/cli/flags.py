@@ -10,23 +10,9 @@ from typing import Any
 from workbench.cli.command import UsageError
 from workbench.config.load import load
 from workbench.config.report import flag_help
-from workbench.config.settings import APPROVAL_MODES, SANDBOX_MODES, Settings
+from workbench.config.settings import APPROVAL_MODES, ENGINE_MODES, FLAG_SETTINGS, SANDBOX_MODES, Settings
 
-SETTING_FLAGS = (  # the flags whose dest is a setting's name
-    "model",
-    "api_base",
-    "api_key",
-    "workspace",
-    "max_turns",
-    "max_tokens",
-    "max_cost",
-    "data_dir",
-    "sandbox",
-    "sandbox_network",
-    "approval",
-    "guard_model",
-    "engine",
-)
+SETTING_FLAGS = (*FLAG_SETTINGS, "engine")  # the flags whose dest is a setting's name
 
 
 def data_dir_flag(p: argparse.ArgumentParser) -> None:
@@ -54,6 +40,13 @@ def model_flags(p: argparse.ArgumentParser) -> None:
         default=None,
         help="let commands in the sandbox reach the network (setting sandbox_network)",
     )
+
+
+def engine_flags(p: argparse.ArgumentParser) -> None:
+    """Where the session runs: in the engine (setting engine) or in this process."""
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--engine", choices=ENGINE_MODES, help=flag_help("engine"))
+    where.add_argument("--no-engine", dest="engine", action="store_const", const="off", help="run in this process")
 
 
 def guard_flags(p: argparse.ArgumentParser) -> None:

@@ -21,9 +21,25 @@ from workbench.config.declaration import ADD, ALLOWED, FREE, LOWER, NARROW, USER
 from workbench.config.mcp_servers import McpServer
 
 APPROVAL_MODES = ("read-only", "ask", "auto")  # tightest first
+APPROVAL_CYCLE = ("ask", "auto", "read-only")  # the order Ctrl+T steps through
 ANSWER_REMINDER = ("auto", "on", "off")
 SANDBOX_MODES = ("read-only", "workspace-write", "off")  # tightest first
 ENGINE_MODES = ("auto", "off", "require")
+# the settings a client's flags give, by name: what a client sends the engine to open a session with
+FLAG_SETTINGS = (
+    "model",
+    "api_base",
+    "api_key",
+    "workspace",
+    "max_turns",
+    "max_tokens",
+    "max_cost",
+    "data_dir",
+    "sandbox",
+    "sandbox_network",
+    "approval",
+    "guard_model",
+)
 GUARD_FAILURES = ("block", "review")  # tightest first
 CHECKPOINT_FAILURES = ("refuse", "allow")  # tightest first
 SEARCH_BACKENDS = ("ddgs", "searxng", "brave", "tavily")

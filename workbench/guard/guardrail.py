@@ -25,7 +25,7 @@ from typing import Any
 from google.protobuf.message import Message
 
 from workbench.config.mcp_servers import McpServer
-from workbench.config.settings import APPROVAL_MODES, Settings, effective_approval
+from workbench.config.settings import APPROVAL_CYCLE, APPROVAL_MODES, Settings, effective_approval
 from workbench.guard.model_judge import ModelJudge
 from workbench.guard.review import describe_call
 from workbench.guard.rules import Rule, arguments, bash_rule, file_rule, parse_rules, primary_text
@@ -43,7 +43,6 @@ TMUX_READING = frozenset({"capture", "wait", "list"})
 SHELL_TOOLS = frozenset({"bash", "tmux"})
 FILE_WRITERS = frozenset({"write_file", "edit_file"})
 SAFETY_JUDGES = frozenset({"mode", "rule", "model"})  # an approval for the session remembers only theirs
-MODE_CYCLE = ("ask", "auto", "read-only")  # the order Ctrl+T steps through
 Emit = Callable[[Message], object]  # a Recorder's emit: emit(decision) records it as the agent's event
 
 
@@ -105,7 +104,7 @@ class Guard:
 
     def cycle_mode(self) -> str:
         """Switch to the next approval mode (Ctrl+T in the TUI); returns the new mode."""
-        self.mode = MODE_CYCLE[(MODE_CYCLE.index(self.mode) + 1) % len(MODE_CYCLE)]
+        self.mode = APPROVAL_CYCLE[(APPROVAL_CYCLE.index(self.mode) + 1) % len(APPROVAL_CYCLE)]
         return self.mode
 
     def remember(self, call: pb.ToolCall) -> str:

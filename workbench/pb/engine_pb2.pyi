@@ -34,7 +34,7 @@ class EngineHello(_message.Message):
     def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ...) -> None: ...
 
 class OpenSession(_message.Message):
-    __slots__ = ("environ", "cwd", "flags", "resume", "answerable")
+    __slots__ = ("environ", "cwd", "flags", "resume", "answerable", "interactive")
     class EnvironEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -54,15 +54,17 @@ class OpenSession(_message.Message):
     FLAGS_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
     ANSWERABLE_FIELD_NUMBER: _ClassVar[int]
+    INTERACTIVE_FIELD_NUMBER: _ClassVar[int]
     environ: _containers.ScalarMap[str, str]
     cwd: str
     flags: _containers.MessageMap[str, FlagValue]
     resume: str
     answerable: bool
-    def __init__(self, environ: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., flags: _Optional[_Mapping[str, FlagValue]] = ..., resume: _Optional[str] = ..., answerable: _Optional[bool] = ...) -> None: ...
+    interactive: bool
+    def __init__(self, environ: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., flags: _Optional[_Mapping[str, FlagValue]] = ..., resume: _Optional[str] = ..., answerable: _Optional[bool] = ..., interactive: _Optional[bool] = ...) -> None: ...
 
 class LiveSession(_message.Message):
-    __slots__ = ("id", "socket", "workspace", "model", "data_dir", "sandbox", "mcp_servers", "state", "pid", "clients")
+    __slots__ = ("id", "socket", "workspace", "model", "data_dir", "sandbox", "mcp_servers", "state", "pid", "clients", "approval", "busy")
     ID_FIELD_NUMBER: _ClassVar[int]
     SOCKET_FIELD_NUMBER: _ClassVar[int]
     WORKSPACE_FIELD_NUMBER: _ClassVar[int]
@@ -73,6 +75,8 @@ class LiveSession(_message.Message):
     STATE_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
     CLIENTS_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_FIELD_NUMBER: _ClassVar[int]
+    BUSY_FIELD_NUMBER: _ClassVar[int]
     id: str
     socket: str
     workspace: str
@@ -83,7 +87,9 @@ class LiveSession(_message.Message):
     state: str
     pid: int
     clients: int
-    def __init__(self, id: _Optional[str] = ..., socket: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., data_dir: _Optional[str] = ..., sandbox: _Optional[str] = ..., mcp_servers: _Optional[str] = ..., state: _Optional[str] = ..., pid: _Optional[int] = ..., clients: _Optional[int] = ...) -> None: ...
+    approval: str
+    busy: bool
+    def __init__(self, id: _Optional[str] = ..., socket: _Optional[str] = ..., workspace: _Optional[str] = ..., model: _Optional[str] = ..., data_dir: _Optional[str] = ..., sandbox: _Optional[str] = ..., mcp_servers: _Optional[str] = ..., state: _Optional[str] = ..., pid: _Optional[int] = ..., clients: _Optional[int] = ..., approval: _Optional[str] = ..., busy: _Optional[bool] = ...) -> None: ...
 
 class AttachSession(_message.Message):
     __slots__ = ("id",)
@@ -165,12 +171,136 @@ class Detach(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class ContextWindow(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ContextWindowIs(_message.Message):
+    __slots__ = ("tokens",)
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    tokens: int
+    def __init__(self, tokens: _Optional[int] = ...) -> None: ...
+
+class CycleApproval(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ApprovalIs(_message.Message):
+    __slots__ = ("mode",)
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    mode: str
+    def __init__(self, mode: _Optional[str] = ...) -> None: ...
+
+class Compact(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RestoreFile(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class ListTurns(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class FileChange(_message.Message):
+    __slots__ = ("path", "kind", "added", "removed", "diff")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    ADDED_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    DIFF_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    kind: str
+    added: int
+    removed: int
+    diff: str
+    def __init__(self, path: _Optional[str] = ..., kind: _Optional[str] = ..., added: _Optional[int] = ..., removed: _Optional[int] = ..., diff: _Optional[str] = ...) -> None: ...
+
+class CallSummary(_message.Message):
+    __slots__ = ("agent_id", "tool", "call_id", "changed_by_it")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_BY_IT_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    tool: str
+    call_id: str
+    changed_by_it: int
+    def __init__(self, agent_id: _Optional[str] = ..., tool: _Optional[str] = ..., call_id: _Optional[str] = ..., changed_by_it: _Optional[int] = ...) -> None: ...
+
+class TurnSummary(_message.Message):
+    __slots__ = ("number", "prompt", "commit", "calls", "files")
+    NUMBER_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_FIELD_NUMBER: _ClassVar[int]
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    number: int
+    prompt: str
+    commit: str
+    calls: _containers.RepeatedCompositeFieldContainer[CallSummary]
+    files: _containers.RepeatedCompositeFieldContainer[FileChange]
+    def __init__(self, number: _Optional[int] = ..., prompt: _Optional[str] = ..., commit: _Optional[str] = ..., calls: _Optional[_Iterable[_Union[CallSummary, _Mapping]]] = ..., files: _Optional[_Iterable[_Union[FileChange, _Mapping]]] = ...) -> None: ...
+
+class Turns(_message.Message):
+    __slots__ = ("turns",)
+    TURNS_FIELD_NUMBER: _ClassVar[int]
+    turns: _containers.RepeatedCompositeFieldContainer[TurnSummary]
+    def __init__(self, turns: _Optional[_Iterable[_Union[TurnSummary, _Mapping]]] = ...) -> None: ...
+
+class PlanRewind(_message.Message):
+    __slots__ = ("to_turn", "code", "conversation")
+    TO_TURN_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    to_turn: int
+    code: bool
+    conversation: bool
+    def __init__(self, to_turn: _Optional[int] = ..., code: _Optional[bool] = ..., conversation: _Optional[bool] = ...) -> None: ...
+
+class RewindPlanView(_message.Message):
+    __slots__ = ("plan", "to_turn", "code", "conversation", "undo", "what", "files", "outside", "conversation_seq", "messages_dropped", "whole")
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    TO_TURN_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_FIELD_NUMBER: _ClassVar[int]
+    UNDO_FIELD_NUMBER: _ClassVar[int]
+    WHAT_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    OUTSIDE_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_SEQ_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_DROPPED_FIELD_NUMBER: _ClassVar[int]
+    WHOLE_FIELD_NUMBER: _ClassVar[int]
+    plan: int
+    to_turn: int
+    code: bool
+    conversation: bool
+    undo: bool
+    what: str
+    files: _containers.RepeatedCompositeFieldContainer[FileChange]
+    outside: _containers.RepeatedScalarFieldContainer[str]
+    conversation_seq: int
+    messages_dropped: int
+    whole: bool
+    def __init__(self, plan: _Optional[int] = ..., to_turn: _Optional[int] = ..., code: _Optional[bool] = ..., conversation: _Optional[bool] = ..., undo: _Optional[bool] = ..., what: _Optional[str] = ..., files: _Optional[_Iterable[_Union[FileChange, _Mapping]]] = ..., outside: _Optional[_Iterable[str]] = ..., conversation_seq: _Optional[int] = ..., messages_dropped: _Optional[int] = ..., whole: _Optional[bool] = ...) -> None: ...
+
+class ApplyRewind(_message.Message):
+    __slots__ = ("plan", "overwrite_outside")
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    OVERWRITE_OUTSIDE_FIELD_NUMBER: _ClassVar[int]
+    plan: int
+    overwrite_outside: bool
+    def __init__(self, plan: _Optional[int] = ..., overwrite_outside: _Optional[bool] = ...) -> None: ...
+
 class CloseSession(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class ClientMessage(_message.Message):
-    __slots__ = ("id", "hello", "open", "attach", "list", "stop", "status", "subscribe", "send", "cancel", "decide", "pending", "wait", "detach", "close")
+    __slots__ = ("id", "hello", "open", "attach", "list", "stop", "status", "subscribe", "send", "cancel", "decide", "pending", "wait", "detach", "close", "context_window", "cycle_approval", "compact", "restore_file", "turns", "plan_rewind", "rewind")
     ID_FIELD_NUMBER: _ClassVar[int]
     HELLO_FIELD_NUMBER: _ClassVar[int]
     OPEN_FIELD_NUMBER: _ClassVar[int]
@@ -186,6 +316,13 @@ class ClientMessage(_message.Message):
     WAIT_FIELD_NUMBER: _ClassVar[int]
     DETACH_FIELD_NUMBER: _ClassVar[int]
     CLOSE_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_WINDOW_FIELD_NUMBER: _ClassVar[int]
+    CYCLE_APPROVAL_FIELD_NUMBER: _ClassVar[int]
+    COMPACT_FIELD_NUMBER: _ClassVar[int]
+    RESTORE_FILE_FIELD_NUMBER: _ClassVar[int]
+    TURNS_FIELD_NUMBER: _ClassVar[int]
+    PLAN_REWIND_FIELD_NUMBER: _ClassVar[int]
+    REWIND_FIELD_NUMBER: _ClassVar[int]
     id: int
     hello: ClientHello
     open: OpenSession
@@ -201,7 +338,14 @@ class ClientMessage(_message.Message):
     wait: WaitRun
     detach: Detach
     close: CloseSession
-    def __init__(self, id: _Optional[int] = ..., hello: _Optional[_Union[ClientHello, _Mapping]] = ..., open: _Optional[_Union[OpenSession, _Mapping]] = ..., attach: _Optional[_Union[AttachSession, _Mapping]] = ..., list: _Optional[_Union[ListSessions, _Mapping]] = ..., stop: _Optional[_Union[StopEngine, _Mapping]] = ..., status: _Optional[_Union[EngineStatus, _Mapping]] = ..., subscribe: _Optional[_Union[Subscribe, _Mapping]] = ..., send: _Optional[_Union[SendPrompt, _Mapping]] = ..., cancel: _Optional[_Union[CancelRun, _Mapping]] = ..., decide: _Optional[_Union[DecideReview, _Mapping]] = ..., pending: _Optional[_Union[PendingReviews, _Mapping]] = ..., wait: _Optional[_Union[WaitRun, _Mapping]] = ..., detach: _Optional[_Union[Detach, _Mapping]] = ..., close: _Optional[_Union[CloseSession, _Mapping]] = ...) -> None: ...
+    context_window: ContextWindow
+    cycle_approval: CycleApproval
+    compact: Compact
+    restore_file: RestoreFile
+    turns: ListTurns
+    plan_rewind: PlanRewind
+    rewind: ApplyRewind
+    def __init__(self, id: _Optional[int] = ..., hello: _Optional[_Union[ClientHello, _Mapping]] = ..., open: _Optional[_Union[OpenSession, _Mapping]] = ..., attach: _Optional[_Union[AttachSession, _Mapping]] = ..., list: _Optional[_Union[ListSessions, _Mapping]] = ..., stop: _Optional[_Union[StopEngine, _Mapping]] = ..., status: _Optional[_Union[EngineStatus, _Mapping]] = ..., subscribe: _Optional[_Union[Subscribe, _Mapping]] = ..., send: _Optional[_Union[SendPrompt, _Mapping]] = ..., cancel: _Optional[_Union[CancelRun, _Mapping]] = ..., decide: _Optional[_Union[DecideReview, _Mapping]] = ..., pending: _Optional[_Union[PendingReviews, _Mapping]] = ..., wait: _Optional[_Union[WaitRun, _Mapping]] = ..., detach: _Optional[_Union[Detach, _Mapping]] = ..., close: _Optional[_Union[CloseSession, _Mapping]] = ..., context_window: _Optional[_Union[ContextWindow, _Mapping]] = ..., cycle_approval: _Optional[_Union[CycleApproval, _Mapping]] = ..., compact: _Optional[_Union[Compact, _Mapping]] = ..., restore_file: _Optional[_Union[RestoreFile, _Mapping]] = ..., turns: _Optional[_Union[ListTurns, _Mapping]] = ..., plan_rewind: _Optional[_Union[PlanRewind, _Mapping]] = ..., rewind: _Optional[_Union[ApplyRewind, _Mapping]] = ...) -> None: ...
 
 class Refusal(_message.Message):
     __slots__ = ("message", "kind")
@@ -222,7 +366,7 @@ class Done(_message.Message):
     def __init__(self) -> None: ...
 
 class EngineMessage(_message.Message):
-    __slots__ = ("id", "hello", "refused", "session", "sessions", "status", "event", "finished", "reviews", "done")
+    __slots__ = ("id", "hello", "refused", "session", "sessions", "status", "event", "finished", "reviews", "done", "context_window", "approval", "rewound", "turns", "plan")
     ID_FIELD_NUMBER: _ClassVar[int]
     HELLO_FIELD_NUMBER: _ClassVar[int]
     REFUSED_FIELD_NUMBER: _ClassVar[int]
@@ -233,6 +377,11 @@ class EngineMessage(_message.Message):
     FINISHED_FIELD_NUMBER: _ClassVar[int]
     REVIEWS_FIELD_NUMBER: _ClassVar[int]
     DONE_FIELD_NUMBER: _ClassVar[int]
+    CONTEXT_WINDOW_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_FIELD_NUMBER: _ClassVar[int]
+    REWOUND_FIELD_NUMBER: _ClassVar[int]
+    TURNS_FIELD_NUMBER: _ClassVar[int]
+    PLAN_FIELD_NUMBER: _ClassVar[int]
     id: int
     hello: EngineHello
     refused: Refusal
@@ -243,4 +392,9 @@ class EngineMessage(_message.Message):
     finished: _workbench_pb2.RunFinished
     reviews: Reviews
     done: Done
-    def __init__(self, id: _Optional[int] = ..., hello: _Optional[_Union[EngineHello, _Mapping]] = ..., refused: _Optional[_Union[Refusal, _Mapping]] = ..., session: _Optional[_Union[LiveSession, _Mapping]] = ..., sessions: _Optional[_Union[LiveSessions, _Mapping]] = ..., status: _Optional[_Union[EngineStatus, _Mapping]] = ..., event: _Optional[_Union[_workbench_pb2.Event, _Mapping]] = ..., finished: _Optional[_Union[_workbench_pb2.RunFinished, _Mapping]] = ..., reviews: _Optional[_Union[Reviews, _Mapping]] = ..., done: _Optional[_Union[Done, _Mapping]] = ...) -> None: ...
+    context_window: ContextWindowIs
+    approval: ApprovalIs
+    rewound: _workbench_pb2.Rewind
+    turns: Turns
+    plan: RewindPlanView
+    def __init__(self, id: _Optional[int] = ..., hello: _Optional[_Union[EngineHello, _Mapping]] = ..., refused: _Optional[_Union[Refusal, _Mapping]] = ..., session: _Optional[_Union[LiveSession, _Mapping]] = ..., sessions: _Optional[_Union[LiveSessions, _Mapping]] = ..., status: _Optional[_Union[EngineStatus, _Mapping]] = ..., event: _Optional[_Union[_workbench_pb2.Event, _Mapping]] = ..., finished: _Optional[_Union[_workbench_pb2.RunFinished, _Mapping]] = ..., reviews: _Optional[_Union[Reviews, _Mapping]] = ..., done: _Optional[_Union[Done, _Mapping]] = ..., context_window: _Optional[_Union[ContextWindowIs, _Mapping]] = ..., approval: _Optional[_Union[ApprovalIs, _Mapping]] = ..., rewound: _Optional[_Union[_workbench_pb2.Rewind, _Mapping]] = ..., turns: _Optional[_Union[Turns, _Mapping]] = ..., plan: _Optional[_Union[RewindPlanView, _Mapping]] = ...) -> None: ...

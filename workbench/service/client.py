@@ -11,14 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from workbench.config.settings import APPROVAL_CYCLE, Settings
+from workbench.core.words import ROOT_ID
 from workbench.pb import engine_pb2 as epb
 from workbench.pb import workbench_pb2 as pb
 from workbench.service.frames import FrameError, frame, read_frame, version
+from workbench.session.errors import NotWaiting, SessionError
+
+if TYPE_CHECKING:
+    from workbench.session.rewind import RewindPlan, TurnSummary
+
 
 CONNECT_TIMEOUT = 2.0  # seconds for an engine to accept and say hello
 
@@ -146,20 +155,96 @@ class EngineClient:
 
 
 class RemoteSession:
-    """A session hosted by the engine, driven as the in-process Session is."""
+    """A session hosted by the engine, driven as the in-process Session is: the members of
+    `session.port.SessionPort` (the app) and of `cli.headless.HeadlessSession` (a run)."""
 
-    def __init__(self, described: epb.LiveSession, connection: Connection):
+    def __init__(self, described: epb.LiveSession, connection: Connection, settings: Settings | None = None):
         self.described, self.connection = described, connection
         self.id = described.id
         self.failure: str | None = None  # the session's event log could not be written
+        self._settings = dataclasses.replace(
+            settings or Settings(),
+            model=described.model,
+            workspace=Path(described.workspace),
+            data_dir=Path(described.data_dir),
+        )
+        self._approval = described.approval
+        self._busy = described.busy
         self._subscribers: list[Callable[[pb.Event], None]] = []
         self._reviews: dict[str, pb.GuardDecision] = {}
         self._sent: list[asyncio.Task[epb.EngineMessage]] = []
         connection.on_event = self._deliver
 
     @classmethod
-    async def attach(cls, described: epb.LiveSession) -> RemoteSession:
-        return cls(described, await Connection.open(Path(described.socket)))
+    async def attach(cls, described: epb.LiveSession, settings: Settings | None = None) -> RemoteSession:
+        return cls(described, await Connection.open(Path(described.socket)), settings)
+
+    @property
+    def settings(self) -> Settings:
+        """The client's settings with the session's model, workspace and data folder."""
+        return self._settings
+
+    @property
+    def busy(self) -> bool:
+        return self._busy
+
+    @property
+    def approval(self) -> str:
+        return self._approval
+
+    async def _ask(self, message: epb.ClientMessage) -> epb.EngineMessage:
+        """A request whose refusal is raised as the in-process Session raises it."""
+        try:
+            return await self.connection.request(message)
+        except Refused as err:
+            if err.kind == "rewind":
+                from workbench.session.rewind import RewindRefused
+
+                raise RewindRefused(str(err)) from err
+            if err.kind == "not_waiting":
+                raise NotWaiting(str(err)) from err
+            raise SessionError(str(err)) from err
+
+    async def context_window(self) -> int:
+        return (await self._ask(epb.ClientMessage(context_window=epb.ContextWindow()))).context_window.tokens
+
+    def cycle_approval(self) -> str:
+        """The next mode at once (the session's answer corrects it if another client moved it)."""
+        cycle = APPROVAL_CYCLE
+        self._approval = cycle[(cycle.index(self._approval) + 1) % len(cycle)] if self._approval in cycle else cycle[0]
+        task = asyncio.create_task(self.connection.request(epb.ClientMessage(cycle_approval=epb.CycleApproval())))
+        task.add_done_callback(self._approval_answered)
+        self._sent.append(task)
+        return self._approval
+
+    def _approval_answered(self, task: asyncio.Task[epb.EngineMessage]) -> None:
+        if not task.cancelled() and task.exception() is None:
+            self._approval = task.result().approval.mode
+
+    async def compact(self) -> None:
+        await self._ask(epb.ClientMessage(compact=epb.Compact()))
+
+    async def restore_file(self, path: str) -> pb.Rewind:
+        return (await self._ask(epb.ClientMessage(restore_file=epb.RestoreFile(path=path)))).rewound
+
+    async def turns(self) -> list[TurnSummary]:
+        from workbench.service.convert import turns_from_pb
+
+        return turns_from_pb((await self._ask(epb.ClientMessage(turns=epb.ListTurns()))).turns)
+
+    async def plan_rewind(
+        self, to_turn: int | None = None, *, code: bool = True, conversation: bool = False
+    ) -> RewindPlan:
+        from workbench.service.convert import plan_from_pb
+
+        asked = epb.PlanRewind(to_turn=to_turn or 0, code=code, conversation=conversation)
+        return plan_from_pb((await self._ask(epb.ClientMessage(plan_rewind=asked))).plan)
+
+    async def rewind(self, plan: RewindPlan, *, overwrite_outside: bool = False) -> pb.Rewind:
+        from workbench.service.convert import plan_number
+
+        apply = epb.ApplyRewind(plan=plan_number(plan), overwrite_outside=overwrite_outside)
+        return (await self._ask(epb.ClientMessage(rewind=apply))).rewound
 
     @property
     def pid(self) -> int:
@@ -167,6 +252,8 @@ class RemoteSession:
 
     def _deliver(self, event: pb.Event) -> None:
         kind = event.WhichOneof("kind")
+        if event.agent_id == ROOT_ID and kind in ("run_started", "run_finished"):
+            self._busy = kind == "run_started"
         if kind == "guard_decision" and event.guard_decision.verdict == pb.GUARD_VERDICT_REVIEW:
             self._reviews[event.guard_decision.call_id] = event.guard_decision
         elif kind == "review_decided":
@@ -220,6 +307,10 @@ class RemoteSession:
 
     def failure_text(self) -> str:
         return self.failure or ""
+
+    async def detach(self) -> None:
+        """Leave the session running in the engine (`workbench attach ID` comes back to it)."""
+        await self.close(end=False)
 
     async def close(self, end: bool = True) -> None:
         """End the session (`end`) or leave it running (detach); then hang up."""

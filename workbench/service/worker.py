@@ -29,14 +29,17 @@ from workbench.config.log_file import setup_logging
 from workbench.config.settings import ConfigError, Settings
 from workbench.pb import engine_pb2 as epb
 from workbench.pb import workbench_pb2 as pb
+from workbench.service.convert import plan_to_pb, turns_to_pb
 from workbench.service.frames import FrameError, frame, greet, read_frame
 from workbench.service.place import peer_uid
 from workbench.session.catalog import session_to_resume
 from workbench.session.errors import NotWaiting, SessionError
+from workbench.session.rewind import RewindPlan, RewindRefused
 from workbench.session.session import Session
 from workbench.session.startup import check_model
 
 log = logging.getLogger("workbench")
+PLANS_KEPT = 8  # rewind plans held for clients at once
 GRACE = 2.0  # seconds an idle session with no client stays, for a client that reattaches
 WRITE_BUFFER_MAX = 64 * 1024 * 1024  # a client this far behind is dropped (it can reattach from its seq)
 PATH_FLAGS = ("workspace", "data_dir")
@@ -84,7 +87,7 @@ async def open_hosted(request: epb.OpenSession) -> Session:
     )
     await asyncio.to_thread(check_model, settings)
     setup_logging(settings)
-    return await Session.open(settings, resume, answerable=request.answerable)
+    return await Session.open(settings, resume, interactive=request.interactive, answerable=request.answerable)
 
 
 class SessionHost:
@@ -94,6 +97,8 @@ class SessionHost:
         self.request, self.socket_path, self.ready = request, socket_path, ready
         self.session: Session | None = None
         self.session_closed = False
+        self.plans: dict[int, RewindPlan] = {}  # rewind plans made for clients, by number
+        self.plan_numbers = 0
         self.clients = 0
         self.last_client = time.monotonic()
         self.closing = asyncio.Event()
@@ -135,6 +140,14 @@ class SessionHost:
             if idle and self.clients == 0 and time.monotonic() - self.last_client > GRACE:
                 return
 
+    def _keep_plan(self, plan: RewindPlan) -> int:
+        """Hold a plan a client may apply; the oldest go past PLANS_KEPT."""
+        self.plan_numbers += 1
+        self.plans[self.plan_numbers] = plan
+        for old in sorted(self.plans)[:-PLANS_KEPT]:
+            del self.plans[old]
+        return self.plan_numbers
+
     def described(self) -> epb.LiveSession:
         session = self.session
         assert session is not None
@@ -154,6 +167,8 @@ class SessionHost:
             state=state,
             pid=os.getpid(),
             clients=self.clients,
+            approval=session.approval,
+            busy=session.busy,
         )
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -244,11 +259,38 @@ class SessionHost:
                 return epb.EngineMessage(id=message.id, reviews=epb.Reviews(reviews=session.pending_reviews()))
             elif kind == "attach":
                 return epb.EngineMessage(id=message.id, session=self.described())
+            elif kind == "context_window":
+                window = epb.ContextWindowIs(tokens=await session.context_window())
+                return epb.EngineMessage(id=message.id, context_window=window)
+            elif kind == "cycle_approval":
+                return epb.EngineMessage(id=message.id, approval=epb.ApprovalIs(mode=session.cycle_approval()))
+            elif kind == "compact":
+                await session.compact()
+            elif kind == "restore_file":
+                return epb.EngineMessage(id=message.id, rewound=await session.restore_file(message.restore_file.path))
+            elif kind == "turns":
+                return epb.EngineMessage(id=message.id, turns=turns_to_pb(await session.turns()))
+            elif kind == "plan_rewind":
+                asked = message.plan_rewind
+                plan = await session.plan_rewind(
+                    asked.to_turn or None, code=asked.code, conversation=asked.conversation
+                )
+                number = self._keep_plan(plan)
+                return epb.EngineMessage(id=message.id, plan=plan_to_pb(plan, number))
+            elif kind == "rewind":
+                kept = self.plans.get(message.rewind.plan)
+                if kept is None:
+                    gone = "that rewind plan is no longer held by the session: make it again"
+                    return epb.EngineMessage(id=message.id, refused=epb.Refusal(message=gone, kind="rewind"))
+                done = await session.rewind(kept, overwrite_outside=message.rewind.overwrite_outside)
+                return epb.EngineMessage(id=message.id, rewound=done)
             else:
                 refusal = epb.Refusal(message=f"a session does not answer {kind}", kind="usage")
                 return epb.EngineMessage(id=message.id, refused=refusal)
         except NotWaiting as err:
             return epb.EngineMessage(id=message.id, refused=epb.Refusal(message=str(err), kind="not_waiting"))
+        except RewindRefused as err:
+            return epb.EngineMessage(id=message.id, refused=epb.Refusal(message=str(err), kind="rewind"))
         except SessionError as err:
             return epb.EngineMessage(id=message.id, refused=epb.Refusal(message=str(err), kind="session"))
         return epb.EngineMessage(id=message.id, done=epb.Done())

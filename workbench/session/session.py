@@ -398,7 +398,7 @@ class Session:
         except rewinding.RewindRefused as err:
             raise SessionError(str(err)) from err
 
-    def turns(self) -> list[rewinding.TurnSummary]:
+    async def turns(self) -> list[rewinding.TurnSummary]:
         """The rewind points: each prompt, the checkpoints of its calls, the files it changed."""
         return rewinding.summaries(self.settings, self.info, list(self.events()))
 

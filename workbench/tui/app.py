@@ -87,6 +87,7 @@ class WorkbenchApp(App[int]):
         set_theme_before_parse(self, THEMES.get(settings.theme, THEMES["dark"]))
         self.console.push_theme(MARKDOWN)  # inline code without rich's black box (theme.py)
         self.settings = settings
+        self.detached = False  # left running in the engine (the exit's last line says how to come back)
         self.initial_prompt = prompt
         self.resume_id = resume
         self.pick = pick
@@ -183,7 +184,7 @@ class WorkbenchApp(App[int]):
         gc.enable()
         if self.offline:
             return
-        if self.preload_litellm:
+        if self.preload_litellm and self.settings.engine == "off":  # else the engine has it (or opening starts it)
             self.client.litellm_import = start_litellm_import()
         if self.pick:
             from workbench.tui.picker import pick  # each screen not shown at start loads when asked for
@@ -377,6 +378,15 @@ class WorkbenchApp(App[int]):
         await self._close_session()  # the run stops and the session's tmux server ends
         self.exit(0)
 
+    async def action_detach(self) -> None:
+        """Leave the session running in the engine and close the app (`workbench attach ID` returns)."""
+        refused = await self.client.detach()
+        if refused:
+            self.notify(refused, severity="warning", timeout=5)
+            return
+        self.detached = True
+        self.exit(0)
+
     async def action_quit(self) -> None:
         """Every way out (the palette's Quit too) closes the session first."""
         await self._quit()
@@ -549,7 +559,13 @@ def run_app(settings: Settings, prompt: str | None, resume: str | None, pick: bo
     """`workbench`, `workbench "TASK"`, `workbench --resume [ID]`: run the TUI; the exit status."""
     app = WorkbenchApp(settings, prompt=prompt, resume=resume, pick=pick)
     code = app.run()
-    if session_id := app.session_id:  # as `workbench run` does: how to go on
+    if app.detached:
+        print(
+            f"workbench: session {app.session_id} goes on in the engine; come back with "
+            f"`workbench attach {app.session_id}`",
+            file=sys.stderr,
+        )
+    elif session_id := app.session_id:  # as `workbench run` does: how to go on
         print(
             f"workbench: session {session_id}; continue it with `workbench --resume {session_id}`, "
             f"read it with `workbench export {session_id}`",

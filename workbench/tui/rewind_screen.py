@@ -124,7 +124,7 @@ async def rewind(app: App[Any], session: SessionPort) -> None:
     """Ctrl+G (in a worker): pick a prompt and what goes back, review the files and their diffs,
     then rewind; a refusal is said in a note and nothing changes."""
     try:
-        turns = session.turns()
+        turns = await session.turns()
         if not turns:
             app.notify("Nothing to rewind yet: no prompt has a checkpoint.", timeout=4)
             return

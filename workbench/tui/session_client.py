@@ -58,10 +58,18 @@ class SessionClient:
 
         await self.close()
         self._open_done.clear()  # a quit meanwhile waits for it, to close it and say its id
+        hosted = False
         try:
-            opener = await asyncio.to_thread(_opener)
             try:
-                session = await opener(settings, resume, interactive=True)
+                session = await _in_engine(settings, resume) if settings.engine != "off" else None
+                hosted = session is not None
+                if session is None:
+                    if self.litellm_import is None and settings.engine != "off":  # no engine after all (auto):
+                        from workbench.tui.engine import start_litellm_import  # litellm imports here, in a thread
+
+                        self.litellm_import = start_litellm_import()
+                    opener = await asyncio.to_thread(_opener)
+                    session = await opener(settings, resume, interactive=True)
             except SessionError as err:  # unknown id, another workspace, held elsewhere, corrupt
                 raise OpenRefused(f"cannot open the session: {err}") from err
             except (OSError, sqlite3.Error) as err:  # the data folder: missing rights, disk full
@@ -71,8 +79,8 @@ class SessionClient:
             self.session_id, self._opening = session.id, session  # closed by a quit meanwhile
         finally:
             self._open_done.set()
-        if self.litellm_import is not None:  # the run's first model call would wait for it on this loop,
-            await asyncio.to_thread(self.litellm_import.join)  # frozen (4 s): it waits here, in a thread
+        if self.litellm_import is not None and not hosted:  # the run's first model call would wait for it on
+            await asyncio.to_thread(self.litellm_import.join)  # this loop, frozen (4 s): it waits here, in a thread
         if self._opening is not session:
             return None
         self._opening = None
@@ -107,6 +115,21 @@ class SessionClient:
         for session in sessions:
             await session.close()
 
+    async def detach(self) -> str:
+        """Leave the session running in the engine and let it go here; '' or why it cannot be left."""
+        from workbench.service.client import RemoteSession
+
+        session = self.session
+        if not isinstance(session, RemoteSession):
+            return "this session runs in this process and ends with it; open it with --engine require to detach"
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.session = None
+        self._pending.clear()
+        await session.detach()
+        return ""
+
     @property
     def opening(self) -> bool:
         """A session is opening (a quit waits for it, to close it and say its id)."""
@@ -138,6 +161,17 @@ class SessionClient:
             log.info("cancel refused", exc_info=True)
             return printable(str(err))
         return ""
+
+
+async def _in_engine(settings: Settings, resume: str | None) -> SessionPort | None:
+    """The session in the engine (a live one by id first: attach); None to open it here (`auto`
+    and no engine answers). The client side only: litellm and the engine stay in the engine."""
+    from workbench.config.settings import FLAG_SETTINGS
+    from workbench.service.attach import open_in_engine, open_request
+
+    flags = {name: getattr(settings, name) for name in FLAG_SETTINGS}
+    request = open_request(flags, resume, interactive=True, answerable=True)
+    return await open_in_engine(settings, request, attach=resume or "")
 
 
 def _opener() -> Callable[..., Awaitable[SessionPort]]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from workbench import __version__
 from workbench.cli.command import Command, UsageError
-from workbench.cli.flags import guard_flags, model_flags, resumed, settings_of
+from workbench.cli.flags import engine_flags, guard_flags, model_flags, resumed, settings_of
 from workbench.config.log_file import setup_logging
 
 
@@ -18,6 +18,7 @@ def flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("prompt", nargs="?", metavar="TASK", help="a task to send when the app opens")
     model_flags(p)
     guard_flags(p)
+    engine_flags(p)
     again = p.add_mutually_exclusive_group()
     again.add_argument(
         "--resume", nargs="?", const="", metavar="ID", help="open a stored session (a picker without ID)"

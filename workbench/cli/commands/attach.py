@@ -1,9 +1,11 @@
-"""`workbench attach ID`: follow a session the engine hosts, from its first event, live.
+"""`workbench attach ID`: a session the engine hosts, from its first event, live.
 
-Progress on stderr as `workbench run` prints it (or every event as JSONL with --jsonl), the
-answer on stdout, and the exit status of its run, when that run ends; a session that is idle
-is replayed and left at once. Ctrl-C or SIGTERM cancels its run, as in the run that started it;
-closing the terminal leaves it running. Reviews are answered here on a terminal.
+On a terminal it is the app on that session (the same as `workbench --resume ID --engine
+require`: its transcript, its reviews, steering, cancel, rewind; Ctrl+\\ leaves it running).
+With --jsonl, or without a terminal, it follows headless: every event as JSONL (or progress on
+stderr as `workbench run` prints it), the answer on stdout, and the exit status of its run, when
+that run ends; an idle session is replayed and left at once. Ctrl-C or SIGTERM cancels its run;
+closing the terminal leaves it running.
 """
 
 from __future__ import annotations
@@ -31,9 +33,17 @@ def flags(p: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from workbench.cli.commands.app import not_terminals
     from workbench.cli.commands.run import report_outcome
 
     settings = settings_of(args)
+    if not args.jsonl and not not_terminals():  # the app, attached
+        from workbench.config.log_file import setup_logging
+        from workbench.tui.app import run_app
+
+        setup_logging(settings)
+        settings.engine = "require"
+        return run_app(settings, None, args.id, pick=False)
     ended, progress = Ended(), Progress()
     try:
         outcome, session = asyncio.run(_follow(settings.data_dir, args, ended, progress))

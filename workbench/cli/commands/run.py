@@ -11,10 +11,10 @@ import sys
 from typing import TYPE_CHECKING
 
 from workbench.cli.command import Command, UsageError
-from workbench.cli.flags import guard_flags, model_flags, resumed, settings_of
+from workbench.cli.flags import engine_flags, guard_flags, model_flags, resumed, settings_of
 from workbench.config.log_file import setup_logging
 from workbench.config.report import flag_help
-from workbench.config.settings import ENGINE_MODES, Settings
+from workbench.config.settings import Settings
 from workbench.core.causes import advice, disk_full
 from workbench.core.words import run_status, with_reason
 from workbench.pb import workbench_pb2 as pb
@@ -50,9 +50,7 @@ def flags(p: argparse.ArgumentParser) -> None:
     again = p.add_mutually_exclusive_group()
     again.add_argument("--resume", metavar="ID", help="continue session ID with this prompt")
     again.add_argument("--continue", dest="cont", action="store_true", help="continue this workspace's newest session")
-    engine = p.add_mutually_exclusive_group()
-    engine.add_argument("--engine", choices=ENGINE_MODES, help=flag_help("engine"))
-    engine.add_argument("--no-engine", dest="engine", action="store_const", const="off", help="run in this process")
+    engine_flags(p)
     p.add_argument(
         "--detach",
         action="store_true",
