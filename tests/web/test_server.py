@@ -87,8 +87,10 @@ async def test_the_token_sets_a_cookie_and_leaves_the_address(served: Served) ->
     assert status == 200 and "/static/js/textual.js" in body and 'id="terminal"' in body
     assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
     assert "googleapis" not in body  # nothing fetched from elsewhere
-    status, body, _ = await get(served.base + "/static/js/textual.js", cookies=served.cookies())
+    assert response.headers["Cache-Control"] == "no-store"
+    status, body, response = await get(served.base + "/static/js/textual.js", cookies=served.cookies())
     assert status == 200 and "WebSocket" in body
+    assert response.headers["Cache-Control"] == "private, max-age=3600"  # textual-serve's script, for a reload
 
 
 async def open_tab(served: Served, origin: str | None) -> tuple[int, aiohttp.ClientWebSocketResponse | None]:
@@ -129,7 +131,7 @@ async def test_the_websocket_of_the_page_own_origin_opens_a_tab(served: Served) 
     assert served.server.tabs == 0
 
 
-async def test_a_flood_of_tabs_is_bounded() -> None:
+async def test_a_flood_of_tabs_is_bounded(capsys: pytest.CaptureFixture[str]) -> None:
     async for served in serving(Limits(tabs=2, starts=3, window=60)):
         opened = [await open_tab(served, served.origin) for _ in range(3)]
         assert [status for status, _ in opened] == [101, 101, 503]  # two apps at once, the most
@@ -146,6 +148,13 @@ async def test_a_flood_of_tabs_is_bounded() -> None:
         status, _ = await open_tab(served, served.origin)  # the fourth: refused until the window moves on
         assert status == 429
         assert served.server.tabs_started == 3
+        for _ in range(5):
+            assert (await open_tab(served, served.origin))[0] == 429
+    said = capsys.readouterr().err.splitlines()  # the server's terminal: once for each kind of refusal
+    assert said == [
+        "workbench web: tab refused: 2 open, the most at once",
+        "workbench web: tab refused: 3 started in 60 s",
+    ]
 
 
 def test_starts_in_a_sliding_window() -> None:

@@ -49,7 +49,8 @@ _PAGE = """<!DOCTYPE html>
   </head>
   <body>
     <div class="note starting">{title}: starting</div>
-    <div class="note ended"><div>The app in this tab has ended.</div>
+    <div class="note ended"><div>The app in this tab has ended, or the server did not start one
+      (too many tabs: the terminal of `workbench web` says why).</div>
       <button type="button" id="again">Open a new one</button></div>
     <div id="terminal" class="textual-terminal" data-font-size="{font_size}"></div>
     <script>

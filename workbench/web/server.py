@@ -25,10 +25,11 @@ import logging
 import shlex
 import signal
 import socket
+import sys
 import time
 from asyncio.subprocess import Process
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,7 @@ class WebServer:
         self._sockets: set[web.WebSocketResponse] = set()
         self.tabs_started = 0
         self._downloads = DownloadManager()
+        self._said: dict[str, float] = {}  # a refusal's kind -> when stderr last said it
 
     def application(self) -> web.Application:
         app = web.Application(middlewares=[self._gate])
@@ -189,7 +191,9 @@ class WebServer:
         else:
             response = web.Response(status=403, text=FORBIDDEN)
         if not response.prepared:
-            response.headers["Cache-Control"] = "no-store"
+            # textual-serve's own files (textual.js, 500 KB) kept by this browser for a reload; nothing else
+            static = request.path.startswith("/static/") and response.status == 200
+            response.headers["Cache-Control"] = "private, max-age=3600" if static else "no-store"
             response.headers["Referrer-Policy"] = "no-referrer"
             response.headers["X-Content-Type-Options"] = "nosniff"
         return response
@@ -215,16 +219,16 @@ class WebServer:
 
     async def _websocket(self, request: web.Request) -> web.StreamResponse:
         if not self.origin_ok(request):
-            log.warning(
+            self._refused(  # %r: another site's text, escaped
                 "websocket refused: Origin %r is not this page's (Host %r)", request.headers.get("Origin"), request.host
             )
             return web.Response(status=403, text="403: the websocket's Origin is not this page's\n")
         if self.tabs >= self.limits.tabs:
-            log.warning("tab refused: %d open, the most at once", self.tabs)
+            self._refused("tab refused: %d open, the most at once", self.tabs)
             return web.Response(status=503, text=f"503: {self.tabs} tabs are open, the most at once: close one\n")
         if not self._starts.take():
             retry = self._starts.retry_after()
-            log.warning("tab refused: %d started in %g s", self.limits.starts, self.limits.window)
+            self._refused("tab refused: %d started in %g s", self.limits.starts, self.limits.window)
             return web.Response(
                 status=429,
                 text=f"429: {self.limits.starts} tabs started in {self.limits.window:g} s: wait {retry} s\n",
@@ -256,6 +260,14 @@ class WebServer:
             await websocket.close()
             log.info("tab closed (%d open)", self.tabs)
         return websocket
+
+    def _refused(self, message: str, *args: object) -> None:
+        """Logged each time; said on stderr (the server's terminal) at most once a minute for each kind."""
+        log.warning(message, *args)
+        now = time.monotonic()
+        if now - self._said.get(message, -60.0) >= 60.0:
+            self._said[message] = now
+            print(f"workbench web: {message % args}", file=sys.stderr, flush=True)
 
     async def _download(self, request: web.Request) -> web.StreamResponse:
         """A file the app delivers (textual's `deliver_text` / `deliver_binary`)."""
@@ -337,12 +349,13 @@ def bind(host: str, port: int) -> socket.socket:
     return listener
 
 
-def serve(server: WebServer, listener: socket.socket) -> None:
-    """Serve until SIGINT or SIGTERM; the tabs' apps are asked to quit first."""
-    asyncio.run(_serve(server, listener))
+def serve(server: WebServer, listener: socket.socket, ready: Callable[[], None] = lambda: None) -> None:
+    """Serve until SIGINT or SIGTERM; the tabs' apps are asked to quit first. `ready` runs once the
+    server answers and those signals stop it (the URL is printed then)."""
+    asyncio.run(_serve(server, listener, ready))
 
 
-async def _serve(server: WebServer, listener: socket.socket) -> None:
+async def _serve(server: WebServer, listener: socket.socket, ready: Callable[[], None]) -> None:
     runner = web.AppRunner(server.application(), access_log=None, handle_signals=False)
     await runner.setup()
     await web.SockSite(runner, listener).start()
@@ -350,6 +363,7 @@ async def _serve(server: WebServer, listener: socket.socket) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    ready()
     try:
         await stop.wait()
     finally:

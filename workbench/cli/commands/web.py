@@ -111,9 +111,12 @@ def handle(args: argparse.Namespace) -> int:
         tab_argv(args, session), token, port, env=tab_env(args), title=f"workbench {Path(settings.workspace).name}"
     )
     logging.getLogger("workbench.web").info("serving %s:%d to the browser (the token is not logged)", args.host, port)
-    print(f"workbench web: open {url(listener, token)}", flush=True)
-    print("workbench web: each tab runs its own app; Ctrl-C stops the server", file=sys.stderr, flush=True)
-    serve(server, listener)
+
+    def ready() -> None:
+        print(f"workbench web: open {url(listener, token)}", flush=True)
+        print("workbench web: each tab runs its own app; Ctrl-C stops the server", file=sys.stderr, flush=True)
+
+    serve(server, listener, ready)
     return 0
 
 
