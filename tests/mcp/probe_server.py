@@ -147,7 +147,26 @@ async def ask_person(ctx: Context) -> str:
     return f"answered: {result}"
 
 
+def add_generated_tools(count: int) -> None:
+    """PROBE_MANY_TOOLS=N: N more tools (`generated_0000`, ...), each with a schema of its own, as a
+    server that wraps a large API has (about 370 bytes of definition each)."""
+
+    def make(i: int):  # type: ignore[no-untyped-def]
+        def tool(record_id: str, fields: list[str], limit: int = 10, include_archived: bool = False) -> str:
+            return f"generated {i}: {record_id}"
+
+        return tool
+
+    for i in range(count):
+        server.add_tool(
+            make(i),
+            name=f"generated_{i:04d}",
+            description=f"Look up records of kind {i} by id, with the fields asked for and a limit on how many.",
+        )
+
+
 def main() -> None:
+    add_generated_tools(int(os.environ.get("PROBE_MANY_TOOLS", "0")))
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=0, help="serve Streamable HTTP on 127.0.0.1:PORT")
     args = parser.parse_args()

@@ -301,7 +301,31 @@ async def test_a_configured_servers_tool_not_offered_gets_the_servers_state(sett
     assert errors["probe__nope"].startswith("MCP server probe has no tool nope; its tools: probe__echo, probe__add")
     assert errors["many__echo"] == (
         "MCP server many's tools are not offered until you list them (it has many): "
-        'call {"name": "mcp__tools", "arguments": {"server": "many"}}'
+        'call {"name": "mcp__tools", "arguments": {"server": "many", "match": "echo"}}'
     )
     for error in errors.values():
         assert "bash" not in error and "..." not in error, error
+
+
+async def test_a_server_with_2000_tools_is_deferred_by_default_and_listed_by_a_match(settings: Settings) -> None:
+    """With the default settings, a server of 2,014 tools put about 750 KB of schemas into every
+    request (more tools than providers accept); it is one line until the model lists some of its
+    tools, and a listing without `match` offers none of so many: it asks for one."""
+    manager = await started(with_servers(settings, probe(sandbox="off", env={"PROBE_MANY_TOOLS": "2000"})))
+    try:
+        box = Toolbox(manager.patterns(), manager)
+        assert len(manager.connections["probe"].tools) == 2014
+        size = len(json.dumps([MessageToDict(d) for d in box.definitions()]))
+        assert size < 5_000, size
+        ctx = context(settings, [])
+        everything = await call(box, ctx, "mcp__tools", '{"server": "probe"}')
+        assert "2,014 tools, too many to offer at once" in everything.output, everything.output
+        assert "match" in everything.output and "probe__echo" not in box.tools
+        some = await call(box, ctx, "mcp__tools", '{"server": "probe", "match": "generated_001"}')
+        assert "probe__generated_0010: Look up records of kind 10" in some.output, some.output
+        offered = [d.name for d in box.definitions()]
+        assert [n for n in offered if n.startswith("probe__")] == [f"probe__generated_{i:04d}" for i in range(10, 20)]
+        assert "mcp__tools" in offered  # the rest can still be listed
+        assert len(json.dumps([MessageToDict(d) for d in box.definitions()])) < 20_000
+    finally:
+        await manager.close()

@@ -422,10 +422,11 @@ class Settings:
         ),
     )
     mcp_defer_above: int = field(
-        default=0,
+        default=40,
         metadata=about(
             doc="an MCP server offering more tools than this is deferred: one line about it in the prompt, its "
-            "tools offered once the model lists them with the mcp__tools tool; 0: never",
+            "tools offered once the model lists them with the mcp__tools tool (at most 60 per listing); 0: never "
+            "(every tool in every request: providers refuse more than about 128)",
             project=LOWER,
         ),
     )

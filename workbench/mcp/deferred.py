@@ -15,29 +15,60 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import Tool, ToolContext
 
 LISTER = "mcp__tools"
+REVEAL_MAX = 60  # tools one listing offers at most: providers accept about 128 tools in a request
 DESCRIPTION = (
     "List the tools of an MCP server whose tools are not offered yet (deferred: it has many); they are "
-    "offered to you from your next turn on. Deferred servers:\n"
+    "offered to you from your next turn on. Give `match` (words of the tool's name or description) "
+    f"to list only some: at most {REVEAL_MAX} are offered per listing. Deferred servers:\n"
 )
+Reveal = Callable[[str, str], tuple[list[tuple[str, str]], str]]
 
 
-def lister_tool(deferred: dict[str, tuple[int, str]], reveal: Callable[[str], list[tuple[str, str]]]) -> Tool:
-    """The `mcp__tools` tool for these deferred servers (name -> (tool count, what it is))."""
-    lines = [f"- {name}: {count} tools{f' ({about})' if about else ''}" for name, (count, about) in deferred.items()]
+def lister_tool(deferred: dict[str, tuple[int, str]], reveal: Reveal) -> Tool:
+    """The `mcp__tools` tool for these deferred servers (name -> (tool count, what it is)).
+    `reveal(server, match)` offers the matching tools: (exposed name, first line of description)
+    each, or none and why (too many matched)."""
+    lines = [f"- {name}: {count:,} tools{f' ({about})' if about else ''}" for name, (count, about) in deferred.items()]
     schema: dict[str, Any] = {
         "type": "object",
-        "properties": {"server": {"type": "string", "enum": list(deferred), "description": "the server's name"}},
+        "properties": {
+            "server": {"type": "string", "enum": list(deferred), "description": "the server's name"},
+            "match": {
+                "type": "string",
+                "description": "only the tools whose name or description holds these words (all of them)",
+            },
+        },
         "required": ["server"],
         "additionalProperties": False,
     }
     definition = pb.ToolDefinition(name=LISTER, description=DESCRIPTION + "\n".join(lines))
     definition.parameters.update(json.loads(json.dumps(schema)))
 
-    async def call(ctx: ToolContext, server: str) -> str:
+    async def call(ctx: ToolContext, server: str, match: str = "") -> str:
         if server not in deferred:
             raise Feedback(f"{server!r} is not a deferred MCP server; deferred: {', '.join(deferred) or '(none)'}")
-        tools = reveal(server)
+        tools, refused = reveal(server, match)
+        if refused:
+            return refused
+        if not tools:
+            return f"MCP server {server} has no tool matching {match!r}; list again with other words"
         listed = "\n".join(f"{name}: {description}" for name, description in tools)
         return f"MCP server {server}'s tools, offered from your next turn on:\n{listed}"
 
     return Tool(LISTER, call, schema, definition, read_only=True)
+
+
+def matching(tools: list[dict[str, Any]], match: str) -> list[dict[str, Any]]:
+    """The tools whose name or description holds every word of `match` (any case)."""
+    words = match.casefold().split()
+    return [t for t in tools if all(w in f"{t['name']} {t.get('description', '')}".casefold() for w in words)]
+
+
+def too_many(server: str, count: int, match: str, names: list[str]) -> str:
+    """What a listing says when more tools matched than one listing offers."""
+    shown = ", ".join(names[:100]) + (f" and {len(names) - 100:,} more" if len(names) > 100 else "")
+    which = f"{count:,} tools match {match!r}" if match else f"it has {count:,} tools"
+    return (
+        f"MCP server {server}: {which}, too many to offer at once (at most {REVEAL_MAX}); none offered. "
+        f"List again with `match` (words of the names or descriptions) to narrow it. Their names: {shown}"
+    )

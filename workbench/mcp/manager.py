@@ -25,7 +25,7 @@ from typing import Any
 from workbench.config.mcp_servers import McpServer
 from workbench.config.settings import Settings
 from workbench.mcp.connection import ServerConnection
-from workbench.mcp.deferred import LISTER, lister_tool
+from workbench.mcp.deferred import LISTER, REVEAL_MAX, lister_tool, matching, too_many
 from workbench.mcp.names import exposed_names, server_prefix
 from workbench.pb import workbench_pb2 as pb
 from workbench.terminal.leftovers import kill_marked, owner_record, records_dir, remove_record, write_record
@@ -59,7 +59,9 @@ class McpManager:
         for connection in self.connections.values():
             connection.on_change = self._changed
         self.notes: list[str] = []  # renamed tools, for `workbench mcp list` and the log
-        self.revealed: set[str] = set()  # deferred servers whose tools the model listed
+        self.revealed: set[str] = set()  # deferred servers whose tools the model listed, all of them
+        self.revealed_tools: dict[str, set[str]] = {}  # and the tools it listed by a match
+        self._deferred: set[str] = set()  # servers offered as one line of mcp__tools now
         self._tools: dict[str, Tool] | None = None
         self._origin: dict[str, tuple[str, str]] = {}  # exposed name -> (server, tool)
         self._offered_before: dict[str, tuple[str, str]] = {}  # every name offered in this session
@@ -189,7 +191,8 @@ class McpManager:
                 limit = self.settings.mcp_defer_above
                 if limit and len(listed) > limit and name not in self.revealed:
                     deferred[name] = (len(listed), connection.instructions[:120])
-                    continue
+                    chosen = self.revealed_tools.get(name, set())
+                    listed = [t for t in listed if t["name"] in chosen]  # the ones a listing offered
                 names, notes = exposed_names(name, [t["name"] for t in listed], set(self._tools))
                 self.notes += notes
                 for spec in listed:
@@ -197,20 +200,30 @@ class McpManager:
                     self._tools[exposed] = self._tool(exposed, connection, spec)
                     self._origin[exposed] = (name, spec["name"])
             self._offered_before.update(self._origin)
+            self._deferred = set(deferred)
             if deferred:
                 self._tools[LISTER] = lister_tool(deferred, self._reveal)
         return self._tools
 
-    def _reveal(self, server: str) -> list[tuple[str, str]]:
-        """Offer a deferred server's tools from now on; its tools: (exposed name, first line of description)."""
-        self.revealed.add(server)
+    def _reveal(self, server: str, match: str) -> tuple[list[tuple[str, str]], str]:
+        """Offer a deferred server's tools matching `match` (all: '') from now on, at most REVEAL_MAX:
+        each (exposed name, first line of description); or none, and why (too many matched)."""
+        connection = self.connections[server]
+        listed = [t for t in connection.tools if _offered(connection.server, t["name"])]
+        chosen = matching(listed, match)
+        if len(chosen) > REVEAL_MAX:
+            return [], too_many(server, len(chosen), match, [t["name"] for t in chosen])
+        if not match:
+            self.revealed.add(server)
+        self.revealed_tools.setdefault(server, set()).update(t["name"] for t in chosen)
         self._tools = None
         tools = self.tools()
+        names = {t["name"] for t in chosen}
         return [
             (exposed, (tools[exposed].definition.description.splitlines() or [""])[0])
             for exposed, origin in self._origin.items()
-            if origin[0] == server
-        ]
+            if origin[0] == server and origin[1] in names
+        ], ""
 
     def missing(self, exposed: str) -> str:
         """Why an MCP tool the model named is not offered: which server, what failed, what to try.
@@ -249,8 +262,10 @@ class McpManager:
                 f"MCP server {name} is still starting{since}: {exposed} is not offered yet{known}. Its tools are "
                 "offered from your first turn after it is up; do other parts of the task meanwhile"
             )
-        if not listed and name not in self.revealed and LISTER in self.tools():
-            lister = json.dumps({"name": LISTER, "arguments": {"server": name}})
+        self.tools()
+        if name in self._deferred:
+            tool = exposed.removeprefix(server_prefix(name))
+            lister = json.dumps({"name": LISTER, "arguments": {"server": name, "match": tool}})
             return f"MCP server {name}'s tools are not offered until you list them (it has many): call {lister}"
         tool = exposed.removeprefix(server_prefix(name))
         return f"MCP server {name} has no tool {tool}; its tools: {listed or '(none)'}"
