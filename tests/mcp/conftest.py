@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -16,6 +17,10 @@ from workbench.config.mcp_servers import McpServer, parse_server
 from workbench.config.settings import Settings
 
 PROBE = Path(__file__).with_name("probe_server.py")
+# The session ids of the tests' managers, unique per test process: closing a manager kills every
+# process on the machine that carries its marker (`mcp-ID`), so with "s1" in every run, one run's
+# close killed the servers of another run's tests going on at the same time (CI with 9 agents).
+S1, S2 = f"s1-{os.getpid()}", f"s2-{os.getpid()}"
 
 
 def probe_table(**extra: object) -> dict[str, object]:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.mcp.conftest import probe, with_servers
+from tests.mcp.conftest import S1, probe, with_servers
 from tests.scripted_server import ScriptedModel, reply
 from workbench.config.mcp_servers import parse_server
 from workbench.config.settings import Settings
@@ -25,7 +25,7 @@ def guard(settings: Settings, mode: str, **server: object) -> Guard:
     """A guard that knows the servers' tools (as listed by a start, here set directly: no process)."""
     servers = [probe("gh", **server), parse_server("web", {"url": "https://mcp.example/mcp"})]
     settings = with_servers(settings, *servers)
-    manager = McpManager(settings, settings.sessions_dir / "s1", "s1")
+    manager = McpManager(settings, settings.sessions_dir / S1, S1)
     for connection in manager.connections.values():
         connection.tools = list(LISTED)
     judged = Guard(settings, mode=mode)  # a guard_model in the settings makes its model judge
@@ -71,7 +71,7 @@ def test_mcp_tools_count_as_changing_for_repeats_unless_marked_read_only(setting
     from workbench.tools.registry import Toolbox
 
     settings = with_servers(settings, probe("gh", read_only=["get_*"]))
-    manager = McpManager(settings, settings.sessions_dir / "s1", "s1")
+    manager = McpManager(settings, settings.sessions_dir / S1, S1)
     box = Toolbox(["read_file", *manager.patterns()], manager)
     changing = box.changing()
     assert "gh__create_issue" not in changing  # not offered yet

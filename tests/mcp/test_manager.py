@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from google.protobuf.json_format import MessageToDict
 
-from tests.mcp.conftest import probe, with_servers
+from tests.mcp.conftest import S1, S2, probe, with_servers
 from workbench.config.mcp_servers import parse_server
 from workbench.config.settings import Settings
 from workbench.mcp.manager import McpManager
@@ -24,7 +24,7 @@ def context(settings: Settings, outputs: list[str]) -> ToolContext:
     return ToolContext(
         workspace=settings.workspace,
         settings=settings,
-        session_dir=settings.sessions_dir / "s1",
+        session_dir=settings.sessions_dir / S1,
         on_output=lambda call_id, text: outputs.append(text),
     )
 
@@ -34,7 +34,7 @@ async def call(box: Toolbox, ctx: ToolContext, name: str, arguments: str = "{}")
 
 
 async def started(settings: Settings) -> McpManager:
-    manager = McpManager(settings, settings.sessions_dir / "s1", "s1")
+    manager = McpManager(settings, settings.sessions_dir / S1, S1)
     manager.start()
     for connection in manager.connections.values():
         await asyncio.wait_for(connection.ready(), 60)
@@ -113,7 +113,7 @@ async def test_a_server_that_floods_its_stderr_keeps_a_bounded_log_and_its_last_
         died = await call(Toolbox(manager.patterns(), manager), context(settings, []), "probe__die")
         assert "exited during the call of die" in died.error
         assert "its last stderr line: probe: the last words before dying" in died.error, died.error
-        logs = settings.sessions_dir / "s1" / "mcp" / "probe"
+        logs = settings.sessions_dir / S1 / "mcp" / "probe"
         sizes = {p.name: p.stat().st_size for p in logs.iterdir()}
         assert set(sizes) == {"stderr.log", "stderr.log.1"} and max(sizes.values()) <= LOG_CAP, sizes
         assert (logs / "stderr.log").read_bytes().endswith(b"probe: the last words before dying\n")
@@ -235,7 +235,7 @@ async def test_cached_tools_of_a_server_that_then_fails_to_start(
     monkeypatch.setenv("PROBE_TOKEN", "t")
     await (await started(with_servers(settings, server))).close()  # a start: its tools are cached
     monkeypatch.delenv("PROBE_TOKEN")
-    manager = McpManager(with_servers(settings, server), settings.sessions_dir / "s2", "s2")
+    manager = McpManager(with_servers(settings, server), settings.sessions_dir / S2, S2)
     box = Toolbox(manager.patterns(), manager)
     assert "probe__echo" in box.tools  # offered at once, before any start
     manager.start()
@@ -278,7 +278,7 @@ async def test_a_configured_servers_tool_not_offered_gets_the_servers_state(sett
     many = probe("many", sandbox="off")
     settings = with_servers(settings, probe(sandbox="off"), slow, broken, off, many)
     settings.mcp_defer_above = 20
-    manager = McpManager(settings, settings.sessions_dir / "s1", "s1")
+    manager = McpManager(settings, settings.sessions_dir / S1, S1)
     manager.start()
     try:
         for name in ("probe", "broken", "many"):
