@@ -20,6 +20,7 @@ keeps its store; in every case the ATIF trajectory is written to /logs/agent/tra
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import shlex
 import subprocess
@@ -80,7 +81,7 @@ class Workbench(BaseInstalledAgent):
         if self._workbench:
             await self._check(environment, f"{shlex.quote(self._workbench)} --version", "the Workbench named")
             return
-        wheel = self._wheel or _build_wheel()
+        wheel = self._wheel or await asyncio.to_thread(_build_wheel)
         await environment.upload_file(INSTALL_SH, "/installed-agent/install.sh")
         await environment.upload_file(wheel, f"/installed-agent/{wheel.name}")
         await self._check(
@@ -176,16 +177,20 @@ def _totals(doc: dict[str, Any]) -> dict[str, int]:
 
 
 def _build_wheel() -> Path:
-    """A wheel of the checkout the agent was imported from, built once into integrations/harbor/dist."""
+    """A wheel of the checkout the agent was imported from, built once into integrations/harbor/dist (a
+    file lock: concurrent trials wait for the first one's build)."""
     dist = CHECKOUT / "integrations" / "harbor" / "dist"
-    found = sorted(dist.glob("workbench-*.whl"))
-    if found:
-        return found[-1]
     if not (CHECKOUT / "pyproject.toml").is_file():
         raise RuntimeError("workbench: no checkout to build a wheel from; pass --ak wheel=PATH")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(CHECKOUT)],
-        check=True,
-        timeout=600,
-    )
-    return sorted(dist.glob("workbench-*.whl"))[-1]
+    dist.mkdir(parents=True, exist_ok=True)
+    with open(dist / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = sorted(dist.glob("workbench-*.whl"))
+        if not found:
+            subprocess.run(
+                [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(CHECKOUT)],
+                check=True,
+                timeout=600,
+            )
+            found = sorted(dist.glob("workbench-*.whl"))
+    return found[-1]
