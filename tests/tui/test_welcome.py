@@ -15,6 +15,7 @@ from tests.waiting import on_screen
 from workbench.config.settings import Settings
 from workbench.tui.app import WorkbenchApp
 from workbench.tui.transcript import Transcript
+from workbench.tui.welcome import welcome
 
 pytestmark = pytest.mark.tui
 
@@ -76,3 +77,9 @@ async def test_the_welcome_names_the_model_a_git_repository_and_the_mcp_servers(
     assert any(row.startswith("workspace") and row.endswith("(a git repository)") for row in shown)
     assert "approval   read-only: changes and commands are blocked (Ctrl+T)" in shown
     assert "MCP        probe, docker (sandbox off)" in shown
+
+
+def test_with_no_model_the_welcome_says_how_to_start_instead() -> None:
+    text = welcome(Settings(model="", workspace=Path("/")), "ask").plain
+    assert text.startswith("No model is set: set one (see above the prompt), or try the offline demo.")
+    assert "Type a task below" not in text and "try the demo (Ctrl+P)" in text

@@ -23,6 +23,7 @@ KEYS = (
     "Enter sends · Ctrl+J new line · Esc interrupts · Ctrl+P commands",
     "F1 every key · Ctrl+C twice quits",
 )
+START = "Type a task below and press Enter to start."
 LABEL = 11  # the labels' column width
 VALUE = 63  # characters of a value that fit on one row of an 80-column screen
 
@@ -37,7 +38,8 @@ def welcome(settings: Settings, approval: str) -> Text:
         ("MCP", _mcp(settings)),
     ]
     text = Text()
-    text.append("Type a task below and press Enter to start.\n\n", style="bold")
+    start = START if settings.model else "No model is set: set one (see above the prompt), or try the offline demo."
+    text.append(start + "\n\n", style="bold")
     for label, value in rows:
         text.append(f"  {label:<{LABEL}}", style="bold")
         text.append(printable(value) + "\n")
