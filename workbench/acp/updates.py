@@ -47,10 +47,10 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from workbench.core.words import ROOT_ID as ROOT
 from workbench.core.words import agent_ended, spawn_mode, with_reason
 from workbench.pb import workbench_pb2 as pb
 
-ROOT = "main"
 Update = AgentMessageChunk | AgentThoughtChunk | UserMessageChunk | ToolCallStart | ToolCallProgress | UsageUpdate
 
 KINDS: dict[str, str] = {  # Workbench tool -> ACP ToolKind

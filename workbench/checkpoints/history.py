@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from workbench.core.words import ROOT_ID
 from workbench.pb import workbench_pb2 as pb
-
-ROOT_ID = "main"  # the root agent's id (engine.agents.ROOT_ID; this package sits below the engine)
 
 
 @dataclass

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from workbench.config.settings import Settings
+from workbench.core import activity
 from workbench.core.safe_text import printable
-from workbench.core.words import agent_ended, spawn_mode, with_reason
+from workbench.core.words import ROOT_ID, agent_ended, spawn_mode, with_reason
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.catalog import event_json
 from workbench.session.terminal_review import TerminalReviewer
@@ -97,7 +98,7 @@ class Progress:
 
     def __call__(self, event: pb.Event) -> None:
         kind = event.WhichOneof("kind")
-        who = "" if event.agent_id == "main" else f"[{event.agent_id}] "
+        who = "" if event.agent_id == ROOT_ID else f"[{event.agent_id}] "
         say = _stderr
         if kind == "tool_call_started":
             call = event.tool_call_started.call
@@ -125,7 +126,7 @@ class Progress:
                 say(f"{cause} ({result.duration:.2f} s)")
         elif kind == "retry_wait":
             wait = event.retry_wait
-            say(f"{who}retrying in {wait.seconds:.1f} s ({wait.reason})")
+            say(f"{who}{activity.retrying_in(wait.seconds, wait.reason)}")
         elif kind == "defect":
             say(f"{who}defect in {event.defect.where}: {event.defect.message}")
         elif kind == "message" and event.message.role == pb.ROLE_ASSISTANT and event.message.text:
@@ -136,8 +137,8 @@ class Progress:
             self._say_attach()
         elif kind == "agent_spawned" and event.agent_spawned.agent.parent_id:
             agent = event.agent_spawned.agent
-            say(f"{who}started subagent {agent.name} ({spawn_mode(agent.mode)}): {_cut(agent.prompt, 100)}")
-        elif kind == "agent_finished" and event.agent_id != "main":
+            say(f"{who}{activity.started_subagent(agent.name, spawn_mode(agent.mode))}: {_cut(agent.prompt, 100)}")
+        elif kind == "agent_finished" and event.agent_id != ROOT_ID:
             done = event.agent_finished
             say(f"{who}subagent {with_reason(agent_ended(done.status), done.cause)}")
         elif kind == "stream_discarded":

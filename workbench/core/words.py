@@ -8,6 +8,7 @@ from __future__ import annotations
 from workbench.pb import workbench_pb2 as pb
 
 ROOT_ID = "main"  # the root agent's id in every session (its name too): defined here only
+
 RUN_STATUS: dict[int, str] = {
     pb.RUN_STATUS_UNSPECIFIED: "new",
     pb.RUN_STATUS_FINISHED: "finished",

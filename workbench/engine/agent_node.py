@@ -9,12 +9,11 @@ import asyncio
 import time
 from collections import deque
 
+from workbench.core import activity
 from workbench.engine.inbox import Inbox
 from workbench.engine.loop import AgentLoop
 from workbench.engine.recorder import Recorder
 from workbench.pb import workbench_pb2 as pb
-
-ROOT_ID = "main"
 
 
 class Agent:
@@ -34,7 +33,7 @@ class Agent:
         self.cancel_cause = ""
         self.started = 0.0
         self.ended = 0.0
-        self.activity = "queued"
+        self.activity = activity.QUEUED
         self.activity_at = time.monotonic()
 
     @property

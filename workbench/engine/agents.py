@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings, bound
+from workbench.core.activity import STARTING, activity_of
 from workbench.core.feedback import Feedback
 from workbench.core.safe_text import printable
-from workbench.engine.agent_activity import activity_of
+from workbench.core.words import ROOT_ID
 from workbench.engine.agent_ending import Endings
 from workbench.engine.agent_handle import AgentHandle
-from workbench.engine.agent_node import ROOT_ID, Agent
+from workbench.engine.agent_node import Agent
 from workbench.engine.inbox import Inbox
 from workbench.engine.loop import AgentLoop, Budget
 from workbench.engine.prompt import system_prompt
@@ -192,7 +193,7 @@ class AgentTree:
     ) -> Agent:
         """The session's root agent, new (a system prompt) or rebuilt from `messages` (a resume)."""
         info = pb.AgentInfo(
-            id=ROOT_ID, name="main", mode=pb.SPAWN_MODE_ROOT, status=pb.AGENT_STATUS_RUNNING, prompt=prompt
+            id=ROOT_ID, name=ROOT_ID, mode=pb.SPAWN_MODE_ROOT, status=pb.AGENT_STATUS_RUNNING, prompt=prompt
         )
         info.model = self.settings.model
         info.created.GetCurrentTime()
@@ -334,7 +335,7 @@ class AgentTree:
 
     def _start(self, agent: Agent) -> None:
         agent.started = time.monotonic()
-        agent.activity, agent.activity_at = "starting", agent.started
+        agent.activity, agent.activity_at = STARTING, agent.started
         agent.task = asyncio.create_task(self._run_child(agent), name=f"agent {agent.id}")
         if agent.parent is not None:
             agent.parent.running_children += 1

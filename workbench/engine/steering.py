@@ -9,7 +9,7 @@ the error says so and how to run its task again.
 
 from __future__ import annotations
 
-from workbench.core.words import agent_ended
+from workbench.core.words import ROOT_ID, agent_ended
 from workbench.engine.agent_node import Agent
 from workbench.engine.agents import AgentTree
 from workbench.pb import workbench_pb2 as pb
@@ -41,7 +41,7 @@ def finished(agent: Agent) -> str:
     if len(task) > QUOTED_TASK:
         task = task[: QUOTED_TASK - 1] + "…"
     who = f"agent {agent.info.name} ({agent.id})" if agent.info.name != agent.id else f"agent {agent.id}"
-    parent = agent.info.parent_id or "main"
+    parent = agent.info.parent_id or ROOT_ID
     again = f"; to run its task again, ask {parent} to start a new subagent with the task: {task}" if task else ""
     return f"{who} has finished ({agent_ended(agent.info.status)}): your message did not reach it{again}"
 

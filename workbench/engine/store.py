@@ -29,6 +29,7 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
+from workbench.core.words import ROOT_ID
 from workbench.engine.redaction import redact
 from workbench.engine.store_schema import prepare
 from workbench.pb import workbench_pb2 as pb
@@ -176,7 +177,7 @@ class Store:
 
     def root_statuses(self) -> dict[str, int]:
         """Each session's root agent status as stored (a running one in a dead process was cut off)."""
-        rows = self.db.execute("SELECT session_id, info FROM agents WHERE id = 'main'").fetchall()
+        rows = self.db.execute("SELECT session_id, info FROM agents WHERE id = ?", (ROOT_ID,)).fetchall()
         return {sid: pb.AgentInfo.FromString(info).status for sid, info in rows}
 
     def delete_session(self, session_id: str) -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from workbench.core.feedback import interrupted
-from workbench.core.words import FINAL_AGENT_STATUSES
-from workbench.engine.agent_node import ROOT_ID, Agent
+from workbench.core.words import FINAL_AGENT_STATUSES, ROOT_ID
+from workbench.engine.agent_node import Agent
 from workbench.engine.looping import JUDGE as LOOPING_JUDGE
 from workbench.engine.recorder import Recorder
 from workbench.engine.store import Store

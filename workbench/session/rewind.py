@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
 from workbench.core.safe_text import path_text
-from workbench.engine.agent_node import ROOT_ID
+from workbench.core.words import ROOT_ID
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.rebuild import rebuild_messages
 

@@ -20,8 +20,8 @@ from collections.abc import AsyncGenerator, Callable, Iterator
 
 from workbench.config.secrets import secrets_of
 from workbench.config.settings import ConfigError, Settings
+from workbench.core.words import ROOT_ID
 from workbench.engine.agent_ending import KILL_AFTER
-from workbench.engine.agent_node import ROOT_ID
 from workbench.engine.agents import AgentTree
 from workbench.engine.compaction import NothingToCompact
 from workbench.engine.recorder import Recorder

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from workbench.core.safe_text import printable
+from workbench.core.words import ROOT_ID
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.errors import NotWaiting
 
@@ -67,7 +68,7 @@ class TerminalReviewer:
 
     async def _ask(self, decision: pb.GuardDecision, agent_id: str = "") -> tuple[bool, str, bool]:
         """The review on stderr, naming a subagent; a looping agent's review offers go on or a note."""
-        who = f" of agent {printable(agent_id)}" if agent_id and agent_id != "main" else ""
+        who = f" of agent {printable(agent_id)}" if agent_id and agent_id != ROOT_ID else ""
         self.stderr.write(f"\nreview{who}: {printable(decision.reason)}\n{printable(decision.shown)}\n")
         looping = decision.judge == "repeats"
         while True:

@@ -26,6 +26,7 @@ from google.protobuf.message import Message
 
 from workbench.config.settings import Settings
 from workbench.core.feedback import CONTROL_FLOW, Feedback, cause_text, to_result
+from workbench.core.words import ROOT_ID
 from workbench.pb import workbench_pb2 as pb
 from workbench.terminal.output_cap import CappedOutput, saved_output_path
 from workbench.tools.arguments import (
@@ -67,7 +68,7 @@ class ToolContext:
     workspace: Path
     settings: Settings
     session_dir: Path  # this session's folder; saved outputs live in `outputs/`
-    agent_id: str = "main"
+    agent_id: str = ROOT_ID
     call_id: str = ""
     # streamed output: (call_id, text) to the event log; `emit` also keeps it as partial output
     on_output: Callable[[str, str], None] = lambda call_id, text: None

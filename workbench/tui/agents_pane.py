@@ -22,6 +22,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from workbench.core import words
+from workbench.core.activity import STARTED
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.keymap import bindings
 from workbench.tui.text import duration, printable, tokens
@@ -71,7 +72,7 @@ def row_label(row: AgentRow, now: float) -> Text:
         text.append(f" {coarse((row.ended or now) - row.started)}")
     if spent := usage_text(row.usage):
         text.append(f" {spent}", style="dim")
-    activity = row.activity if row.activity not in ("", "started") else words.agent_status(row.status)
+    activity = row.activity if row.activity not in ("", STARTED) else words.agent_status(row.status)
     text.append(f" · {printable(activity)}", style=f"italic {style}" if row.final else "italic dim")
     return text
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from workbench.core.words import ROOT_ID
 from workbench.pb import workbench_pb2 as pb
 
 BELL = "\a"
@@ -22,7 +23,7 @@ def clean(text: str) -> str:
 def alert_text(decision: pb.GuardDecision, agent: str) -> str:
     """What the notification says: `a2 needs you: review bash`."""
     what = "is looping" if decision.judge == "repeats" else f"review {decision.call.name or 'a call'}"
-    return clean(f"{agent or 'main'} needs you: {what}")
+    return clean(f"{agent or ROOT_ID} needs you: {what}")
 
 
 def alert_sequence(mode: str, body: str) -> str:

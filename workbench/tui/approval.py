@@ -28,6 +28,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Static
 
 from workbench.core.safe_text import printable
+from workbench.core.words import ROOT_ID
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.errors import NotWaiting
 from workbench.tui.keymap import bindings
@@ -86,7 +87,7 @@ class ApprovalScreen(ModalScreen[Answer | str]):
             yield from self._compose_looping()
             return
         call = self.decision.call
-        who = f" (agent {printable(self.agent)})" if self.agent and self.agent != "main" else ""
+        who = f" (agent {printable(self.agent)})" if self.agent and self.agent != ROOT_ID else ""
         always = "this exact command" if call.name in SHELL_TOOLS else f"every {printable(call.name)} call"
         with Vertical(id="approval") as box:
             box.border_title = "approval needed"
@@ -113,7 +114,9 @@ class ApprovalScreen(ModalScreen[Answer | str]):
     def _compose_looping(self) -> ComposeResult:
         with Vertical(id="approval") as box:
             box.border_title = "agent looping"
-            yield Static(Text(f"Agent {printable(self.agent or 'main')} is looping", style="bold"), id="approval-title")
+            yield Static(
+                Text(f"Agent {printable(self.agent or ROOT_ID)} is looping", style="bold"), id="approval-title"
+            )
             yield Static(Text(printable(self.decision.reason)), id="approval-reason-text")
             yield from self._task_line()
             with VerticalScroll(id="approval-call"):
@@ -242,7 +245,7 @@ class Approvals:
         if not self.waiting:
             return
         decision, agent = self.waiting.pop(0)
-        self.shown = ApprovalScreen(decision, agent, self.task_of(agent) if agent != "main" else "")
+        self.shown = ApprovalScreen(decision, agent, self.task_of(agent) if agent != ROOT_ID else "")
 
         def answered(answer: Answer | str | None, call_id: str = decision.call_id, agent_id: str = agent) -> None:
             if self.shown is not None and self.shown.call_id == call_id:
@@ -251,7 +254,7 @@ class Approvals:
                 self.aside.append((decision, agent_id))  # it still waits; ctrl+r or Enter on its row shows it
                 return
             if answer == CANCEL_AGENT:
-                self.cancel(agent_id or "main")  # its review ends with it
+                self.cancel(agent_id or ROOT_ID)  # its review ends with it
             elif isinstance(answer, tuple):
                 try:
                     self.decide(call_id, *answer)

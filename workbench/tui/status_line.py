@@ -10,6 +10,7 @@ from collections.abc import Callable
 from rich.text import Text
 from textual.widgets import Static
 
+from workbench.core.words import ROOT_ID
 from workbench.tui.items import NoticeItem
 from workbench.tui.text import printable, tokens
 from workbench.tui.view import SessionView
@@ -55,7 +56,7 @@ class StatusLine(Static):
         self.update(text)
 
     def _retry(self, view: SessionView) -> str:
-        items = view.transcript("main")
+        items = view.transcript(ROOT_ID)
         last = items[-1] if items else None
         if isinstance(last, NoticeItem) and last.kind == "retry":
             left = last.until - self.clock()

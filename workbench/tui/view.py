@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from workbench.core import words
+from workbench.core import activity, words
+from workbench.core.words import ROOT_ID as ROOT
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.items import FILE_TOOLS, AssistantItem, Item, NoticeItem, ToolItem, UserItem
 from workbench.tui.text import arguments_of, one_line
-
-ROOT = "main"
 
 
 @dataclass
@@ -227,7 +226,7 @@ class SessionView:
                 parent.children.append(info.id)
         row.info.CopyFrom(info)
         row.started, row.ended = self._time(event), 0.0
-        row.activity = "started"
+        row.activity = activity.STARTED
         changes.agents.add(info.id)
 
     def _on_run_started(self, event: pb.Event, changes: Changes) -> None:
@@ -236,7 +235,7 @@ class SessionView:
             root = self.agents.get(ROOT)
             if root is not None and root.final:  # a later run: the root's row starts again
                 root.info.status = pb.AGENT_STATUS_RUNNING
-                root.started, root.ended, root.activity = self._time(event), 0.0, "started"
+                root.started, root.ended, root.activity = self._time(event), 0.0, activity.STARTED
                 changes.agents.add(ROOT)
             self.run_started = self._time(event)
             self.busy, self.run_files = True, []
@@ -256,7 +255,7 @@ class SessionView:
             self._touch(stream, changes)
         stream.text += event.text_delta.text
         self.streamed_chars += len(event.text_delta.text)
-        self._activity(event.agent_id, "writing", changes)
+        self._activity(event.agent_id, activity.WRITING, changes)
 
     def _on_message(self, event: pb.Event, changes: Changes) -> None:
         message = event.message
@@ -304,7 +303,7 @@ class SessionView:
 
     def _on_tool_call_delta(self, event: pb.Event, changes: Changes) -> None:
         delta = event.tool_call_delta
-        self._activity(event.agent_id, f"writing a {delta.name or 'tool'} call ({delta.chars} chars)", changes)
+        self._activity(event.agent_id, activity.writing_call(delta.name, delta.chars), changes)
 
     def _on_tool_call_started(self, event: pb.Event, changes: Changes) -> None:
         call = event.tool_call_started.call
@@ -318,7 +317,7 @@ class SessionView:
         row = self.agents.get(event.agent_id)
         if row is not None:
             row.tool_calls += 1
-        self._activity(event.agent_id, f"{call.name} {item.summary}".strip(), changes)
+        self._activity(event.agent_id, activity.running(call.name, item.summary), changes)
 
     def _on_tool_output(self, event: pb.Event, changes: Changes) -> None:
         item = self._tools.get(event.tool_output.call_id)
@@ -339,8 +338,7 @@ class SessionView:
         self.running.pop(result.call_id, None)
         changes.status = True
         self._touch(item, changes)
-        word = "failed" if result.is_error else "done"
-        self._activity(event.agent_id, f"{result.name} {word}", changes)
+        self._activity(event.agent_id, activity.call_ended(result.name, result.is_error), changes)
         if not result.is_error and result.name in FILE_TOOLS:
             path = result.metadata.fields.get("path")
             name = path.string_value if path is not None else str(arguments_of(item.call.arguments).get("path", ""))
@@ -370,7 +368,7 @@ class SessionView:
         notice = NoticeItem(event.seq, self._time(event), "retry", text, "warning")
         notice.until = self._time(event) + wait.seconds
         self._append(event, notice, changes)
-        self._activity(event.agent_id, f"retrying ({one_line(wait.reason, 40)})", changes)
+        self._activity(event.agent_id, activity.retrying_short(one_line(wait.reason, 40)), changes)
         changes.status = True
 
     def _on_stream_discarded(self, event: pb.Event, changes: Changes) -> None:
@@ -423,7 +421,7 @@ class SessionView:
     def _on_inbox_item(self, event: pb.Event, changes: Changes) -> None:
         self.inbox.append(InboxEntry(event.agent_id, event.inbox_item, event.seq))
         changes.inbox = True
-        self._activity(event.agent_id, "got an Inbox item", changes)
+        self._activity(event.agent_id, activity.GOT_INBOX_ITEM, changes)
 
     def _on_agent_status(self, event: pb.Event, changes: Changes) -> None:
         change = event.agent_status
@@ -433,9 +431,7 @@ class SessionView:
             changes.agents.add(change.agent_id)
             if row.ended and change.status not in words.FINAL_AGENT_STATUSES:  # it runs again
                 row.started, row.ended = self._time(event), 0.0
-            waiting = change.status == pb.AGENT_STATUS_WAITING
-            word = "waiting for its subagents" if waiting else words.agent_status(change.status)
-            self._activity(change.agent_id, word, changes)
+            self._activity(change.agent_id, activity.status_activity(change.status), changes)
             changes.status = True
 
     def _on_agent_finished(self, event: pb.Event, changes: Changes) -> None:
