@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harbor.agents.capabilities import AgentCapabilities
 from harbor.agents.installed.base import BaseInstalledAgent
 from harbor.environments.base import BaseEnvironment
 from harbor.models.agent.context import AgentContext
@@ -43,6 +44,8 @@ EXPORT_TIMEOUT_S = 60
 
 class Workbench(BaseInstalledAgent):
     """Workbench run headless in the task's environment (see the module's doc)."""
+
+    capabilities = AgentCapabilities(atif=True)  # agent/trajectory.json is ATIF (Harbor's trace export reads it)
 
     def __init__(
         self,
@@ -81,7 +84,7 @@ class Workbench(BaseInstalledAgent):
         if self._workbench:
             await self._check(environment, f"{shlex.quote(self._workbench)} --version", "the Workbench named")
             return
-        wheel = self._wheel or await asyncio.to_thread(_build_wheel)
+        wheel: Path = self._wheel if self._wheel is not None else await asyncio.to_thread(_build_wheel)
         await environment.upload_file(INSTALL_SH, "/installed-agent/install.sh")
         await environment.upload_file(wheel, f"/installed-agent/{wheel.name}")
         await self._check(
