@@ -115,3 +115,14 @@ def test_every_decision_is_a_dated_entry() -> None:
     assert headings, "no entries read from docs/DECISIONS.md"
     undated = [h for h in headings if not re.match(r"## \d{4}-\d{2}-\d{2} — \S", h)]
     assert not undated, f"docs/DECISIONS.md entries without a date: {undated}"
+
+
+def test_the_readmes_sandbox_promise_says_what_it_does_not_cover() -> None:
+    """'Nothing the sandbox writes runs on your machine later' overstated it: the work tree is
+    writable, and files in it that the person's own tools run (.envrc, editor tasks, pre-commit's
+    config) are what the promise leaves out; the README names them where it makes the promise."""
+    readme = (ROOT / "README.md").read_text()
+    promise = next(p for p in readme.split("\n\n") if "runs on your machine later" in p)
+    assert "outside the work tree" in promise.split("**")[1]
+    for named in (".envrc", ".vscode/tasks.json", ".pre-commit-config.yaml"):
+        assert named in promise, named
