@@ -198,3 +198,30 @@ def test_the_keys_search_help_palette_and_the_browser_clipboard(tmp_path: Path, 
         assert copied.startswith("Done: CheckLogin in auth.go now rejects an empty password")
     finally:
         web.stop()
+
+
+def test_workbench_web_ID_opens_that_session(tmp_path: Path, workspace: Path, chrome: Any) -> None:
+    """`workbench web ID`: a tab opens the stored session ID (its model and transcript); a second tab
+    is told the session is open in another process (until the app attaches to an engine's session)."""
+    import re
+    import subprocess
+
+    data = str(tmp_path / "d")
+    ran = subprocess.run(
+        [str(WORKBENCH), "run", "--model", "demo", "--approval", "auto", "--workspace", str(workspace),
+         "--data-dir", data, "fix the login check in auth.go"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )  # fmt: skip
+    found = re.search(r"workbench: session ([0-9a-f]+);", ran.stderr)
+    assert ran.returncode == 0 and found, ran.stderr
+    session = found.group(1)
+    web = Served([session, "--workspace", str(workspace), "--data-dir", data], tmp_path)
+    try:
+        first = Tab(chrome.new_page(viewport={"width": 1280, "height": 800}))
+        first.page.goto(web.url)
+        first.until("fix the login check in auth.go · demo (scripted", "Done: CheckLogin")  # its title, its model
+        second = Tab(chrome.new_page(viewport={"width": 1280, "height": 800}))
+        second.page.goto(web.url)
+        second.until(f"session {session} is open in another workbench process")
+    finally:
+        web.stop()
