@@ -134,6 +134,42 @@ def test_a_partial_reply_cached_tokens_and_costs_with_subagents(tmp_path: Path) 
     assert doc["subagent_trajectories"][0]["final_metrics"]["total_cost_usd"] == pytest.approx(0.002)
 
 
+@pytest.mark.harbor
+def test_a_subagents_subagent_is_embedded_in_its_parents_trajectory(tmp_path: Path) -> None:
+    spawn = pb.ToolCall(id="c1", name="subagent", arguments='{"action": "create", "mode": "sync"}')
+    spawn2 = pb.ToolCall(id="c2", name="subagent", arguments='{"action": "create", "mode": "sync"}')
+    kid = pb.AgentInfo(id="a1", parent_id="main", name="kid", depth=1)
+    grandkid = pb.AgentInfo(id="a2", parent_id="a1", name="grandkid", depth=2)
+    kid.created.FromSeconds(1)
+    grandkid.created.FromSeconds(2)
+    events = [
+        _event("message", pb.Message(role=pb.ROLE_USER, text="go")),
+        _event("message", _reply("", 0.01, [spawn])),
+        _event("tool_call_started", pb.ToolCallStarted(call=spawn)),
+        _event("agent_spawned", pb.AgentSpawned(agent=kid), agent="a1"),
+        _event("message", pb.Message(role=pb.ROLE_USER, text="sub", author=pb.AUTHOR_PARENT), agent="a1"),
+        _event("message", _reply("", 0.002, [spawn2]), agent="a1"),
+        _event("tool_call_started", pb.ToolCallStarted(call=spawn2), agent="a1"),
+        _event("agent_spawned", pb.AgentSpawned(agent=grandkid), agent="a2"),
+        _event("message", pb.Message(role=pb.ROLE_USER, text="subsub", author=pb.AUTHOR_PARENT), agent="a2"),
+        _event("message", _reply("7", 0.003), agent="a2"),
+        _event(
+            "message", pb.Message(role=pb.ROLE_TOOL, tool_result=pb.ToolResult(call_id="c2", output="7")), agent="a1"
+        ),
+        _event("message", _reply("7", 0.002), agent="a1"),
+        _event("message", pb.Message(role=pb.ROLE_TOOL, tool_result=pb.ToolResult(call_id="c1", output="7"))),
+        _event("message", _reply("7", 0.01)),
+    ]
+    doc = trajectory(pb.SessionInfo(id="s1"), [pb.AgentInfo(id="main"), kid, grandkid], events)
+    validate_with_harbor(doc, tmp_path)
+    (child,) = doc["subagent_trajectories"]
+    (grandchild,) = child["subagent_trajectories"]
+    assert child["trajectory_id"] == "a1" and grandchild["trajectory_id"] == "a2"
+    assert child["steps"][1]["observation"]["results"][0]["subagent_trajectory_ref"][0]["trajectory_id"] == "a2"
+    assert child["final_metrics"]["total_cost_usd"] == pytest.approx(0.007)
+    assert doc["final_metrics"]["total_cost_usd"] == pytest.approx(0.027)
+
+
 def test_an_unpriced_model_has_no_cost_and_an_agent_without_messages_has_its_task() -> None:
     kid = pb.AgentInfo(id="a1", parent_id="main", name="kid", depth=1, prompt="count")
     events = [_event("message", pb.Message(role=pb.ROLE_USER, text="go")), _event("message", _reply("ok", None))]

@@ -1,8 +1,9 @@
 """A stored session as an ATIF trajectory (Harbor's Agent Trajectory Interchange Format, ATIF-v1.8).
 
-One trajectory per agent: the root's steps, each subagent's as an embedded trajectory in the root's
-`subagent_trajectories`, referenced (by `trajectory_id`, the agent's id) from the observation of the
-parent's `subagent` call that started it. A step is one message the agent read or wrote:
+One trajectory per agent: the root's steps, each subagent's as an embedded trajectory in its parent's
+`subagent_trajectories` (a subagent's subagents inside its own), referenced (by `trajectory_id`, the
+agent's id) from the observation of the parent's `subagent` call that started it. A step is one message
+the agent read or wrote:
 
 - the system prompt (RunStarted) and what Workbench or the Inbox wrote: source "system";
 - the person's prompt, or the parent's task for a subagent: source "user";
@@ -52,9 +53,11 @@ def trajectory(info: pb.SessionInfo, agents: list[pb.AgentInfo], events: list[pb
     doc = top.doc
     doc["session_id"] = info.id
     doc["extra"] = {**doc.get("extra", {}), "workspace": info.workspace, "status": run_status(info.status)}
-    subs = [built[a.id].doc for a in sorted(known.values(), key=lambda a: a.created.ToNanoseconds()) if a.id != root.id]
-    if subs:
-        doc["subagent_trajectories"] = subs
+    # each subagent inside its parent's trajectory, where ATIF resolves the parent's reference to it
+    for agent in sorted(known.values(), key=lambda a: a.created.ToNanoseconds()):
+        if agent.id != root.id:
+            parent = built.get(agent.parent_id, top).doc
+            parent.setdefault("subagent_trajectories", []).append(built[agent.id].doc)
     return doc
 
 

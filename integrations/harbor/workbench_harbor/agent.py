@@ -169,13 +169,16 @@ class Workbench(BaseInstalledAgent):
 
 
 def _totals(doc: dict[str, Any]) -> dict[str, int]:
-    """Tokens of the root and every embedded subagent (each trajectory's own steps)."""
-    out = {"prompt": 0, "completion": 0, "cached": 0}
-    for t in [doc, *(doc.get("subagent_trajectories") or [])]:
-        final = t.get("final_metrics") or {}
-        out["prompt"] += final.get("total_prompt_tokens", 0)
-        out["completion"] += final.get("total_completion_tokens", 0)
-        out["cached"] += final.get("total_cached_tokens", 0)
+    """Tokens of a trajectory's own steps and of every subagent embedded in it, at any depth."""
+    final = doc.get("final_metrics") or {}
+    out = {
+        "prompt": final.get("total_prompt_tokens", 0),
+        "completion": final.get("total_completion_tokens", 0),
+        "cached": final.get("total_cached_tokens", 0),
+    }
+    for sub in doc.get("subagent_trajectories") or []:
+        for key, value in _totals(sub).items():
+            out[key] += value
     return out
 
 
