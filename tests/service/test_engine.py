@@ -248,3 +248,22 @@ def test_auto_runs_in_process_when_no_engine_answers_and_starts_one_for_next_tim
     assert ran.returncode == 0 and ran.stdout == "still runs\n", ran.stderr
     refused = wb(*run_args(scripted_model, workspace, other, "--engine", "require", "go"), env=env)
     assert refused.returncode == 2 and "engine = require" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_a_crashed_engine_leaves_its_sessions_running_and_the_next_one_adopts_them(
+    scripted_model: ScriptedModel, workspace: Path, data: Path
+) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    scripted_model.add(reply("", call("read_file", path="a.txt"), delay=1), reply("done after the crash", delay=4))
+    detached = wb(*run_args(scripted_model, workspace, data, "--engine", "require", "--detach", "go"))
+    assert detached.returncode == 0, detached.stderr
+    session_id = detached.stdout.strip()
+    crashed = engine_pid(data)
+    os.kill(crashed, signal.SIGKILL)
+    assert wb("engine", "start", "--data-dir", data).returncode == 0
+    assert engine_pid(data) != crashed
+    assert [s[0] for s in live_sessions(data)] == [session_id]  # adopted by the new engine
+    follow = wb("attach", session_id, "--jsonl", "--data-dir", data)
+    assert follow.returncode == 0, follow.stderr
+    texts = [json.loads(line).get("message", {}).get("text") for line in follow.stdout.splitlines()]
+    assert "done after the crash" in texts

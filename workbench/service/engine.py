@@ -46,8 +46,23 @@ LOCK_WAIT = 5.0  # seconds a new engine waits for one that stops (replaced after
 
 @dataclass
 class Hosted:
-    process: BaseProcess
     described: epb.LiveSession
+    process: BaseProcess | None = None  # None: adopted from an engine that ended before its sessions
+
+    @property
+    def pid(self) -> int:
+        return (self.process.pid if self.process is not None else 0) or self.described.pid
+
+    def alive(self) -> bool:
+        if self.process is not None:
+            return self.process.is_alive()
+        try:
+            os.kill(self.described.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return Path(self.described.socket).exists()
 
 
 class Engine:
@@ -67,6 +82,7 @@ class Engine:
             loop.add_signal_handler(signum, self.stopping.set)
         with contextlib.suppress(FileNotFoundError):
             self.place.socket.unlink()  # a crashed engine's: the lock says none runs
+        await self._adopt()
         server = await asyncio.start_unix_server(self._client, path=str(self.place.socket))
         os.chmod(self.place.socket, 0o600)
         log.info("engine %s (pid %d) listening on %s", version(), os.getpid(), self.place.socket)
@@ -102,22 +118,48 @@ class Engine:
 
     def _reap(self) -> None:
         for session_id, hosted in list(self.sessions.items()):
-            if not hosted.process.is_alive():
-                hosted.process.join(0)
+            if not hosted.alive():
+                if hosted.process is not None:
+                    hosted.process.join(0)
                 del self.sessions[session_id]
-                log.info("session %s ended (exit %s)", session_id, hosted.process.exitcode)
+                log.info("session %s ended", session_id)
+
+    async def _adopt(self) -> None:
+        """The sessions an engine that ended (a crash, kill -9) left running: each still listens on
+        its socket in this folder and is hosted again; a socket nobody listens on is removed."""
+        from workbench.service.client import Connection, EngineGone, EngineUnavailable, Refused
+
+        for socket_path in sorted(self.place.folder.glob("s-*.sock")):
+            try:
+                connection = await Connection.open(socket_path, ASK_TIMEOUT)
+            except EngineUnavailable:
+                with contextlib.suppress(OSError):
+                    socket_path.unlink()
+                continue
+            ask = epb.ClientMessage(attach=epb.AttachSession())
+            try:
+                reply = await asyncio.wait_for(connection.request(ask), ASK_TIMEOUT)
+            except (EngineGone, Refused, TimeoutError):
+                continue
+            finally:
+                await connection.close()
+            described = reply.session
+            described.clients = max(0, described.clients - 1)
+            self.sessions[described.id] = Hosted(described)
+            log.info("session %s (pid %d) adopted from an engine that ended", described.id, described.pid)
 
     async def _end_sessions(self) -> None:
         for hosted in self.sessions.values():
-            with contextlib.suppress(ProcessLookupError, TypeError):
-                if hosted.process.pid:
-                    os.kill(hosted.process.pid, signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                if hosted.pid:
+                    os.kill(hosted.pid, signal.SIGTERM)
         deadline = time.monotonic() + 10
-        while any(h.process.is_alive() for h in self.sessions.values()) and time.monotonic() < deadline:  # noqa: ASYNC110
+        while any(h.alive() for h in self.sessions.values()) and time.monotonic() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.05)  # a forked process's end is no event of this loop
         for hosted in self.sessions.values():
-            if hosted.process.is_alive() and hosted.process.pid:
-                os.kill(hosted.process.pid, signal.SIGKILL)
+            if hosted.alive() and hosted.pid:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(hosted.pid, signal.SIGKILL)
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         sock = writer.get_extra_info("socket")
@@ -191,6 +233,7 @@ class Engine:
 
         name = f"{os.getpid()}-{len(self.sessions)}-{time.monotonic_ns()}"
         socket_path = self.place.folder / f"s-{name}.sock"
+        began = time.monotonic()
         receive, send = self.context.Pipe(duplex=False)
         process = self.context.Process(
             target=host, args=(request.SerializeToString(), str(socket_path), send), name="workbench-session"
@@ -209,7 +252,9 @@ class Engine:
             process.join(5)
             return epb.Refusal(message=answer[1], kind=answer[0])
         described = epb.LiveSession.FromString(answer[1])
-        self.sessions[described.id] = Hosted(process, described)
+        self.sessions[described.id] = Hosted(described, process)
+        took = (time.monotonic() - began) * 1000
+        log.info("session %s opened in %.0f ms (pid %d)", described.id, took, described.pid)
         return described
 
 
