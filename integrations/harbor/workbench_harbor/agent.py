@@ -45,7 +45,9 @@ EXPORT_TIMEOUT_S = 60
 class Workbench(BaseInstalledAgent):
     """Workbench run headless in the task's environment (see the module's doc)."""
 
-    capabilities = AgentCapabilities(atif=True)  # agent/trajectory.json is ATIF (Harbor's trace export reads it)
+    # agent/trajectory.json is ATIF (Harbor's trace export reads it); a multi-step task's next step can
+    # continue the session (`harbor run --resume-trajectory`: `workbench run --resume ID`)
+    capabilities = AgentCapabilities(atif=True, resume=True)
 
     def __init__(
         self,
@@ -73,6 +75,12 @@ class Workbench(BaseInstalledAgent):
     @property
     def binary(self) -> str:
         return self._workbench or f"{VENV}/bin/workbench"
+
+    @property
+    def session_id_command(self) -> str:
+        """The session in the data folder (it holds this trial's only), as `workbench sessions` lists it."""
+        wb = shlex.quote(self.binary)
+        return f'{wb} sessions --json --data-dir {DATA} | sed -n \'s/^\\[{{"id": "\\([0-9a-f]*\\)".*/\\1/p\''
 
     def get_version_command(self) -> str | None:
         return f"{shlex.quote(self.binary)} --version"
@@ -115,15 +123,16 @@ class Workbench(BaseInstalledAgent):
             "--allow-net",
             f"--model {shlex.quote(self.model_name)}",
             f"--data-dir {DATA}",
-            '--workspace "$PWD"',
         ]
+        # a resumed step (Harbor keeps /logs/agent for it) continues the session in the data folder
+        flags.append(f'--resume "$({self.session_id_command})"' if self._resume else '--workspace "$PWD"')
         if self._api_base:
             flags.append(f"--api-base {shlex.quote(self._api_base)}")
         if self._max_turns:
             flags.append(f"--max-turns {int(self._max_turns)}")
         command = (
             f"mkdir -p {LOGS} && {wb} run {' '.join(flags)} {shlex.quote(instruction)} "
-            f"> {LOGS}/events.jsonl 2> {LOGS}/workbench.log & echo $! > {LOGS}/workbench.pid; wait $!"
+            f">> {LOGS}/events.jsonl 2>> {LOGS}/workbench.log & echo $! > {LOGS}/workbench.pid; wait $!"
         )
         try:
             result = await environment.exec(command)
@@ -137,7 +146,7 @@ class Workbench(BaseInstalledAgent):
     async def _export(self, environment: BaseEnvironment) -> None:
         wb = shlex.quote(self.binary)
         command = (  # the data folder holds this trial's session only (events.jsonl may be cut by a signal)
-            f'id=$({wb} sessions --json --data-dir {DATA} | sed -n \'s/^\\[{{"id": "\\([0-9a-f]*\\)".*/\\1/p\'); '
+            f"id=$({self.session_id_command}); "
             f"[ -n \"$id\" ] || {{ echo 'workbench: no session was started' >&2; exit 3; }}; "
             f'{wb} export "$id" --format atif --data-dir {DATA} > {LOGS}/trajectory.json.part '
             f"&& mv {LOGS}/trajectory.json.part {LOGS}/trajectory.json"
