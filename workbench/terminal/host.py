@@ -1,8 +1,9 @@
 """The agent's terminal: one private tmux server per workbench session, for bash and tmux.
 
 `TerminalHost` owns the server (its own socket and config, so the person's tmux and dotfiles
-are never touched); its base class `ServerLifecycle` (`terminal/server_lifecycle.py`) starts,
-replaces and stops it, and `tmux_server.start_server` starts the process. Commands go through
+are never touched) through a `TmuxServer` it holds (`terminal/server_lifecycle.py`), which
+starts, replaces and stops it (`tmux_server.start_server` starts the process); the host keeps
+the agents' shells and windows and runs bash in them. Commands go through
 the control client (one line down a pipe, no process) when their answer holds nothing a program chose:
 keys, copy-mode, kill-window, window states as numbers; through libtmux (a client process per
 command) when it does: capture-pane and the running program's name, which could hold a line
@@ -31,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shlex
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,14 +41,13 @@ from google.protobuf.message import Message
 from workbench.core.feedback import Feedback
 from workbench.terminal.agent_cgroups import AgentCgroups, gated
 from workbench.terminal.bash_run import CANCEL_GRACE, BashRun, OutputSink
-from workbench.terminal.leftovers import end_session, remove_record
 from workbench.terminal.output_cap import keep_tails
 from workbench.terminal.processes import cmdline, foreground_pgid, kill_session, pid_alive, zombie_status
-from workbench.terminal.server_lifecycle import ServerLifecycle
+from workbench.terminal.server_lifecycle import TmuxServer
 from workbench.terminal.shell_env import SHELL_ENV
 from workbench.terminal.shell_reports import new_secret
 from workbench.terminal.state import AgentState, Completion, Shell, Window, start_dir
-from workbench.terminal.tmux_control import ServerGone, TmuxError
+from workbench.terminal.tmux_control import ControlClient, ServerGone, TmuxError
 from workbench.terminal.tmux_server import SESSION, control_line, tmux_quote
 
 READY_TIMEOUT = 10.0  # seconds for a new shell to come up
@@ -57,8 +56,8 @@ TRIM_EVERY = 0.5  # seconds between two trims of detached commands' output files
 WINDOW_FORMAT = "#{window_id}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pane_pid}\t"
 
 
-class TerminalHost(ServerLifecycle):
-    """One private tmux server per workbench session; started on first use (`ServerLifecycle`).
+class TerminalHost:
+    """One private tmux server per workbench session; started on first use (`TmuxServer`).
 
     bash runs in one persistent shell window per agent; the tmux tool's windows are per agent
     too (tmux name `AGENT/NAME`, the model sees NAME).
@@ -74,40 +73,72 @@ class TerminalHost(ServerLifecycle):
         session_id: str = "",
         use_cgroup: bool = True,
     ):
-        super().__init__(
+        self.agents: dict[str, AgentState] = {}
+        server = self.tmux_server = TmuxServer(
             socket_name,
             publish,
             env_passthrough=env_passthrough,
             data_dir=data_dir,
             session_id=session_id,
             use_cgroup=use_cgroup,
+            agents=self.agents,
+        )
+        # what the host's callers (the tools, the Session, bash_run) read of the server, at hand
+        self.socket_name, self.attach_command, self.env_passthrough = (
+            socket_name,
+            server.attach_command,
+            env_passthrough,
+        )
+        self.sandbox, self.reports, self.record = server.sandbox, server.reports, server.record
+        self.ensure_started, self.recover, self.alive = server.ensure_started, server.recover, server.alive
+        self.ctrl, self.ctrl_all, self.tmux, self.server_answers = (
+            server.ctrl,
+            server.ctrl_all,
+            server.tmux,
+            server.server_answers,
         )
         self._trimmer: asyncio.Task[None] | None = None
         self.cgroups = AgentCgroups(lambda: Path(self.record.cgroup) if self.record.cgroup else None)
+
+    # the server's state as it changes (started, replaced, closed)
+    @property
+    def dir(self) -> Path | None:
+        return self.tmux_server.dir
+
+    @property
+    def control(self) -> ControlClient | None:
+        return self.tmux_server.control
+
+    @property
+    def server_pid(self) -> int:
+        return self.tmux_server.server_pid
+
+    @property
+    def socket_path(self) -> str:
+        return self.tmux_server.socket_path
+
+    @property
+    def started(self) -> bool:
+        return self.tmux_server.started
+
+    @property
+    def command_timeout(self) -> float:
+        return self.tmux_server.command_timeout
+
+    @command_timeout.setter
+    def command_timeout(self, seconds: float) -> None:
+        self.tmux_server.command_timeout = seconds
 
     def agent(self, agent_id: str) -> AgentState:
         return self.agents.setdefault(agent_id, AgentState())
 
     async def close(self) -> None:
         """Kill the server and remove its files; safe to call twice, or when never started."""
-        if self._closed:
+        if self.tmux_server.closed:
             return
-        self._closed = True
         if self._trimmer is not None:
             self._trimmer.cancel()
-        terminals = [w.pid for state in self.agents.values() for w in self._windows_of(state)]
-        await self._forget_server()
-        self.sandbox.tidy()
-        if self.record.dir:  # it was started: end what its shells started, wherever it went
-            await asyncio.to_thread(end_session, self.record)
-            for pid in terminals:
-                await asyncio.to_thread(kill_session, pid)
-            if self.records_dir is not None:
-                remove_record(self.records_dir / f"{self.socket_name}.json")
-        self.reports.close()
-        if self.dir is not None:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            self.dir = None
+        await self.tmux_server.close([w.pid for state in self.agents.values() for w in self._windows_of(state)])
 
     async def stop_agent(self, agent_id: str) -> None:
         """Stop an agent's running commands (Ctrl-C, then kill) and close its windows."""

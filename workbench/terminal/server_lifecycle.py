@@ -1,9 +1,13 @@
-"""The session's tmux server as `TerminalHost` (its subclass, `terminal/host.py`) runs it: started
+"""The session's tmux server (`TmuxServer`, held by `TerminalHost` as `host.tmux_server`): started
 on first use (its private folder, tmux.conf and rc file written anew, the owner record saved
 before the server exists, the sandbox around it, the control client attached), every command
 time-bounded (through the control client, or libtmux for answers a program chose), a server
 that stalls killed and replaced with the agents told their shells were lost, a server killed
 from outside replaced on the next call. `tmux_server.start_server` starts the process.
+
+The host gives it the agents' states (`agents`, the host's own dict): a server that is lost
+clears their shells and windows and leaves each a note; the rest (shells, windows, bash) is the
+host's (`terminal/host.py`).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import asyncio
 import contextlib
 import os
 import shlex
+import shutil
 import signal
 import tempfile
 from collections.abc import Callable
@@ -21,8 +26,17 @@ import libtmux
 from google.protobuf.message import Message
 
 from workbench.pb import workbench_pb2 as pb
-from workbench.terminal.leftovers import in_cgroup, kill_cgroup, make_cgroup, owner_record, records_dir, write_record
-from workbench.terminal.processes import pid_alive, start_time
+from workbench.terminal.leftovers import (
+    end_session,
+    in_cgroup,
+    kill_cgroup,
+    make_cgroup,
+    owner_record,
+    records_dir,
+    remove_record,
+    write_record,
+)
+from workbench.terminal.processes import kill_session, pid_alive, start_time
 from workbench.terminal.sandbox import SANDBOX_WRITES, write_untrusted
 from workbench.terminal.sandbox_server import TmuxSandbox
 from workbench.terminal.shell_env import BASH_RC, TMUX_CONF, shell_environment
@@ -39,7 +53,7 @@ from workbench.terminal.tmux_server import (
 )
 
 
-class ServerLifecycle:
+class TmuxServer:
     """The private tmux server of one session, its control client and its time-bounded commands."""
 
     def __init__(
@@ -51,6 +65,7 @@ class ServerLifecycle:
         data_dir: Path | None = None,
         session_id: str = "",
         use_cgroup: bool = True,
+        agents: dict[str, AgentState] | None = None,
     ):
         self.socket_name = socket_name
         self.publish = publish or (lambda message: None)
@@ -66,13 +81,36 @@ class ServerLifecycle:
         self.socket_path = ""
         self.control: ControlClient | None = None
         self.dir: Path | None = None
-        self.agents: dict[str, AgentState] = {}
+        self.agents: dict[str, AgentState] = agents if agents is not None else {}  # the host's: told of a loss
         self._start_lock: asyncio.Lock | None = None
         self.reports = ShellReports()
         self._closed = False
         self.sandbox = TmuxSandbox(self.publish)  # configured by the Session, else the first bash or tmux call
 
     # -- lifecycle --
+
+    async def close(self, terminals: list[int]) -> None:
+        """Kill the server and remove its files, and end what its shells (`terminals`: their pids)
+        started, wherever it went; safe to call twice, or when never started."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._forget_server()
+        self.sandbox.tidy()
+        if self.record.dir:  # it was started: end what its shells started, wherever it went
+            await asyncio.to_thread(end_session, self.record)
+            for pid in terminals:
+                await asyncio.to_thread(kill_session, pid)
+            if self.records_dir is not None:
+                remove_record(self.records_dir / f"{self.socket_name}.json")
+        self.reports.close()
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     @property
     def started(self) -> bool:
