@@ -11,7 +11,7 @@ from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.items import AssistantItem, NoticeItem, ToolItem, UserItem
 from workbench.tui.text import argument_summary, plain, printable
-from workbench.tui.view import SessionView
+from workbench.tui.view import IGNORED_KINDS, SessionView
 
 
 async def test_a_run_folds_into_rows_items_files_and_usage(settings: Settings, scripted_model: ScriptedModel) -> None:
@@ -116,3 +116,16 @@ async def test_a_stopped_run_says_stopped_once(settings: Settings, scripted_mode
     view.apply(run.events)
     notices = [i.text for i in view.transcript("main") if isinstance(i, NoticeItem) and i.kind == "run"]
     assert notices == ["run stopped: agent main repeated read_file(same.txt) 4 times"]
+
+
+def test_every_event_kind_has_a_handler_or_is_listed_as_ignored() -> None:
+    """The view model finds a kind's handler by name (`_on_KIND`): a kind renamed in the proto, or a
+    new one, would be dropped silently. Each kind is handled or listed in IGNORED_KINDS, not both,
+    and each handler names a kind that exists."""
+    kinds = {f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["kind"].fields}
+    handled = {name.removeprefix("_on_") for name in dir(SessionView) if name.startswith("_on_")}
+    assert handled <= kinds, f"handlers of no Event kind: {sorted(handled - kinds)}"
+    assert not handled & IGNORED_KINDS, f"handled and listed as ignored: {sorted(handled & IGNORED_KINDS)}"
+    assert kinds - handled == IGNORED_KINDS, (
+        f"kinds with no handler, not listed: {sorted(kinds - handled - IGNORED_KINDS)}"
+    )

@@ -17,6 +17,11 @@ from workbench.pb import workbench_pb2 as pb
 from workbench.tui.items import FILE_TOOLS, AssistantItem, Item, NoticeItem, ToolItem, UserItem
 from workbench.tui.text import arguments_of, one_line
 
+# Event kinds the view model shows nothing of (each other kind has its `_on_KIND` handler;
+# tests/tui/test_view.py checks both against the proto): a checkpoint is read from the log by
+# the rewind's screens (Session.turns), not drawn as it comes.
+IGNORED_KINDS = frozenset({"checkpoint"})
+
 
 @dataclass
 class AgentRow:
