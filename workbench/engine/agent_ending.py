@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from workbench.core.words import agent_ended
 from workbench.engine.agent_node import Agent
-from workbench.engine.loop import Budget
+from workbench.engine.budget import Budget
 from workbench.engine.recorder import Recorder
 from workbench.engine.store import Store
 from workbench.pb import workbench_pb2 as pb

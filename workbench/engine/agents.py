@@ -29,8 +29,9 @@ from workbench.core.words import ROOT_ID
 from workbench.engine.agent_ending import Endings
 from workbench.engine.agent_handle import AgentHandle
 from workbench.engine.agent_node import Agent
+from workbench.engine.budget import Budget
 from workbench.engine.inbox import Inbox
-from workbench.engine.loop import AgentLoop, Budget
+from workbench.engine.loop import AgentLoop
 from workbench.engine.prompt import system_prompt
 from workbench.engine.recorder import Recorder
 from workbench.engine.spawning import CHILD_NOTE, FORK_NOTE, check_spawn, child_info, child_tools, fork_history

@@ -12,19 +12,19 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, interrupted, machinery_bug, to_result
 from workbench.engine import evidence, looping
+from workbench.engine.budget import Budget
 from workbench.engine.calls_in_text import find_calls
 from workbench.engine.compaction import Compactor, NothingToCompact
 from workbench.engine.gates import CallRefused, Gate, keep_workspace, own_checks
 from workbench.engine.inbox import Inbox
 from workbench.engine.recorder import Recorder
 from workbench.engine.repeats import Repeats
-from workbench.engine.run_state import RunState
+from workbench.engine.run_state import RunEnded, RunState
 from workbench.guard.guardrail import Guard
 from workbench.model.gateway import ModelClient, add_usage, litellm_knows
 from workbench.model.retry import ContextOverflow, ModelCallFailed, RetryPolicy, call_with_retry
@@ -43,31 +43,6 @@ WROTE_RESULT = (
     "The real result is the one above: answer only from it."
 )
 CANCEL_GRACE = 1.5  # seconds the tools of a cancelled run get to stop their work
-
-
-@dataclass
-class Budget:
-    """Token and cost limits shared by every agent of a session (0 means no limit)."""
-
-    max_tokens: int = 0
-    max_cost: float = 0.0
-    used: pb.Usage = field(default_factory=pb.Usage)
-
-    def exhausted(self) -> str:
-        tokens = self.used.input_tokens + self.used.output_tokens
-        if self.max_tokens and tokens >= self.max_tokens:
-            return f"token budget exhausted: {tokens:,} of {self.max_tokens:,} tokens used"
-        if self.max_cost and self.used.HasField("cost") and self.used.cost >= self.max_cost:
-            return f"cost budget exhausted: ${self.used.cost:.4f} of ${self.max_cost:.4f} spent"
-        return ""
-
-
-class RunEnded(Exception):
-    """Control flow: the run ends with `status` (never fed back to the model)."""
-
-    def __init__(self, status: pb.RunStatus, reason: str = "", text: str = ""):
-        super().__init__(reason)
-        self.status, self.reason, self.text = status, reason, text
 
 
 class AgentLoop:

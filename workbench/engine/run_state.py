@@ -28,3 +28,11 @@ class RunState:
     wrote_result: set[str] = field(default_factory=set)  # calls recovered from text whose reply wrote their result
     started: dict[str, float] = field(default_factory=dict)  # call id -> when its tool started (for interrupted)
     abandoned: set[str] = field(default_factory=set)  # calls recorded as interrupted while their tool still ran
+
+
+class RunEnded(Exception):
+    """Control flow: the run ends with `status` (never fed back to the model)."""
+
+    def __init__(self, status: pb.RunStatus, reason: str = "", text: str = ""):
+        super().__init__(reason)
+        self.status, self.reason, self.text = status, reason, text
