@@ -128,10 +128,11 @@ class Tab:
             self.page.wait_for_timeout(100)
 
     def type(self, text: str) -> None:
-        self.page.locator(".xterm-helper-textarea").focus()
+        self.page.locator(".xterm-helper-textarea").focus()  # the terminal's keys go to its textarea
         self.page.keyboard.type(text)
 
     def press(self, key: str) -> None:
+        self.page.locator(".xterm-helper-textarea").focus()
         self.page.keyboard.press(key)
 
 

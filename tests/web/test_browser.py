@@ -3,7 +3,8 @@ offline demo model: the page with the token shows the app's header, a prompt typ
 runs, its tool calls ask for approval in the browser and are answered there, the answer shows; no
 token, or a wrong one, is 403 with nothing of the app; a websocket from another origin is refused;
 the app's keys (search, help, the palette) and a copy to the browser's clipboard; a resize; a tab
-closed mid-run ends its app.
+closed mid-run ends its app; two tabs on one live session in the engine (`workbench web ID`) see the
+same reviews, one answers, the other closes mid-run and the run goes on.
 
 WEB_SCREENSHOTS=DIR keeps the browser's screenshots there (screenshots/web-*.png)."""
 
@@ -200,9 +201,9 @@ def test_the_keys_search_help_palette_and_the_browser_clipboard(tmp_path: Path, 
         web.stop()
 
 
-def test_workbench_web_ID_opens_that_session(tmp_path: Path, workspace: Path, chrome: Any) -> None:
-    """`workbench web ID`: a tab opens the stored session ID (its model and transcript); a second tab
-    is told the session is open in another process (until the app attaches to an engine's session)."""
+def test_workbench_web_ID_no_engine_opens_that_session(tmp_path: Path, workspace: Path, chrome: Any) -> None:
+    """`workbench web ID --no-engine`: a tab opens the stored session ID in its own process (its model
+    and transcript); a second tab is told the session is open in another process."""
     import re
     import subprocess
 
@@ -215,7 +216,7 @@ def test_workbench_web_ID_opens_that_session(tmp_path: Path, workspace: Path, ch
     found = re.search(r"workbench: session ([0-9a-f]+);", ran.stderr)
     assert ran.returncode == 0 and found, ran.stderr
     session = found.group(1)
-    web = Served([session, "--workspace", str(workspace), "--data-dir", data], tmp_path)
+    web = Served([session, "--no-engine", "--workspace", str(workspace), "--data-dir", data], tmp_path)
     try:
         first = Tab(chrome.new_page(viewport={"width": 1280, "height": 800}))
         first.page.goto(web.url)
@@ -225,3 +226,53 @@ def test_workbench_web_ID_opens_that_session(tmp_path: Path, workspace: Path, ch
         second.until(f"session {session} is open in another workbench process")
     finally:
         web.stop()
+
+
+def engine(data: str, *args: str) -> str:
+    import subprocess
+
+    done = subprocess.run([str(WORKBENCH), "engine", *args, "--data-dir", data], capture_output=True, text=True)
+    return done.stdout
+
+
+@pytest.mark.timeout(400)  # an engine starts, two servers, two apps on a loaded machine
+def test_two_tabs_on_one_live_session_in_the_engine(tmp_path: Path, workspace: Path, chrome: Any) -> None:
+    """A tab with --engine require opens its session in the engine; `workbench web ID` attaches a
+    second tab to it: a prompt typed in the first asks for approval in both, the second answers, the
+    first tab closes mid-run and the run goes on, answered and finished in the second."""
+    import re
+
+    data = str(tmp_path / "d")
+    first_server = Served(["--model", "demo", "--engine", "require", "--workspace", str(workspace), "--data-dir", data],
+                          tmp_path / "a" if (tmp_path / "a").mkdir() is None else tmp_path)  # fmt: skip
+    second_server: Served | None = None
+    try:
+        first = Tab(chrome.new_page(viewport={"width": 1280, "height": 800}))
+        first.page.goto(first_server.url)
+        first.until("· session ", "to main", timeout=120)
+        found = re.search(r"^  ([0-9a-f]{12})  ", engine(data, "status"), re.M)
+        assert found, engine(data, "status")
+        second_server = Served([found.group(1), "--workspace", str(workspace), "--data-dir", data],
+                               tmp_path / "b" if (tmp_path / "b").mkdir() is None else tmp_path)  # fmt: skip
+        second = Tab(chrome.new_page(viewport={"width": 1280, "height": 800}))
+        second.page.goto(second_server.url)
+        second.until("· session ", "to main", timeout=120)
+        assert "2 clients attached" in engine(data, "status")
+        first.type("fix the login check in auth.go")
+        first.press("Enter")
+        first.until("approval needed", "Review: write_file")
+        second.until("approval needed", "Review: write_file")  # the same review in the other tab
+        second.press("y")  # approve once, in the second tab
+        first.gone("Review: write_file")  # its modal closes in the first
+        first.until("Review: edit_file")  # the next review, in both
+        second.until("Review: edit_file")
+        first.page.close()  # the first tab closes mid-run: its app detaches, the run waits on
+        second.press("y")
+        second.until("Done: CheckLogin", timeout=120)
+        assert "return false" in (workspace / "auth.go").read_text()
+        assert "1 client attached" in engine(data, "status")
+    finally:
+        for served in (first_server, second_server):
+            if served is not None:
+                served.stop()
+        engine(data, "stop")

@@ -204,8 +204,11 @@ def test_each_tab_runs_the_app_with_the_flags_given(tmp_path: Path, workspace: P
     argv = tab_argv(args, "abc123")
     assert argv[1:3] == ["-m", "workbench.cli.main"]
     assert argv[3:] == ["--model", "openai/x", "--workspace", str(workspace), "--data-dir",
-                        str(Path("rel-data").resolve()), "--approval", "auto", "--allow-net",
-                        "--resume", "abc123"]  # fmt: skip
+                        str(Path("rel-data").resolve()), "--approval", "auto", "--engine", "require",
+                        "--resume", "abc123", "--allow-net"]  # fmt: skip  # ID: attached in the engine
+    assert tab_argv(parse(["web", "--no-engine"]), "abc123")[3:] == ["--engine", "off", "--resume", "abc123"]
+    assert tab_argv(parse(["web", "--engine", "auto"]), None)[3:] == ["--engine", "auto"]
+    assert tab_argv(parse(["web"]), None)[3:] == []  # the setting `engine` decides, as in a terminal
     assert "sk-secret" not in " ".join(argv)  # a command line is visible to every user of the machine
     assert tab_env(args) == {"WORKBENCH_API_KEY": "sk-secret"}
 

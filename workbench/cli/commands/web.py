@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from workbench.cli.command import Command, UsageError
-from workbench.cli.flags import guard_flags, model_flags, settings_of
+from workbench.cli.flags import engine_flags, guard_flags, model_flags, settings_of
 from workbench.config.log_file import setup_logging
 from workbench.config.settings import Settings
 
@@ -36,15 +36,20 @@ def flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"the port (default {DEFAULT_PORT}; 0: any free one)")
     model_flags(p)
     guard_flags(p)
+    engine_flags(p)
 
 
 def tab_argv(args: argparse.Namespace, session: str | None) -> list[str]:
     """The `workbench` line each tab runs: the TUI's flags as given here (paths made absolute).
 
-    With ID, each tab opens that session. Today that is `--resume ID`: the tab's own process holds
-    the session (a second tab is told it is open elsewhere). When the TUI can be a client of a
-    session hosted by the engine, `--attach ID` here makes every tab a client of the live session."""
+    With ID, each tab attaches to that session in the engine (`--resume ID --engine require`, what
+    `workbench attach ID` runs): the first tab opens it there if no engine holds it yet, and every
+    tab is a client of the one live session, which goes on when a tab closes. With --no-engine, a
+    tab opens it in its own process (a second tab is told it is open elsewhere)."""
     line = [sys.executable, "-m", "workbench.cli.main"]
+    engine = args.engine
+    if session is not None and engine != "off":
+        engine = "require"
     for flag, value in (
         ("--model", args.model),
         ("--api-base", args.api_base),
@@ -53,13 +58,13 @@ def tab_argv(args: argparse.Namespace, session: str | None) -> list[str]:
         ("--sandbox", args.sandbox),
         ("--approval", args.approval),
         ("--guard-model", args.guard_model),
+        ("--engine", engine),
+        ("--resume", session),
     ):
         if value is not None:
             line += [flag, str(value)]
     if args.sandbox_network:
         line.append("--allow-net")
-    if session is not None:
-        line += ["--resume", session]
     return line
 
 
