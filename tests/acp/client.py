@@ -32,9 +32,9 @@ def no_permissions(tool_call: Any, options: list[Any]) -> RequestPermissionRespo
     raise RequestError.method_not_found("session/request_permission")  # a client without it
 
 
-def reject(reason: str) -> Answer:
+def reject(reason: str, option: str = "reject_once") -> Answer:
     def answer(tool_call: Any, options: list[Any]) -> RequestPermissionResponse:
-        outcome = AllowedOutcome(outcome="selected", option_id="reject_once")
+        outcome = AllowedOutcome(outcome="selected", option_id=option)
         outcome.field_meta = {"reason": reason}
         return RequestPermissionResponse(outcome=outcome)
 

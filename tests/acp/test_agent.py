@@ -135,7 +135,7 @@ async def test_a_rejected_review_with_a_reason_reaches_the_model(tmp_path: Path,
     assert response.stop_reason == "end_turn"
     [(tool_call, options)] = client.asked
     assert tool_call.title == "write_file: notes.txt" and "hi" in tool_call.content[0].content.text
-    assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once"]
+    assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once", "reject_always"]
     assert not (ws / "notes.txt").exists()
     sent = json.dumps(scripted_model.requests[1]["messages"][-1])
     assert "The person denied this call: not in this folder, ask me first" in sent
@@ -317,6 +317,40 @@ async def test_allow_always_approves_the_tool_for_the_session(tmp_path: Path, sc
         response = await conn.prompt(session_id=new.session_id, prompt=[text_block("write both")])
     assert response.stop_reason == "end_turn" and len(client.asked) == 1
     assert (ws / "a.txt").exists() and (ws / "b.txt").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.tmux
+async def test_reject_always_denies_the_tool_or_exact_command_for_the_session_telling_the_model_why(
+    tmp_path: Path, scripted_model: ScriptedModel
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    scripted_model.add(
+        reply("", call("write_file", path="a.txt", content="x\n")),
+        reply("", call("write_file", path="b.txt", content="x\n")),  # denied without asking
+        reply("", call("bash", command="echo one")),
+        reply("", call("bash", command="echo one")),  # the same command: denied without asking
+        reply("", call("bash", command="echo two")),  # another command: asked
+        reply("done"),
+    )
+    client = Recorder(answer=reject("no changes today", option="reject_always"))
+    async with agent(client, tmp_path / "data", *scripted(scripted_model)) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        new = await conn.new_session(cwd=str(ws))
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("write and run")])
+    assert response.stop_reason == "end_turn"
+    assert [t.title for t, _ in client.asked] == ["write_file: a.txt", "bash: echo one", "bash: echo two"]
+    assert not (ws / "a.txt").exists() and not (ws / "b.txt").exists()
+    results = [json.dumps(r["messages"][-1]) for r in scripted_model.requests[1:]]
+    assert "no changes today" in results[0] and "denied every write_file call for the rest of the session" in results[0]
+    assert (
+        "the person denied every write_file call for the rest of the session (their reason: no changes today)"
+        in (results[1])
+    )
+    assert "denied this exact bash command for the rest of the session (their reason: no changes today)" in results[3]
+    ends = [u for u in client.of("tool_call_update") if u.status in ("completed", "failed")]
+    assert [u.status for u in ends] == ["failed"] * 5
 
 
 @pytest.mark.slow

@@ -138,6 +138,39 @@ async def test_remember_approves_the_tool_for_the_session_and_the_calls_waiting(
     ]
 
 
+async def test_remember_with_a_denial_denies_the_tool_or_command_for_the_session_and_the_calls_waiting(
+    store: Store, workspace: Path
+) -> None:
+    session = store.create_session(workspace, "m", "p")
+    agent = Agent(store, session, "main")
+    guard = Guard(Settings(workspace=workspace), mode="ask", answerable=True)
+    first = asyncio.create_task(agent.admit(guard, write("a.md", "c1")))
+    second = asyncio.create_task(agent.admit(guard, write("b.md", "c2")))
+    command = asyncio.create_task(agent.admit(guard, bash("make", "c3")))
+    await until(lambda: len(guard.pending_reviews()) == 3)
+    guard.decide("c1", approve=False, reason="not today", remember=True)
+    denied = [await asyncio.wait_for(t, 5) for t in (first, second)]
+    assert "They denied every write_file call for the rest of the session" in denied[0].error  # type: ignore[union-attr]
+    assert "the person denied every write_file call for the rest of the session (their reason: not today)" in (
+        denied[1].error  # type: ignore[union-attr]
+    )
+    assert [d.call_id for d in guard.pending_reviews()] == ["c3"]  # another tool still waits
+    guard.mode = "auto"
+    later = await agent.admit(guard, write("c.md", "c4"))  # blocked without asking, in auto mode too
+    assert later is not None and "Blocked by the guard (person)" in later.error
+    assert guard.check(pb.ToolCall(id="c5", name="write_file", arguments="{}")).verdict == pb.GUARD_VERDICT_BLOCK
+    guard.decide("c3", approve=False, remember=True)
+    await asyncio.wait_for(command, 5)
+    assert "(no reason given)" in guard.check(pb.ToolCall(name="bash", arguments='{"command": "make"}')).reason
+    assert guard.check(pb.ToolCall(name="bash", arguments='{"command": "make test"}')).verdict != pb.GUARD_VERDICT_BLOCK
+    decided = [e.review_decided for e in events(store, session, "review_decided")]
+    assert [(d.call_id, d.approved, d.remember) for d in decided] == [
+        ("c1", False, True),
+        ("c2", False, False),
+        ("c3", False, True),
+    ]
+
+
 async def test_deciding_an_unknown_call_names_the_waiting_ones(workspace: Path) -> None:
     guard = Guard(Settings(workspace=workspace), mode="ask", answerable=True)
     with pytest.raises(NotWaiting, match="no call 'nope' waits for review"):

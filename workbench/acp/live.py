@@ -7,9 +7,11 @@ a notice, reaches the client too). A turn ends once every event up to the run's 
 the response to `session/prompt` comes after its last update, as ACP requires.
 
 A review (the guard's, or the repeat detector's for a looping agent) becomes a permission
-request with allow once, allow always (this tool, or this exact command, for the session) and
-reject; the answer goes to `Session.decide`. A reject's reason reaches the model when the client
-puts one in the outcome's `_meta.reason`. A client that fails to answer denies the call, saying why.
+request with allow once, allow always (this tool, or this exact command, for the session), reject
+once and reject always (this tool or exact command denied for the session: every later call is
+refused without asking, the model told why); the answer goes to `Session.decide`. A reject's
+reason reaches the model when the client puts one in the outcome's `_meta.reason`. A client
+that fails to answer denies the call, saying why.
 """
 
 from __future__ import annotations
@@ -34,11 +36,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("workbench.acp")
 
-ALLOW, ALWAYS, REJECT = "allow_once", "allow_always", "reject_once"
+ALLOW, ALWAYS, REJECT, NEVER = "allow_once", "allow_always", "reject_once", "reject_always"
 OPTIONS = [
     PermissionOption(option_id=ALLOW, name="Allow once", kind="allow_once"),
     PermissionOption(option_id=ALWAYS, name="Allow for this session", kind="allow_always"),
     PermissionOption(option_id=REJECT, name="Reject", kind="reject_once"),
+    PermissionOption(option_id=NEVER, name="Reject for this session", kind="reject_always"),
 ]
 LOOP_OPTIONS = [  # a looping agent's review: let the repeated call go on, or stop it
     PermissionOption(option_id=ALLOW, name="Let it go on", kind="allow_once"),
@@ -199,4 +202,4 @@ def _answer(response: Any) -> tuple[bool, str, bool]:
         return True, "", False
     if outcome.option_id == ALWAYS:
         return True, "", True
-    return False, reason, False
+    return False, reason, outcome.option_id == NEVER

@@ -5,7 +5,8 @@ Judges, in order, the strictest answer winning (the later judge's reason on a ti
 2. the rules: built-in ones (guard_rules.py) that always want review, and the person's
    `guard_allow` / `guard_review` / `guard_block` rules (`tool:pattern`). An allow rule, or an
    approval the person gave for the rest of the session, turns the mode's review into record;
-   it never overrides a built-in rule, a block, or the model judge;
+   it never overrides a built-in rule, a block, or the model judge. A denial the person gave for
+   the rest of the session (this tool; bash and tmux: this exact command) blocks, in every mode;
 3. the optional model judge (`guard_model`, guard_model.py), which fails closed.
 
 The guard decides; it runs nothing and writes no event. The loop records each decision as a
@@ -98,6 +99,7 @@ class Guard:
         self.model = judge if judge is not None else ModelJudge.from_settings(settings)
         self.approved_tools: set[str] = set()
         self.approved_commands: set[tuple[str, str]] = set()
+        self.denied: dict[tuple[str, str], str] = {}  # (tool, exact command or "") -> the person's reason
         self.mcp: McpManager | None = None  # the session's MCP servers: whose tool a call names
 
     # --- the person's choices ----------------------------------------------------------------
@@ -111,11 +113,23 @@ class Guard:
         """Approve this tool (bash and tmux: this exact command) for the rest of the session;
         returns what was approved, in words."""
         if call.name in SHELL_TOOLS:
-            text = primary_text(call.name, arguments(call), call.arguments)
-            self.approved_commands.add((call.name, text))
-            return f"this exact {call.name} command"
-        self.approved_tools.add(call.name)
-        return f"every {call.name} call"
+            self.approved_commands.add(_scope(call))
+        else:
+            self.approved_tools.add(call.name)
+        return _scope_words(call)
+
+    def forbid(self, call: pb.ToolCall, reason: str = "") -> str:
+        """Deny this tool (bash and tmux: this exact command) for the rest of the session, every
+        later call blocked with the person's reason; returns what was denied, in words."""
+        self.denied[_scope(call)] = reason
+        return _scope_words(call)
+
+    def _denial(self, call: pb.ToolCall, text: str) -> pb.GuardDecision | None:
+        key = (call.name, text if call.name in SHELL_TOOLS else "")
+        if key not in self.denied:
+            return None
+        why = f"their reason: {self.denied[key]}" if self.denied[key] else "no reason given"
+        return _decision(BLOCK, "person", f"the person denied {_scope_words(call)} for the rest of the session ({why})")
 
     # --- judging --------------------------------------------------------------------------------
 
@@ -125,6 +139,8 @@ class Guard:
             return _decision(RECORD, "mode", "not a tool: the call is refused as an unknown tool")
         args = arguments(call)
         text = primary_text(call.name, args, call.arguments)
+        if denied := self._denial(call, text):
+            return denied
         by_mode = self._by_mode(call.name, args)
         exact = (call.name, text) in self.approved_commands
         if by_mode.verdict == REVIEW:
@@ -278,7 +294,8 @@ class Guard:
         if answer.approved:
             return None
         why = f": {answer.reason}" if answer.reason else " (no reason given)"
-        return refused(call, f"The person denied this call{why}. It did not run; adapt your approach to that.")
+        also = f" They denied {_scope_words(call)} for the rest of the session." if answer.remember else ""
+        return refused(call, f"The person denied this call{why}. It did not run; adapt your approach to that.{also}")
 
     async def ask_person(
         self,
@@ -320,27 +337,30 @@ class Guard:
         return [p.decision for p in self._pending.values()]
 
     def decide(self, call_id: str, approve: bool, reason: str = "", remember: bool = False) -> None:
-        """The person's answer to a pending review. `remember` (with approve) approves this tool,
-        or this exact bash / tmux command, for the rest of the session; other pending reviews
-        that this approval now covers are approved with it."""
+        """The person's answer to a pending review. `remember` approves (or, with a denial, denies)
+        this tool, or this exact bash / tmux command, for the rest of the session; other pending
+        reviews that this answer now covers are answered the same way with it."""
         pending = self._pending.get(call_id)
         if pending is None or pending.answer.done():
             waiting = ", ".join(self._pending) or "none"
             raise NotWaiting(f"no call {call_id!r} waits for review (waiting: {waiting})")
-        remember = remember and approve and pending.decision.judge in SAFETY_JUDGES
-        if remember:
+        remember = remember and pending.decision.judge in SAFETY_JUDGES
+        if remember and approve:
             self.remember(pending.decision.call)
+        elif remember:
+            self.forbid(pending.decision.call, reason)
         pending.answer.set_result(pb.ReviewDecided(call_id=call_id, approved=approve, reason=reason, remember=remember))
         if not remember:
             return
         for other in list(self._pending.values()):
-            covered = other.decision.judge in ("mode", "rule") and self.check(other.decision.call).verdict == RECORD
+            now = self.check(other.decision.call)
+            if approve:
+                covered = other.decision.judge in ("mode", "rule") and now.verdict == RECORD
+                said = f"approved with call {call_id}"
+            else:
+                covered, said = now.judge == "person" and now.verdict == BLOCK, f"{now.reason}, with call {call_id}"
             if covered and not other.answer.done():
-                other.answer.set_result(
-                    pb.ReviewDecided(
-                        call_id=other.decision.call_id, approved=True, reason=f"approved with call {call_id}"
-                    )
-                )
+                other.answer.set_result(pb.ReviewDecided(call_id=other.decision.call_id, approved=approve, reason=said))
 
     # --- a review no one can answer ----------------------------------------------------------------
 
@@ -379,6 +399,17 @@ def suggest_rule(tool: str, text: str) -> str:
     if tool in SHELL_TOOLS and (len(text) > 60 or "\n" in text):
         return f"{tool}:{exact.split()[0]} *"
     return f"{tool}:{exact}" if len(text) <= 80 else f"{tool}:{exact[:60]}*"
+
+
+def _scope(call: pb.ToolCall) -> tuple[str, str]:
+    """What an answer for the session covers: (tool, "") or, for bash and tmux, (tool, exact command)."""
+    if call.name in SHELL_TOOLS:
+        return call.name, primary_text(call.name, arguments(call), call.arguments)
+    return call.name, ""
+
+
+def _scope_words(call: pb.ToolCall) -> str:
+    return f"this exact {call.name} command" if call.name in SHELL_TOOLS else f"every {call.name} call"
 
 
 @dataclass

@@ -409,8 +409,8 @@ class Session:
         return self.guard.pending_reviews()
 
     def decide(self, call_id: str, approve: bool, reason: str = "", remember: bool = False) -> None:
-        """Answer a pending review: approve (with `remember`, this tool or this exact command for
-        the rest of the session) or deny, with a reason the model reads. A `review_decided`
+        """Answer a pending review: approve or deny, with a reason the model reads; `remember`
+        does the same for this tool or this exact command for the rest of the session. A `review_decided`
         event records it. Raises `NotWaiting` when that call does not wait (any more)."""
         try:
             self.guard.decide(call_id, approve, reason, remember)

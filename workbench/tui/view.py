@@ -421,6 +421,7 @@ class SessionView:
         r = event.review_decided
         self._review_settled(r.call_id, changes)
         text = "approved" if r.approved else f"denied{': ' + one_line(r.reason) if r.reason else ''}"
+        text += " (for the rest of the session)" if r.remember else ""
         self._append(event, NoticeItem(event.seq, self._time(event), "review", f"review: {text}"), changes)
 
     def _on_inbox_item(self, event: pb.Event, changes: Changes) -> None:
