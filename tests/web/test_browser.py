@@ -32,7 +32,9 @@ if chromium() is None and not os.environ.get("CI"):  # CI installs it (.ci/run):
 @pytest.fixture
 def served(tmp_path: Path, workspace: Path) -> Iterator[Served]:
     assert WORKBENCH.exists(), f"{WORKBENCH} is not installed (pip install -e .)"
-    web = Served(["--model", "demo", "--workspace", str(workspace), "--data-dir", str(tmp_path / "d")], tmp_path)
+    web = Served(  # the tabs' sessions in their own processes, whatever the setting `engine` defaults to
+        ["--model", "demo", "--no-engine", "--workspace", str(workspace), "--data-dir", str(tmp_path / "d")], tmp_path
+    )
     yield web
     web.stop()
 
@@ -168,7 +170,17 @@ def test_the_keys_search_help_palette_and_the_browser_clipboard(tmp_path: Path, 
     """The app's keys reach it through the page (Ctrl+F, F1, Ctrl+P: keys a browser has its own use
     for), and a copy lands in the browser's clipboard (OSC 52, read by xterm.js)."""
     web = Served(
-        ["--model", "demo", "--approval", "auto", "--workspace", str(workspace), "--data-dir", str(tmp_path / "d")],
+        [
+            "--model",
+            "demo",
+            "--approval",
+            "auto",
+            "--no-engine",
+            "--workspace",
+            str(workspace),
+            "--data-dir",
+            str(tmp_path / "d"),
+        ],
         tmp_path,
     )
     try:
@@ -209,7 +221,7 @@ def test_workbench_web_ID_no_engine_opens_that_session(tmp_path: Path, workspace
 
     data = str(tmp_path / "d")
     ran = subprocess.run(
-        [str(WORKBENCH), "run", "--model", "demo", "--approval", "auto", "--workspace", str(workspace),
+        [str(WORKBENCH), "run", "--model", "demo", "--approval", "auto", "--no-engine", "--workspace", str(workspace),
          "--data-dir", data, "fix the login check in auth.go"],
         capture_output=True, text=True, timeout=120, env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
     )  # fmt: skip
