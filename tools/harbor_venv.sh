@@ -16,6 +16,14 @@ fi
 if ! .venv-harbor/bin/python -c "import importlib.metadata as m, sys; sys.exit(m.version('harbor') != '$HARBOR_VERSION')" 2>/dev/null; then
   rm -rf .venv-harbor
   "$py" -m venv .venv-harbor
-  .venv-harbor/bin/python -m pip install --quiet "harbor==$HARBOR_VERSION"
+  # litellm comes with Harbor: held to Workbench's pin (1.82.7 and 1.82.8 were a supply-chain compromise)
+  printf 'litellm==1.110.2\n' > .venv-harbor/constraints.txt
+  .venv-harbor/bin/python -m pip install --quiet -c .venv-harbor/constraints.txt "harbor==$HARBOR_VERSION"
+fi
+version=$(.venv-harbor/bin/python -c 'import importlib.metadata as m; print(m.version("litellm"))' 2>/dev/null || true)
+case "$version" in 1.82.7|1.82.8) echo "harbor_venv: litellm $version is a compromised release" >&2; exit 1;; esac
+if grep -rilq --include='*.pth' litellm .venv-harbor || find .venv-harbor -iname '*litellm*.pth' | grep -q .; then
+  echo "harbor_venv: a litellm .pth file is installed: refusing" >&2
+  exit 1
 fi
 .venv-harbor/bin/python -c "import importlib.metadata as m; print('harbor', m.version('harbor'))"
