@@ -3,17 +3,18 @@
     .venv/bin/python tools/eval_recovery.py --model openai/qwen2.5-coder-1.5b \\
         --api-base http://127.0.0.1:8089/v1 --api-key none --runs 1 --temperature 0 --seed 7 \\
         [--scenario edit_trap ...] [--group evidence ...] [--ablate-hints] [--answer-reminder off]
-        [--label after] [--out eval-out]
+        [--work-nudge off] [--label after] [--out eval-out]
 
 Per scenario it prints runs, failed (the scenario's failure happened: a model may avoid it),
 recovered (after it, a successful call of a fixing tool or a correct end), correct (the
 workspace or the answer checks out, in code), mean turns (model calls of all agents) and
-mean tokens, per group (recovery: the first eight; evidence: issue 28's kinds; generalization:
+mean tokens, per group (recovery: the first eight; evidence: issue 28's kinds; multistep: issue 38's; generalization:
 kinds the hints were not written for, reported apart). Every run's committed events are saved
 as JSON lines under --out, with a summary.json. --ablate-hints turns the `recovery_hints`
 setting off: each tool error is cut to its first sentence, so what the hints are worth is
 measured; --answer-reminder sets the closing line after results (off: to measure it);
---answer-check turns on the question after an answer whose value no result shows.
+--answer-check turns on the question after an answer whose value no result shows; --work-nudge
+sets the line after a how-to answer (off: to measure it; group multistep: issue 38's kinds).
 --temperature and --seed are sent with every model request (Workbench has no such setting:
 the eval adds them to the request it builds). In the failed-child scenarios the root's first
 subagent cannot reach its model: the eval sends that child's requests to a closed port, so it
@@ -71,7 +72,7 @@ class Row:
     """One run of one scenario."""
 
     scenario: str
-    group: str  # the scenario's group: recovery, evidence (issue 28's kinds), generalization
+    group: str  # the scenario's group: recovery, evidence (issue 28), multistep (issue 38), generalization
     run: int
     failed: bool
     recovered: bool
@@ -149,6 +150,10 @@ async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, i
         if not hasattr(settings, "answer_reminder"):
             raise SystemExit("--answer-reminder: this workbench has no answer_reminder setting")
         settings.answer_reminder = args.answer_reminder
+    if args.work_nudge:
+        if not hasattr(settings, "work_nudge"):
+            raise SystemExit("--work-nudge: this workbench has no work_nudge setting")
+        settings.work_nudge = args.work_nudge
     session = await Session.open(settings)
     failing_child["id"] = "a1" if scenario.fail_first_child else ""  # AgentTree.spawn numbers children a1, a2, ...
     started = time.monotonic()
@@ -280,6 +285,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--answer-reminder", choices=("auto", "on", "off"), default="", help="the answer_reminder setting for the run"
+    )
+    parser.add_argument(
+        "--work-nudge", choices=("auto", "on", "off"), default="", help="the work_nudge setting for the run"
     )
     parser.add_argument("--temperature", type=float, default=None, help="sent with every request")
     parser.add_argument("--seed", type=int, default=None, help="sent with every request")

@@ -10,6 +10,8 @@ answer checks out. No model's opinion is asked.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +55,7 @@ class Scenario:
     executable: tuple[str, ...] = ()  # files to chmod +x
     fail_first_child: bool = False  # the root's first subagent cannot reach its model (a real connection refused)
     tools: list[str] | None = None  # None: every tool
-    group: str = "recovery"  # recovery (the first eight), evidence (issue 28's kinds), generalization (new kinds)
+    group: str = "recovery"  # recovery (the first eight), evidence (issue 28), multistep (issue 38), generalization
 
     def recovered(self, run: Outcome) -> bool:
         """After the root's first failure (a failed call, or a failed child in its Inbox): a
@@ -326,5 +328,122 @@ SCENARIOS += [
         correct=answer_has(r"\b93\b"),
         fixes=("read_file", "grep", "bash"),
         group="generalization",
+    ),
+]
+
+# --- issue 38: tasks of several steps (a small model described the work instead of doing it) ----
+
+SLUG = (
+    'def slug(title):\n    """A title as a URL slug: lower case, words joined by hyphens."""\n'
+    "    return title.lower()\n"
+)
+CHECK_SLUG = (
+    "from slug import slug\n\n"
+    'assert slug("Hello World") == "hello-world", slug("Hello World")\n'
+    'assert slug("Fast Cars Go") == "fast-cars-go", slug("Fast Cars Go")\n'
+    'print("ok")\n'
+)
+SHAPES = "import math\n\n\ndef area_of(r):\n    return math.pi * r * r\n"
+SHAPES_MAIN = "from shapes import area_of\n\nprint(area_of(2))\n"
+SHAPES_REPORT = "from shapes import area_of\n\n\ndef report(radii):\n    return [area_of(r) for r in radii]\n"
+NET_TOML = '[net]\nhost = "example.org"\ntimeout = 5\nretries = 3\n'
+DEPLOY = (
+    "import os\nimport sys\n\n"
+    'if "DEPLOY_REGION" not in os.environ:\n'
+    '    sys.exit("error: set DEPLOY_REGION (one of eu-west, us-east) before deploying")\n'
+    'print("deployed to", os.environ["DEPLOY_REGION"])\n'
+)
+GREET = "MESSAGE = 'Hello, %s!'  # shown at login\n\n\ndef greet(name):\n    return MESSAGE % name\n"
+
+
+def described(run: Outcome) -> bool:
+    """The root answered with a how-to (a code block or numbered steps) and no call at least once."""
+    return any(
+        e.message.role == pb.ROLE_ASSISTANT
+        and not e.message.tool_calls
+        and ("```" in e.message.text or len(re.findall(r"(?m)^\s*\d+[.)]", e.message.text)) >= 2)
+        for e in run.of("message")
+    )
+
+
+def runs_ok(*argv: str) -> Check:
+    """The command exits 0 in the workspace at the end (the eval's own check, not the agent's)."""
+
+    def check(run: Outcome) -> bool:
+        done = subprocess.run(argv, cwd=run.workspace, capture_output=True, timeout=30, check=False)
+        return done.returncode == 0
+
+    return check
+
+
+def renamed(run: Outcome) -> bool:
+    texts = {p: (run.workspace / p).read_text() for p in ("shapes.py", "main.py", "report.py")}
+    return (
+        all("area_of" not in t for t in texts.values())
+        and "def circle_area(r):" in texts["shapes.py"]
+        and all("circle_area(" in t for t in texts.values())
+    )
+
+
+def copied(run: Outcome) -> bool:
+    target = run.workspace / "build" / "app.ini"
+    return target.is_file() and target.read_text() == "[app]\nname = demo\n" and (run.workspace / "app.ini").is_file()
+
+
+SCENARIOS += [
+    Scenario(
+        "fix_from_check",  # a fix from a failing check script
+        "Running `python3 check_slug.py` fails. Fix slug.py so the check passes. Do not change check_slug.py.",
+        {"slug.py": SLUG, "check_slug.py": CHECK_SLUG},
+        failed=described,
+        correct=lambda run: runs_ok(sys.executable, "check_slug.py")(run) and file_is("check_slug.py", CHECK_SLUG)(run),
+        fixes=("edit_file", "write_file"),
+        group="multistep",
+    ),
+    Scenario(
+        "rename_across_files",  # a rename across files
+        "Rename the function area_of to circle_area everywhere in this project: where it is defined and "
+        "every place that imports or calls it.",
+        {"shapes.py": SHAPES, "main.py": SHAPES_MAIN, "report.py": SHAPES_REPORT},
+        failed=described,
+        correct=renamed,
+        fixes=("edit_file", "write_file", "bash"),
+        group="multistep",
+    ),
+    Scenario(
+        "one_command",  # a task a shell command does in one call
+        "Make a folder named build and copy app.ini into it.",
+        {"app.ini": "[app]\nname = demo\n"},
+        failed=described,
+        correct=copied,
+        fixes=("bash", "write_file"),
+        group="multistep",
+    ),
+    Scenario(
+        "set_a_value",  # a one-line change in a config file
+        "Set the timeout in net.toml to 30.",
+        {"net.toml": NET_TOML},
+        failed=described,
+        correct=file_is("net.toml", NET_TOML.replace("timeout = 5", "timeout = 30")),
+        fixes=("edit_file", "write_file", "bash"),
+        group="multistep",
+    ),
+    Scenario(
+        "claimed_change",  # an edit whose old_text a model writes from memory fails; the answer may claim it
+        "In greet.py, change the greeting word Hello to Howdy and keep everything else as it is.",
+        {"greet.py": GREET},
+        failed=lambda run: failed_with("edit_file")(run) or described(run),
+        correct=file_is("greet.py", GREET.replace("Hello", "Howdy")),
+        fixes=("edit_file", "write_file", "bash"),
+        group="multistep",
+    ),
+    Scenario(
+        "answer_in_error",  # the answer is in a command's error output
+        "Run `python3 deploy.py` and tell me which environment variable it needs and which values it takes.",
+        {"deploy.py": DEPLOY},
+        failed=result_has("bash", "set DEPLOY_REGION"),
+        correct=answer_has(r"DEPLOY_REGION"),
+        fixes=("bash",),
+        group="multistep",
     ),
 ]

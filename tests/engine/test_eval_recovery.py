@@ -262,3 +262,34 @@ def test_the_answer_check_is_an_eval_variant(scripted_model: ScriptedModel, tmp_
     assert row["correct"] == 1 and row["turns"] == 4
     asked = scripted_model.requests[2]["messages"][-1]["content"]
     assert asked.startswith("Your answer states 'WARNING', which no tool result")
+
+
+def test_the_multistep_scenarios_judge_their_runs(scripted_model: ScriptedModel, tmp_path: Path) -> None:
+    """Issue 38's kinds: a how-to first (failed), then the work done (correct); and --work-nudge off
+    as the eval's variant (the how-to is the answer, nothing changed)."""
+    how_to = "Change slug.py like this:\n```python\n    return title.lower()\n```"
+    fixed = 'def slug(title):\n    return title.lower().replace(" ", "-")\n'
+    row = one_row(
+        scripted_model,
+        tmp_path / "check",
+        "fix_from_check",
+        reply(how_to),
+        reply("", call("write_file", path="slug.py", content=fixed)),
+        reply("Fixed."),
+    )
+    assert judged(row) == (1, 1, 1) and row["group"] == "multistep"
+    assert scripted_model.requests[1]["messages"][-1]["content"].startswith("You can make this change yourself")
+    scripted_model.add(reply("1. Run mkdir build\n2. Run cp app.ini build/"))
+    (row,) = run_eval(scripted_model, tmp_path / "off", "--scenario", "one_command", "--work-nudge", "off")["table"]
+    assert judged(row) == (1, 0, 0) and row["turns"] == 1
+    row = one_row(
+        scripted_model,
+        tmp_path / "rename",
+        "rename_across_files",
+        *(
+            reply("", call("edit_file", path=p, old_text="area_of", new_text="circle_area", replace_all=True))
+            for p in ("shapes.py", "main.py", "report.py")
+        ),
+        reply("Renamed in three files."),
+    )
+    assert judged(row) == (0, 0, 1)  # no how-to, no failure: nothing to recover from

@@ -191,6 +191,17 @@ class Settings:
             choices=ANSWER_REMINDER,
         ),
     )
+    work_nudge: str = field(
+        default="auto",
+        metadata=about(
+            doc="a final answer that describes the change or command the task asks for (code blocks, numbered "
+            "steps) and makes no call gets one line back, once a run: it can do the work itself, with which tool "
+            "and a ready call where its text gives one (small models wrote how-tos and changed nothing); never "
+            "for a question; auto: for models litellm's table does not know, on, off",
+            project=USER_ONLY,
+            choices=ANSWER_REMINDER,
+        ),
+    )
     output_event_cap: int = field(
         default=1000000, metadata=about(doc="bytes of one call's output stored as events; 0: no limit", project=LOWER)
     )

@@ -23,6 +23,7 @@ class RunState:
     turns: int = 0  # model calls of this run
     outcome: pb.RunFinished | None = None  # how it ended, once it has
     asked_for_evidence: bool = False  # its answer was asked which result shows it (evidence.py)
+    nudged_to_work: bool = False  # its how-to answer was told it can do the work itself (advice.py)
     stopped: str = ""  # why it stops after this turn's calls: it kept repeating one (looping.py)
     text_calls: dict[str, str] = field(default_factory=dict)  # call id -> why a call recovered from text cannot run
     wrote_result: set[str] = field(default_factory=set)  # calls recovered from text whose reply wrote their result

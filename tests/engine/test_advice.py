@@ -1,0 +1,102 @@
+"""Work, not advice (workbench/engine/advice.py, the `work_nudge` setting): a how-to answer with no
+call, in a run whose task asks for a change or a command, gets one line back saying the model can
+do it itself, with a ready call where its text gives one; once a run, never for a question."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import run_agent
+from tests.scripted_server import ScriptedModel, call, reply
+from workbench.config.settings import Settings
+from workbench.engine.advice import asks_for_work, is_advice, nudge
+from workbench.pb import workbench_pb2 as pb
+
+PRICES = "def total(items):\n    return sum(items)\n\n\ndef tax(amount):\n    return amount * 0.1\n"
+HOW_TO = (
+    "To fix this, open `prices.py` and change the tax function:\n\n```python\ndef tax(amount):\n"
+    "    return amount * 0.2\n```\n\nThen save the file."
+)
+TOOLS = ["read_file", "edit_file", "write_file", "bash"]
+
+
+def test_which_tasks_ask_for_work() -> None:
+    assert asks_for_work("Fix the tax rate in prices.py.")
+    assert asks_for_work("In billing.py calc_total should be compute_total. Rename it where it is called.")
+    assert asks_for_work("Please run the tests and tell me what fails")
+    assert asks_for_work("The build breaks; can you update the version in setup.cfg?")
+    assert not asks_for_work("How do I rename a function across a project?")
+    assert not asks_for_work("What port does conf/settings.json set?")
+    assert not asks_for_work("Why does the test fail? Fix ideas welcome.")
+    assert not asks_for_work("Tell me about this project.")
+
+
+def test_what_reads_as_a_how_to() -> None:
+    assert is_advice(HOW_TO)
+    assert is_advice("Do this:\n1. Open the file.\n2. Change the line.\n")
+    assert not is_advice("Done: the tax rate is now 0.2.")
+    assert not is_advice("1. only one step")
+
+
+def test_the_line_gives_a_ready_call_from_the_reply_itself() -> None:
+    files = {"prices.py": PRICES}
+    line = nudge(HOW_TO, TOOLS, files.get)
+    edit = json.loads(line.split("now, ", 1)[1])
+    assert edit == {
+        "name": "edit_file",
+        "arguments": {
+            "path": "prices.py",
+            "old_text": "def tax(amount):\n    return amount * 0.1",
+            "new_text": "def tax(amount):\n    return amount * 0.2",
+        },
+    }
+    shell = nudge("Run this:\n```bash\n$ python -m pytest -q\n```", TOOLS, files.get)
+    assert json.loads(shell.split("now, ", 1)[1]) == {"name": "bash", "arguments": {"command": "python -m pytest -q"}}
+    new = nudge("Create `notes.txt` with:\n```\nhello\n```", TOOLS, files.get)
+    assert json.loads(new.split("now, ", 1)[1])["arguments"] == {"path": "notes.txt", "content": "hello\n"}
+    # nothing ready in its text: the tools, by name
+    assert nudge("1. Open the file.\n2. Change the line.", TOOLS, files.get) == (
+        "You can make this change yourself, and the task asks you to: call edit_file or write_file or bash now "
+        "instead of describing the change."
+    )
+    assert nudge("1. a\n2. b", ["read_file"], files.get) == ""
+
+
+async def test_a_how_to_gets_one_turn_back_and_the_change_is_made(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "prices.py").write_text(PRICES)
+    line = nudge(HOW_TO, TOOLS, {"prices.py": PRICES}.get)
+    scripted_model.add(
+        reply(HOW_TO),
+        reply("", call("edit_file", **json.loads(line.split("now, ", 1)[1])["arguments"])),
+        reply("The tax rate is now 0.2."),
+    )
+    run = await run_agent(settings, "The tax in prices.py should be 20%. Fix it.", TOOLS)
+    assert run.outcome.text == "The tax rate is now 0.2."
+    assert (workspace / "prices.py").read_text() == PRICES.replace("0.1", "0.2")
+    told = scripted_model.requests[1]["messages"][-1]
+    assert told == {"role": "user", "content": line}
+    assert [m.text for m in run.of("message") if m.author == pb.AUTHOR_WORKBENCH] == [line]
+
+
+async def test_once_a_run_and_never_for_a_question(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "prices.py").write_text(PRICES)
+    scripted_model.add(reply(HOW_TO), reply(HOW_TO))
+    run = await run_agent(settings, "Fix the tax in prices.py: it should be 20%.", TOOLS)
+    assert run.outcome.text == HOW_TO and len(scripted_model.requests) == 2
+    scripted_model.add(reply(HOW_TO))
+    run = await run_agent(settings, "How would I change the tax in prices.py to 20%?", TOOLS)
+    assert run.outcome.text == HOW_TO and len(scripted_model.requests) == 3
+    assert (workspace / "prices.py").read_text() == PRICES
+
+
+async def test_off_the_how_to_is_the_answer(settings: Settings, scripted_model: ScriptedModel, workspace: Path) -> None:
+    (workspace / "prices.py").write_text(PRICES)
+    settings.work_nudge = "off"
+    scripted_model.add(reply(HOW_TO))
+    run = await run_agent(settings, "Fix the tax in prices.py: it should be 20%.", TOOLS)
+    assert run.outcome.text == HOW_TO and len(scripted_model.requests) == 1

@@ -1,0 +1,133 @@
+"""Work, not advice: a small model asked to change a file or run a command often answers with a
+how-to (code blocks, numbered steps) and no call, and the run ends with nothing done (issue 38).
+Such an answer gets one turn back, once a run: one line saying the model can do it itself, with
+which tool, and a ready call where one follows from its own text (the command in its shell
+block; an edit of the file it named, from the file's lines its block changes; a new file's
+content). Never for a question, nor for a task that asks for no change or command.
+
+Only for models litellm does not know (the `work_nudge` setting; decided by the loop). Pure
+functions but `workspace_text`, which reads a file the reply named (a regular file inside the
+workspace, at most READ_LIMIT bytes).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Collection
+from pathlib import Path
+
+from workbench.core.regular_files import read_regular
+
+# a task asks for work when a sentence or clause starts with one of these (after "please", "can you")
+_WORK_VERBS = (
+    "add|apply|bump|change|convert|correct|create|delete|edit|execute|fix|implement|insert|install|make|move|"
+    "patch|refactor|remove|rename|repair|replace|rewrite|run|set|start|swap|update|write"
+)
+_WORK = re.compile(
+    rf"(?:^|[.!?:;\n]\s*|,\s+|\band\s+|\bthen\s+)(?:please\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
+    rf"(?:{_WORK_VERBS})\b",
+    re.IGNORECASE,
+)
+_QUESTION_START = re.compile(
+    r"^\s*(?:how|what|why|which|where|when|who|whose|is|are|does|do|did|should|explain|describe)\b", re.IGNORECASE
+)
+_FENCE = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+_STEP = re.compile(r"^\s*(?:\d+[.)]|step \d+\b)", re.IGNORECASE | re.MULTILINE)
+_SHELL = {"bash", "sh", "shell", "console", "zsh", "terminal", "cmd"}
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,7})(?![\w/(])")
+READ_LIMIT = 200_000  # bytes of a named file read to find the lines a block rewrites
+COMMAND_CHARS = 400  # a longer shell block is not offered as one ready call
+
+LINE_RUN = "You can run this yourself, and the task asks you to: make the call now, {call}"
+LINE_EDIT = "You can make this change yourself, and the task asks you to: make the call now, {call}"
+LINE_TOOL = (
+    "You can make this change yourself, and the task asks you to: call {tools} now instead of describing the change."
+)
+
+
+def asks_for_work(task: str) -> bool:
+    """Whether the task asks for a change or a command (a clause that starts with a verb like fix,
+    rename, run, create); never a question (a task that starts with how, what, why, is, ...)."""
+    return not _QUESTION_START.match(task) and _WORK.search(task) is not None
+
+
+def is_advice(text: str) -> bool:
+    """Whether a reply is a how-to: it holds a code block or two numbered steps."""
+    return bool(_FENCE.search(text)) or len(_STEP.findall(text)) >= 2
+
+
+def _shell_command(text: str) -> str:
+    """The command of the reply's shell block ($ prompts and comments dropped, lines joined with
+    &&); '' when it has none, or one too long to offer."""
+    for lang, body in _FENCE.findall(text):
+        lines = [line.strip() for line in body.splitlines()]
+        if lang.lower() not in _SHELL and not (lines and lines[0].startswith("$ ")):
+            continue
+        commands = [line.removeprefix("$ ").strip() for line in lines if line and not line.startswith("#")]
+        command = " && ".join(commands)
+        if command and len(command) <= COMMAND_CHARS:
+            return command
+    return ""
+
+
+def _edit(current: str, block: str) -> tuple[str, str] | None:
+    """The file's lines a block rewrites, as (old_text, new_text): from the one file line equal to
+    the block's first line to the next one equal to its last line (or, when the block changed its
+    last line, as many lines as the block has); None when the block does not sit in the file or
+    changes nothing there."""
+    new = block.strip("\n").splitlines()
+    if len(new) < 2:
+        return None
+    lines = current.splitlines()
+    first = [i for i, line in enumerate(lines) if line.strip() and line.strip() == new[0].strip()]
+    if len(first) != 1:
+        return None
+    start = first[0]
+    ends = [i for i in range(start + 1, len(lines)) if lines[i].strip() and lines[i].strip() == new[-1].strip()]
+    end = ends[0] if ends else min(start + len(new), len(lines)) - 1
+    old_text = "\n".join(lines[start : end + 1])
+    new_text = "\n".join(new)
+    return (old_text, new_text) if old_text != new_text else None
+
+
+def workspace_text(workspace: Path, path: str) -> str | None:
+    """The text of `path` under `workspace`; None when it is no regular file there (or is larger
+    than READ_LIMIT, or outside the workspace)."""
+    root = workspace.resolve()
+    target = (root / path).resolve()
+    if not target.is_relative_to(root):
+        return None
+    try:
+        data = read_regular(target, READ_LIMIT + 1)
+    except OSError:
+        return None
+    return data.decode("utf-8", errors="replace") if len(data) <= READ_LIMIT else None
+
+
+def _call(name: str, **arguments: str) -> str:
+    return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+
+
+def nudge(text: str, tools: Collection[str], read: Callable[[str], str | None]) -> str:
+    """The one line after a how-to: with a ready call where the reply's own text gives one. `read`
+    gives a workspace file's text (None: no such file)."""
+    command = _shell_command(text)
+    if command and "bash" in tools:
+        return LINE_RUN.format(call=_call("bash", command=command))
+    blocks = [body for lang, body in _FENCE.findall(text) if lang.lower() not in _SHELL]
+    paths = {path: read(path) for path in dict.fromkeys(_PATH.findall(text))}
+    for path, current in paths.items():  # an existing file first: the lines its block rewrites
+        if current is None or "edit_file" not in tools:
+            continue
+        for block in blocks:
+            if edit := _edit(current, block):
+                return LINE_EDIT.format(call=_call("edit_file", path=path, old_text=edit[0], new_text=edit[1]))
+    new_files = [path for path, current in paths.items() if current is None]
+    if new_files and len(blocks) == 1 and "write_file" in tools:  # a new file: the one block is its content
+        return LINE_EDIT.format(call=_call("write_file", path=new_files[0], content=blocks[0]))
+    offered = [t for t in ("edit_file", "write_file", "bash") if t in tools]
+    return LINE_TOOL.format(tools=" or ".join(offered)) if offered else ""
+
+
+__all__ = ["asks_for_work", "is_advice", "nudge", "workspace_text"]
