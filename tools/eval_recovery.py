@@ -3,7 +3,7 @@
     .venv/bin/python tools/eval_recovery.py --model openai/qwen2.5-coder-1.5b \\
         --api-base http://127.0.0.1:8089/v1 --api-key none --runs 1 --temperature 0 --seed 7 \\
         [--scenario edit_trap ...] [--group evidence ...] [--ablate-hints] [--answer-reminder off]
-        [--work-nudge off] [--label after] [--out eval-out]
+        [--work-nudge off] [--change-check off] [--label after] [--out eval-out]
 
 Per scenario it prints runs, failed (the scenario's failure happened: a model may avoid it),
 recovered (after it, a successful call of a fixing tool or a correct end), correct (the
@@ -14,7 +14,8 @@ as JSON lines under --out, with a summary.json. --ablate-hints turns the `recove
 setting off: each tool error is cut to its first sentence, so what the hints are worth is
 measured; --answer-reminder sets the closing line after results (off: to measure it);
 --answer-check turns on the question after an answer whose value no result shows; --work-nudge
-sets the line after a how-to answer (off: to measure it; group multistep: issue 38's kinds).
+sets the line after a how-to answer, --change-check the line after a claimed change no call made
+(off: to measure them; group multistep: issue 38's kinds).
 --temperature and --seed are sent with every model request (Workbench has no such setting:
 the eval adds them to the request it builds). In the failed-child scenarios the root's first
 subagent cannot reach its model: the eval sends that child's requests to a closed port, so it
@@ -150,6 +151,10 @@ async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, i
         if not hasattr(settings, "answer_reminder"):
             raise SystemExit("--answer-reminder: this workbench has no answer_reminder setting")
         settings.answer_reminder = args.answer_reminder
+    if args.change_check:
+        if not hasattr(settings, "change_check"):
+            raise SystemExit("--change-check: this workbench has no change_check setting")
+        settings.change_check = args.change_check
     if args.work_nudge:
         if not hasattr(settings, "work_nudge"):
             raise SystemExit("--work-nudge: this workbench has no work_nudge setting")
@@ -288,6 +293,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--work-nudge", choices=("auto", "on", "off"), default="", help="the work_nudge setting for the run"
+    )
+    parser.add_argument(
+        "--change-check", choices=("auto", "on", "off"), default="", help="the change_check setting for the run"
     )
     parser.add_argument("--temperature", type=float, default=None, help="sent with every request")
     parser.add_argument("--seed", type=int, default=None, help="sent with every request")

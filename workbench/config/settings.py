@@ -202,6 +202,17 @@ class Settings:
             choices=ANSWER_REMINDER,
         ),
     )
+    change_check: str = field(
+        default="auto",
+        metadata=about(
+            doc="a final answer that says a change was made, in a run where every call of a tool that can change "
+            "something failed, gets one line back, once a run, naming the failed calls (small models said 'all "
+            "occurrences have been replaced' with nothing changed); auto: for models litellm's table does not "
+            "know, on, off",
+            project=USER_ONLY,
+            choices=ANSWER_REMINDER,
+        ),
+    )
     output_event_cap: int = field(
         default=1000000, metadata=about(doc="bytes of one call's output stored as events; 0: no limit", project=LOWER)
     )
