@@ -3,7 +3,7 @@
     .venv/bin/python tools/eval_recovery.py --model openai/qwen2.5-coder-1.5b \\
         --api-base http://127.0.0.1:8089/v1 --api-key none --runs 1 --temperature 0 --seed 7 \\
         [--scenario edit_trap ...] [--group evidence ...] [--ablate-hints] [--answer-reminder off]
-        [--work-nudge off] [--change-check off] [--label after] [--out eval-out]
+        [--work-nudge off] [--change-check off] [--tool-profile core] [--label after] [--out eval-out]
 
 Per scenario it prints runs, failed (the scenario's failure happened: a model may avoid it),
 recovered (after it, a successful call of a fixing tool or a correct end), correct (the
@@ -155,6 +155,10 @@ async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, i
         if not hasattr(settings, "change_check"):
             raise SystemExit("--change-check: this workbench has no change_check setting")
         settings.change_check = args.change_check
+    if args.tool_profile:
+        if not hasattr(settings, "tool_profile"):
+            raise SystemExit("--tool-profile: this workbench has no tool_profile setting")
+        settings.tool_profile = args.tool_profile
     if args.work_nudge:
         if not hasattr(settings, "work_nudge"):
             raise SystemExit("--work-nudge: this workbench has no work_nudge setting")
@@ -296,6 +300,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--change-check", choices=("auto", "on", "off"), default="", help="the change_check setting for the run"
+    )
+    parser.add_argument(
+        "--tool-profile", choices=("full", "core", "auto"), default="", help="the tool_profile setting for the run"
     )
     parser.add_argument("--temperature", type=float, default=None, help="sent with every request")
     parser.add_argument("--seed", type=int, default=None, help="sent with every request")

@@ -213,6 +213,16 @@ class Settings:
             choices=ANSWER_REMINDER,
         ),
     )
+    tool_profile: str = field(
+        default="full",
+        metadata=about(
+            doc="the built-in tools the main agent is offered: full (all), core (read_file, write_file, edit_file, "
+            "ls, glob, grep, bash: no subagent, tmux, web or skill; configured MCP servers stay), auto: core for "
+            "models litellm's table does not know (a 1.5B model reached for subagents for one-command tasks)",
+            project=USER_ONLY,
+            choices=("full", "core", "auto"),
+        ),
+    )
     output_event_cap: int = field(
         default=1000000, metadata=about(doc="bytes of one call's output stored as events; 0: no limit", project=LOWER)
     )

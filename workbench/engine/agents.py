@@ -36,9 +36,10 @@ from workbench.engine.prompt import system_prompt
 from workbench.engine.recorder import Recorder
 from workbench.engine.spawning import CHILD_NOTE, FORK_NOTE, check_spawn, child_info, child_tools, fork_history
 from workbench.engine.store import Store
+from workbench.engine.tool_profile import narrowed
 from workbench.guard.guardrail import Guard
 from workbench.mcp.manager import McpManager
-from workbench.model.gateway import ModelClient, ModelSpec, missing_keys
+from workbench.model.gateway import ModelClient, ModelSpec, litellm_knows, missing_keys
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import Toolbox, ToolContext, record_defect
 from workbench.tools.seams import SpawnRequest, TerminalPort
@@ -202,6 +203,8 @@ class AgentTree:
         skills, problems = discover(self.settings)
         if tools is None and not skills:  # no skill installed: the tool could only fail
             names.remove("skill")
+        if tools is None:  # the tool_profile setting (tool_profile.py); an explicit list is kept
+            names = narrowed(names, self.settings.tool_profile, litellm_knows(self.spec()))
         if self.mcp is not None and (tools is None or not announce):  # every MCP server's tools, as they
             names += [p for p in self.mcp.patterns() if p not in names]  # come and go (resumed: as configured now)
         info.tools.extend(names)
