@@ -8,6 +8,7 @@ import functools
 import math
 import os
 import signal
+from pathlib import Path
 from typing import Any
 
 from workbench.core.feedback import Feedback
@@ -16,6 +17,7 @@ from workbench.terminal.host import TerminalHost
 from workbench.terminal.output_cap import CappedOutput, saved_output_path
 from workbench.terminal.shell_env import missing_secret_hint
 from workbench.terminal.tmux_control import ServerGone, ServerStalled
+from workbench.tools.code_refs import pointers
 from workbench.tools.not_found import close_commands, missing_command
 from workbench.tools.registry import ToolContext, ToolFn, tool
 
@@ -124,7 +126,9 @@ async def bash(
         metadata = {"exit_code": status, "window": "bash", **cut}
         hint = host.sandbox.refusal_hint(text, host.dir, host.agent(ctx.agent_id).cwd, command)
         secret = missing_secret_hint(text, os.environ, host.env_passthrough)
-        notes = [*(h for h in (hint, secret) if h), *notes]
+        cwd = host.agent(ctx.agent_id).cwd
+        code = await asyncio.to_thread(pointers, text, ctx.workspace, Path(cwd) if cwd else None)
+        notes = [*(h for h in (hint, secret) if h), *code, *notes]
         raise Feedback("; ".join([_status_text(status, close), *notes]), output=text, metadata=metadata)
     if not notes and not cut:
         return text  # the common case: no copy through a ToolResult
