@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, interrupted, machinery_bug, to_result
-from workbench.engine import advice, claims, evidence, looping
+from workbench.engine import evidence, looping, turn_back
 from workbench.engine.budget import Budget
 from workbench.engine.calls_in_text import find_calls
 from workbench.engine.compaction import Compactor, NothingToCompact
@@ -196,7 +196,7 @@ class AgentLoop:
                 if self.inbox is not None and (self.inbox.pending or len(self.inbox)):
                     await self._wait_for_children()
                     continue
-                if self._asks_for_evidence(reply.text) or self._nudged_to_work(reply.text) or self._unmade(reply.text):
+                if self._asks_for_evidence(reply.text) or self._turned_back(reply.text):
                     continue
                 return reply.text
             results = await self._run_tools(list(reply.tool_calls))
@@ -285,35 +285,11 @@ class AgentLoop:
         self.append(pb.Message(role=pb.ROLE_USER, text=evidence.question(values), author=pb.AUTHOR_WORKBENCH))
         return True
 
-    def _nudged_to_work(self, answer: str) -> bool:
-        """Once a run, for a model litellm does not know (`work_nudge`): an answer that describes the
-        work the task asks for (code blocks, numbered steps) gets one line saying it can do it itself,
-        with a ready call where its text gives one (advice.py), and the run goes on."""
-        mode = self.settings.work_nudge
-        if mode == "off" or (mode == "auto" and litellm_knows(self.client.spec)) or self.state.nudged_to_work:
-            return False
-        if not advice.asks_for_work(self.task) or not advice.is_advice(answer):
-            return False
-        line = advice.nudge(answer, self.toolbox.tools, lambda path: advice.workspace_text(self.ctx.workspace, path))
-        if not line:
-            return False
-        self.state.nudged_to_work = True
-        self.append(pb.Message(role=pb.ROLE_USER, text=line, author=pb.AUTHOR_WORKBENCH))
-        return True
-
-    def _unmade(self, answer: str) -> bool:
-        """Once a run, for a model litellm does not know (`change_check`): an answer that says a change
-        was made, when every call of a tool that can change something failed, is told so with the
-        failed calls (claims.py), and the run goes on."""
-        mode = self.settings.change_check
-        if mode == "off" or (mode == "auto" and litellm_knows(self.client.spec)) or self.state.checked_claim:
-            return False
-        failed = claims.failed_changes(self.state.calls, list(self.toolbox.changing()))
-        if not failed or not claims.claims_change(answer):
-            return False
-        self.state.checked_claim = True
-        self.append(pb.Message(role=pb.ROLE_USER, text=claims.line(failed), author=pb.AUTHOR_WORKBENCH))
-        return True
+    def _turned_back(self, answer: str) -> bool:
+        """A how-to, or a change claimed that no call made, gets its one line back (turn_back.py)."""
+        if text := turn_back.line(answer, self):
+            self.append(pb.Message(role=pb.ROLE_USER, text=text, author=pb.AUTHOR_WORKBENCH))
+        return bool(text)
 
     async def _recover_text_calls(self, reply: pb.Message) -> None:
         """Tool calls the model wrote as text (see calls_in_text) become the reply's calls.
