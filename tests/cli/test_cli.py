@@ -34,9 +34,11 @@ def args(scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, *extra:
     ]
 
 
-def test_prints_the_final_answer(scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys) -> None:
+def test_prints_the_final_answer(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, mode: tuple[str, ...], capsys
+) -> None:
     scripted_model.add(reply("The answer is 42."))
-    assert main(args(scripted_model, workspace, tmp_path, "what is it?")) == 0
+    assert main(args(scripted_model, workspace, tmp_path, *mode, "what is it?")) == 0
     assert capsys.readouterr().out == "The answer is 42.\n"
     assert scripted_model.requests[0]["messages"][-1] == {"role": "user", "content": "what is it?"}
 
@@ -55,23 +57,27 @@ def test_jsonl_prints_every_event(scripted_model: ScriptedModel, workspace: Path
     assert finished["is_error"] is True and "call_id" in finished  # snake_case proto names
 
 
-def test_model_failure_exits_1(scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys) -> None:
+def test_model_failure_exits_1(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, mode: tuple[str, ...], capsys
+) -> None:
     scripted_model.add(error(400, "this model does not exist", code="model_not_found"))
-    assert main(args(scripted_model, workspace, tmp_path, "go")) == 1
+    assert main(args(scripted_model, workspace, tmp_path, *mode, "go")) == 1
     assert "failed" in capsys.readouterr().err
 
 
-def test_budget_exhausted_exits_3(scripted_model: ScriptedModel, workspace: Path, tmp_path: Path) -> None:
+def test_budget_exhausted_exits_3(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, mode: tuple[str, ...]
+) -> None:
     scripted_model.add(reply("", call("read_file", path="x")), reply("", call("read_file", path="y")))
-    assert main(args(scripted_model, workspace, tmp_path, "--max-turns", "1", "go")) == 3
+    assert main(args(scripted_model, workspace, tmp_path, *mode, "--max-turns", "1", "go")) == 3
 
 
 def test_a_looping_root_stops_with_one_line_and_exit_4(
-    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, mode: tuple[str, ...], capsys
 ) -> None:
     (workspace / "same.txt").write_text("same\n")
     scripted_model.add(*[reply("", call("read_file", path="same.txt")) for _ in range(20)])
-    assert main(args(scripted_model, workspace, tmp_path, "read it")) == 4
+    assert main(args(scripted_model, workspace, tmp_path, *mode, "read it")) == 4
     err = capsys.readouterr().err.splitlines()
     assert "workbench: stopped: agent main repeated read_file(same.txt) 4 times" in err
     assert len(scripted_model.requests) == 4
@@ -118,16 +124,23 @@ def test_demo_model_fails_and_recovers(tmp_path: Path, workspace: Path, capsys) 
     assert (workspace / "auth.go").read_text().count("return false") == 1
 
 
-def test_sigint_cancels_with_130(scripted_model: ScriptedModel, workspace: Path, tmp_path: Path) -> None:
+def test_sigint_cancels_with_130(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, mode: tuple[str, ...]
+) -> None:
     scripted_model.add(reply("", call("read_file", path="x")), reply("slow", delay=30))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench.cli.main", *args(scripted_model, workspace, tmp_path, "--jsonl", "go")],
+        [
+            sys.executable,
+            "-m",
+            "workbench.cli.main",
+            *args(scripted_model, workspace, tmp_path, *mode, "--jsonl", "go"),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    until_blocking(lambda: len(scripted_model.requests) >= 2, 60, "the second model call")
+    until_blocking(lambda: len(scripted_model.requests) >= 2, 120, "the second model call")
     assert len(scripted_model.requests) == 2
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)
@@ -244,11 +257,11 @@ def _start(scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, *extr
 
 
 def test_sigterm_cancels_and_ends_the_tmux_server(
-    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, mode: tuple[str, ...]
 ) -> None:
     scripted_model.add(reply("", call("bash", command="echo started")), reply("slow", delay=30))
-    proc = _start(scripted_model, workspace, tmp_path, "--jsonl", "go")
-    until_blocking(lambda: len(scripted_model.requests) >= 2, 60, "the second model call")
+    proc = _start(scripted_model, workspace, tmp_path, *mode, "--jsonl", "go")
+    until_blocking(lambda: len(scripted_model.requests) >= 2, 120, "the second model call")
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == 143, err
@@ -259,9 +272,11 @@ def test_sigterm_cancels_and_ends_the_tmux_server(
     assert alive.returncode != 0  # the session's private server ended with it
 
 
-def test_closed_stdout_stops_the_run_quietly(scripted_model: ScriptedModel, workspace: Path, tmp_path: Path) -> None:
+def test_closed_stdout_stops_the_run_quietly(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, mode: tuple[str, ...]
+) -> None:
     scripted_model.add(*[reply("", call("read_file", path="x.txt")) for _ in range(50)], reply("done"))
-    proc = _start(scripted_model, workspace, tmp_path, "--jsonl", "go")
+    proc = _start(scripted_model, workspace, tmp_path, *mode, "--jsonl", "go")
     assert proc.stdout is not None
     proc.stdout.readline()  # `| head -1`
     proc.stdout.close()

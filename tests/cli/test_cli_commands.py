@@ -77,12 +77,12 @@ def test_a_blank_prompt_and_a_bad_flag_are_run_usage_errors(tmp_path: Path, caps
 
 
 def test_header_and_last_line_name_the_session_and_where_it_went(
-    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, mode: tuple[str, ...], capsys
 ) -> None:
     scripted_model.add(reply("fine"))
-    assert main(scripted(scripted_model, workspace, tmp_path / "d", "hello")) == 0
+    assert main(scripted(scripted_model, workspace, tmp_path / "d", *mode, "hello")) == 0
     err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith("workbench: session ") and f"data {tmp_path / 'd'}" in err[0]
+    assert err[0].startswith("workbench: session ") and f"data {tmp_path / 'd'}" in err[0], err
     assert "model openai/scripted" in err[0] and "sandbox workspace-write, network off" in err[0]
     session_id = err[0].split()[2]
     assert f"workbench run --resume {session_id}" in err[-1] and f"workbench export {session_id}" in err[-1]
@@ -100,9 +100,11 @@ def test_a_failed_call_shows_its_whole_cause_wrapped(
     assert "re-read" in " ".join(err.split()).lower()
 
 
-def test_the_turn_limit_leaves_stdout_empty(scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys):
+def test_the_turn_limit_leaves_stdout_empty(
+    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, mode: tuple[str, ...], capsys
+):
     scripted_model.add(reply("half way there", call("read_file", path="x")), reply("never"))
-    assert main(scripted(scripted_model, workspace, tmp_path / "d", "--max-turns", "1", "go")) == 3
+    assert main(scripted(scripted_model, workspace, tmp_path / "d", *mode, "--max-turns", "1", "go")) == 3
     out, err = capsys.readouterr()
     assert out == "" and "turn limit reached" in err and "not an answer" in err
 
@@ -119,11 +121,16 @@ def test_escape_sequences_from_the_model_are_printed_as_data(
 
 
 def test_sessions_export_resume_continue_and_prune(
-    scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+    scripted_model: ScriptedModel,
+    workspace: Path,
+    tmp_path: Path,
+    mode: tuple[str, ...],
+    capsys,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     data = tmp_path / "d"
     scripted_model.add(reply("first answer"), reply("second answer"), reply("third answer"))
-    assert main(scripted(scripted_model, workspace, data, "first task\nwith details")) == 0
+    assert main(scripted(scripted_model, workspace, data, *mode, "first task\nwith details")) == 0
     capsys.readouterr()
     assert main(["sessions", "--data-dir", str(data)]) == 0
     table = capsys.readouterr().out.splitlines()
@@ -133,7 +140,7 @@ def test_sessions_export_resume_continue_and_prune(
     (listed,) = json.loads(capsys.readouterr().out)
     assert listed["id"] == session_id and listed["title"] == "first task" and listed["model"] == "openai/scripted"
 
-    resumed = ["run", "--resume", session_id, "--api-base", scripted_model.url, "--data-dir", str(data), "next"]
+    resumed = ["run", *mode, "--resume", session_id, "--api-base", scripted_model.url, "--data-dir", str(data), "next"]
     assert main(resumed) == 0
     assert capsys.readouterr().out == "second answer\n"
     assert [m["content"] for m in scripted_model.requests[1]["messages"][1:]] == [
@@ -145,7 +152,7 @@ def test_sessions_export_resume_continue_and_prune(
     elsewhere.mkdir()
     assert main([*resumed[:-1], "--workspace", str(elsewhere), "next"]) == 2
     assert "works in" in capsys.readouterr().err
-    cont = ["run", "--continue", "--model", "openai/scripted", "--api-base", scripted_model.url]
+    cont = ["run", *mode, "--continue", "--model", "openai/scripted", "--api-base", scripted_model.url]
     assert main([*cont, "--workspace", str(workspace), "--data-dir", str(data), "third"]) == 0
     assert capsys.readouterr().out == "third answer\n" and len(scripted_model.requests[2]["messages"]) == 6
 

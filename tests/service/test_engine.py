@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import workbench
+from tests.engine_modes import stop_engine
 from tests.scripted_server import ScriptedModel, call, reply
 from tests.waiting import until_blocking
 from workbench.service.place import engine_place
@@ -42,17 +43,7 @@ def wb(*argv: str | Path, env: dict[str, str] | None = None) -> subprocess.Compl
 def data(tmp_path: Path) -> Iterator[Path]:
     folder = tmp_path / "data"
     yield folder
-    wb("engine", "stop", "--data-dir", folder)
-    place = engine_place(folder)
-    try:
-        pid = int(place.lock.read_text().strip() or 0)
-    except (OSError, ValueError):
-        pid = 0
-    if pid:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    stop_engine(folder)
 
 
 def run_args(model: ScriptedModel, workspace: Path, data: Path, *extra: str) -> list[str | Path]:
