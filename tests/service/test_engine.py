@@ -14,13 +14,11 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import workbench
-from tests.engine_modes import stop_engine
 from tests.scripted_server import ScriptedModel, call, reply
 from tests.waiting import until_blocking
 from workbench.service.place import engine_place
@@ -37,13 +35,6 @@ def wb(*argv: str | Path, env: dict[str, str] | None = None) -> subprocess.Compl
     return subprocess.run(
         workbench_cmd(*argv), capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env or dict(os.environ)
     )
-
-
-@pytest.fixture
-def data(tmp_path: Path) -> Iterator[Path]:
-    folder = tmp_path / "data"
-    yield folder
-    stop_engine(folder)
 
 
 def run_args(model: ScriptedModel, workspace: Path, data: Path, *extra: str) -> list[str | Path]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.scripted_server import ScriptedModel, call, reply
-from tests.service.test_engine import data, wb  # noqa: F401 - the engine's data folder, stopped after
+from tests.service.test_engine import wb
 from tests.tui.test_app import SIZE, make_app, type_prompt
 from tests.waiting import on_screen
 from workbench.config.settings import Settings
@@ -28,7 +28,7 @@ async def test_the_app_in_the_engine_sees_a_review_answered_elsewhere_and_detach
     settings: Settings,
     scripted_model: ScriptedModel,
     workspace: Path,
-    data: Path,  # noqa: F811
+    data: Path,
 ) -> None:
     assert (await asyncio.to_thread(wb, "engine", "start", "--data-dir", data)).returncode == 0
     (workspace / "auth.go").write_text("func check() bool {\n\treturn true\n}\n")

@@ -179,11 +179,18 @@ def guarded(print_line: Callable[[pb.Event], None], stop: Callable[[int], None])
 
 
 async def run_headless(
-    opener: Callable[[bool], Awaitable[Opened]], prompt: str, *, jsonl: bool, ended: Ended, progress: Progress
+    opener: Callable[[bool], Awaitable[Opened]],
+    prompt: str,
+    *,
+    jsonl: bool,
+    ended: Ended,
+    progress: Progress,
+    hangup: bool = False,
 ) -> tuple[pb.RunFinished, HeadlessSession]:
     """Open (or resume) a session with `opener(answerable)`, send the prompt, wait for the run,
-    close. Signals cancel it. With stdin and stderr a terminal, a review asks y/n there;
-    otherwise it is a denial."""
+    close. SIGINT and SIGTERM cancel it, and SIGHUP too with `hangup` (else a closed terminal
+    ends this process and a session hosted in an engine runs on). With stdin and stderr a
+    terminal, a review asks y/n there; otherwise it is a denial."""
     answerable = sys.stdin.isatty() and sys.stderr.isatty()
     opened = await opener(answerable)
     session = opened.session
@@ -191,6 +198,7 @@ async def run_headless(
     started = time.monotonic()
     stopping: list[asyncio.Task[None]] = []
     prompting: asyncio.Task[None] | None = None  # the y/n prompt for reviews, on a terminal
+    signals = (signal.SIGINT, signal.SIGTERM, *((signal.SIGHUP,) if hangup else ()))
 
     def stop(code: int) -> None:
         if not ended.code:
@@ -205,12 +213,12 @@ async def run_headless(
             reviewer = TerminalReviewer(session.decide, session.pending_reviews, stdin=sys.stdin, stderr=sys.stderr)
             session.subscribe(reviewer.on_event, after=opened.after)
             prompting = loop.create_task(reviewer.run(), name="review prompt")
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in signals:
             loop.add_signal_handler(signum, stop, 128 + signum)
         session.send(prompt)
         outcome = await session.wait()
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in signals:
             loop.remove_signal_handler(signum)
         if prompting is not None:
             prompting.cancel()

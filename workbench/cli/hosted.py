@@ -20,6 +20,7 @@ from workbench.service.attach import open_in_engine, open_request
 from workbench.service.client import EngineGone, RemoteSession
 from workbench.session.errors import SessionError
 
+HANGUP = 129  # 128 + SIGHUP: the terminal closed and `engine_hangup = cancel` cancelled the run
 ENGINE_LOST = 75  # the session's process in the engine ended mid-run (EX_TEMPFAIL): resume it
 
 
@@ -53,7 +54,12 @@ def run_hosted(settings: Settings, args: argparse.Namespace) -> int | None:
     if ran is None:
         return 0  # detached: the id is printed
     outcome, session = ran
-    return report_outcome(outcome, session, args, ended, progress)
+    try:
+        return report_outcome(outcome, session, args, ended, progress)
+    except OSError:
+        if ended.code == HANGUP:
+            return HANGUP  # the terminal is gone: nowhere to say it
+        raise
 
 
 async def _hosted(settings: Settings, args: argparse.Namespace, answerable: bool) -> RemoteSession:
@@ -84,7 +90,14 @@ async def _run(
         return Opened(session, header(d.id, d.model, d.data_dir, d.sandbox, d.mcp_servers), -1)
 
     try:
-        outcome, _ = await run_headless(open_hosted, args.prompt, jsonl=args.jsonl, ended=ended, progress=progress)
+        outcome, _ = await run_headless(
+            open_hosted,
+            args.prompt,
+            jsonl=args.jsonl,
+            ended=ended,
+            progress=progress,
+            hangup=settings.engine_hangup == "cancel",
+        )
     except EngineGone as err:
         session_id = opened[0].id if opened else "?"
         return (

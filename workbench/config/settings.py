@@ -301,6 +301,15 @@ class Settings:
             between=(0.05, 24 * 60),
         ),
     )
+    engine_hangup: str = field(
+        default="keep",
+        metadata=about(
+            doc="a closed terminal (SIGHUP) under `workbench run` in the engine: keep its run going, or cancel it",
+            project=USER_ONLY,
+            env="WORKBENCH_ENGINE_HANGUP",
+            choices=("keep", "cancel"),
+        ),
+    )
     # sandbox for bash and tmux
     sandbox: str = field(
         default="workspace-write",

@@ -165,7 +165,7 @@ def report_outcome(
     if not args.jsonl and answered and outcome.text:
         print(outcome.text)
     if outcome.status == pb.RUN_STATUS_CANCELLED:
-        how = {130: "Ctrl-C", 143: "SIGTERM"}.get(ended.code, "a cancel")
+        how = {130: "Ctrl-C", 143: "SIGTERM", 129: "a closed terminal (SIGHUP)"}.get(ended.code, "a cancel")
         cut = "; interrupted: " + ", ".join(progress.interrupted) if progress.interrupted else ""
         print(f"workbench: cancelled by {how} after {ended.at:.1f} s{cut}", file=sys.stderr)
     elif outcome.status == pb.RUN_STATUS_STOPPED:
