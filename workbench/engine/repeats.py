@@ -153,7 +153,7 @@ def loose_key(call: pb.ToolCall, workspace: Path | None = None) -> Key:
 
 
 class Repeats:
-    """One agent's memory of its calls in the current run (`reset` at each run's start)."""
+    """One agent's memory of its calls in one run (the loop makes a fresh one at each run's start: run_state.py)."""
 
     def __init__(self, changing: Collection[str], workspace: Path | None = None):
         self.changing = changing  # tools whose success may change what other calls return (MCP ones come and go)
