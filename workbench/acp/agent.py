@@ -48,6 +48,7 @@ from workbench.config.settings import ConfigError, Settings
 
 if TYPE_CHECKING:
     from workbench.acp.live import LiveSession
+    from workbench.session.port import SessionPort
 
 log = logging.getLogger("workbench.acp")
 
@@ -114,11 +115,11 @@ class WorkbenchAgent:
         except (ConfigError, RefusedServer) as err:
             raise bad(str(err)) from err
 
-    async def _open(self, settings: Settings, resume: str | None = None) -> LiveSession:
+    async def _open(self, settings: Settings, resume: str | None = None, *, here: bool = False) -> LiveSession:
+        """The session in the engine (setting `engine` not off; a live one by id first), else in
+        this process; `here`: in this process anyway (the client's MCP servers join it here)."""
         from workbench.acp.live import LiveSession
         from workbench.session.errors import SessionError
-        from workbench.session.session import Session
-        from workbench.session.startup import check_model
 
         if not settings.model:
             raise bad(
@@ -126,8 +127,9 @@ class WorkbenchAgent:
                 'set WORKBENCH_MODEL, or put model = "..." in ~/.config/workbench/config.toml'
             )
         try:
-            await asyncio.to_thread(check_model, settings)
-            session = await Session.open(settings, resume, interactive=True)
+            session = await _in_engine(settings, resume) if settings.engine != "off" and not here else None
+            if session is None:
+                session = await _in_process(settings, resume)
         except SessionError as err:
             raise bad(str(err)) from err
         assert self.client is not None, "a request before the connection was made"
@@ -142,7 +144,7 @@ class WorkbenchAgent:
         )
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        live = await self._open(self._settings(cwd, mcp_servers))
+        live = await self._open(self._settings(cwd, mcp_servers), here=bool(mcp_servers))
         self.sessions[live.id] = live
         live.start()
         return NewSessionResponse(session_id=live.id, modes=self._modes(live))
@@ -153,7 +155,7 @@ class WorkbenchAgent:
         settings = self._settings(cwd, mcp_servers)
         if session_id in self.sessions:
             raise bad(f"session {session_id} is already open in this connection")
-        live = await self._open(settings, resume=session_id)
+        live = await self._open(settings, resume=session_id, here=bool(mcp_servers))
         self.sessions[live.id] = live
         await live.replay()
         live.start()
@@ -246,6 +248,26 @@ def prompt_text(blocks: list[Any]) -> str:
         else:
             parts.append(f"(an {kind or 'unknown'} block was attached and not sent: Workbench takes text)")
     return "\n".join(parts)
+
+
+async def _in_process(settings: Settings, resume: str | None) -> SessionPort:
+    from workbench.session.session import Session
+    from workbench.session.startup import check_model
+
+    await asyncio.to_thread(check_model, settings)
+    return await Session.open(settings, resume, interactive=True)
+
+
+async def _in_engine(settings: Settings, resume: str | None) -> SessionPort | None:
+    """The session in the engine, opened with these settings in the client's cwd (a live one by id
+    first); None with `engine = auto` and no engine answering (one is started for next time)."""
+    from workbench.config.settings import FLAG_SETTINGS
+    from workbench.service.attach import open_in_engine, open_request
+
+    flags = {name: getattr(settings, name) for name in FLAG_SETTINGS}
+    request = open_request(flags, resume, interactive=True, answerable=True)
+    request.cwd = str(settings.workspace)  # the client's cwd, not this process's
+    return await open_in_engine(settings, request, attach=resume or "")
 
 
 def _preload() -> None:

@@ -17,6 +17,7 @@ that fails to answer denies the call, saying why.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
 from typing import TYPE_CHECKING, Any
@@ -29,10 +30,11 @@ from acp.schema import PermissionOption, PromptResponse, ToolCallUpdate, Usage
 from workbench.acp.updates import KINDS, ROOT, Updates, fenced, stop_reason, title
 from workbench.core.words import run_status, with_reason
 from workbench.pb import workbench_pb2 as pb
+from workbench.service.client import EngineGone, Refused
 from workbench.session.errors import NotWaiting, SessionError
 
 if TYPE_CHECKING:
-    from workbench.session.session import Session
+    from workbench.session.port import SessionPort
 
 log = logging.getLogger("workbench.acp")
 
@@ -48,13 +50,14 @@ LOOP_OPTIONS = [  # a looping agent's review: let the repeated call go on, or st
     PermissionOption(option_id=REJECT, name="Stop this call", kind="reject_once"),
 ]
 FAILED = (pb.RUN_STATUS_FAILED, pb.RUN_STATUS_INTERRUPTED, pb.RUN_STATUS_WAIT_TIMEOUT)
+RUN_END_SECONDS = 10.0  # after the run's outcome, the longest wait for its run_finished event to reach the client
 RUN_FAILED = -32603  # JSON-RPC's internal error code, with the run's reason as the message
 
 
 class LiveSession:
     """An open Workbench Session as the client sees it (see the module's doc)."""
 
-    def __init__(self, session: Session, client: Client):
+    def __init__(self, session: SessionPort, client: Client):
         self.session, self.client = session, client
         self.updates = Updates(session.settings.workspace)
         self.queue: asyncio.Queue[pb.Event] = asyncio.Queue()
@@ -62,6 +65,8 @@ class LiveSession:
         self.asking: dict[str, asyncio.Task[None]] = {}  # a reviewed call's id -> its permission request
         self._unsubscribe: Any = None
         self._pump: asyncio.Task[None] | None = None
+        self.runs_ended = 0  # the root's run_finished events sent to the client
+        self._run_ended = asyncio.Event()
 
     @property
     def id(self) -> str:
@@ -71,11 +76,20 @@ class LiveSession:
         """A stored session's conversation sent as updates (session/load): prompts, answers, calls."""
         self.updates.replaying = True
         try:
-            for event in self.session.events():
+            for event in await self._stored():
                 self.delivered = event.seq
                 await self._send(self.updates.of(event))
         finally:
             self.updates.replaying = False
+
+    async def _stored(self) -> list[pb.Event]:
+        """The session's stored events: the Session's own, or (in the engine) read from the store."""
+        events = getattr(self.session, "events", None)
+        if events is not None:
+            return list(events())
+        from workbench.session.catalog import transcript
+
+        return (await asyncio.to_thread(transcript, self.session.settings, self.id)).events
 
     async def prepare(self) -> None:
         """What updates need to know before the first: the model's context window."""
@@ -104,6 +118,9 @@ class LiveSession:
     async def _deliver(self, event: pb.Event) -> None:
         await self._send(self.updates.of(event))
         kind = event.WhichOneof("kind")
+        if kind == "run_finished" and event.agent_id == ROOT:
+            self.runs_ended += 1
+            self._run_ended.set()
         if kind == "guard_decision" and event.guard_decision.verdict == pb.GUARD_VERDICT_REVIEW:
             call_id = event.guard_decision.call_id
             task = asyncio.create_task(self._ask(event.guard_decision, event.agent_id), name="acp review")
@@ -121,12 +138,21 @@ class LiveSession:
     async def prompt(self, text: str) -> PromptResponse:
         """Send the prompt (queued for the root's next turn while a run goes, as the TUI does) and
         answer once the run ended and every event of it reached the client."""
+        ended = self.runs_ended
         try:
             self.session.send(text)
+            outcome = await self.session.wait()
         except SessionError as err:
             raise RequestError(-32602, str(err)) from err
-        outcome = await self.session.wait()
-        self.session.events(after=sys.maxsize)  # writes what the store still holds: the queue gets it
+        except Refused as err:  # the engine's session refused the prompt
+            raise RequestError(-32602, f"workbench: {err}") from err
+        except EngineGone as err:
+            raise RequestError(
+                RUN_FAILED, f"workbench: the engine's process for session {self.id} ended ({err}); load it again"
+            ) from err
+        if (flush := getattr(self.session, "events", None)) is not None:
+            flush(after=sys.maxsize)  # in-process: writes what the store still holds, and the queue gets it
+        await self._run_end_sent(ended)
         await self.queue.join()
         if outcome.status in FAILED:
             raise RequestError(RUN_FAILED, f"workbench: {with_reason(run_status(outcome.status), outcome.reason)}")
@@ -142,6 +168,18 @@ class LiveSession:
                 cached_read_tokens=usage.cache_read_tokens or None,
             ),
         )
+
+    async def _run_end_sent(self, ended: int) -> None:
+        """Until the run's run_finished event was sent (in the engine it comes after the outcome)."""
+        deadline = asyncio.get_running_loop().time() + RUN_END_SECONDS
+        while self.runs_ended <= ended:
+            self._run_ended.clear()
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                log.warning("session %s: the run's end event did not come within %s s", self.id, RUN_END_SECONDS)
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._run_ended.wait(), left)
 
     async def cancel(self) -> None:
         """session/cancel: the run ends CANCELLED (its prompt answers `cancelled`); the session stays.
@@ -182,13 +220,16 @@ class LiveSession:
             pass  # it stopped waiting meanwhile (the run was cancelled)
 
     async def close(self) -> None:
+        """The client went away: an in-process session ends (its run cancelled); one in the engine
+        is left running there, for `workbench attach ID` (its reviews wait for a person)."""
         if self._unsubscribe is not None:
             self._unsubscribe()
         tasks = [*self.asking.values(), *([self._pump] if self._pump else [])]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await self.session.close()
+        detach = getattr(self.session, "detach", None)
+        await (detach() if detach is not None else self.session.close())
 
 
 def _answer(response: Any) -> tuple[bool, str, bool]:

@@ -10,7 +10,7 @@ import gc
 from pathlib import Path
 
 from workbench.cli.command import Command
-from workbench.cli.flags import guard_flags, model_flags, settings_of
+from workbench.cli.flags import engine_flags, guard_flags, model_flags, settings_of
 from workbench.config.log_file import setup_logging
 from workbench.config.report import flag_help
 from workbench.config.settings import Settings
@@ -19,6 +19,7 @@ from workbench.config.settings import Settings
 def flags(p: argparse.ArgumentParser) -> None:
     model_flags(p)
     guard_flags(p)
+    engine_flags(p)
     p.add_argument("--max-turns", type=int, help=flag_help("max_turns"))
     p.add_argument("--max-tokens", type=int, help=flag_help("max_tokens"))
     p.add_argument("--max-cost", type=float, help=flag_help("max_cost"))
@@ -49,7 +50,9 @@ COMMAND = Command(
         "Run Workbench as an ACP agent (Agent Client Protocol, JSON-RPC on stdin/stdout) for editors "
         "such as Zed, and for Toad and Harbor. Each session works in the folder the client names (its cwd); "
         "the model, approval and budget flags are those of `workbench run`. stdout carries only the protocol: the log "
-        "is the data folder's workbench.log, and anything else printed goes to stderr."
+        "is the data folder's workbench.log, and anything else printed goes to stderr. With --engine auto|require "
+        "each session runs in the engine, where `workbench attach ID` follows it and where it runs on when the "
+        "editor goes away."
     ),
     flags=flags,
     handle=handle,
