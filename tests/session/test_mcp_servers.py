@@ -35,4 +35,4 @@ async def test_call_a_tool_by_hand(settings: Settings) -> None:
     result = await call_tool(settings, "probe__add", json.dumps({"a": 1, "b": 41}))
     assert not result.is_error and '"sum": 42' in result.output
     wrong = await call_tool(settings, "probe__nope", "{}")
-    assert wrong.is_error and "unknown tool" in wrong.error
+    assert wrong.is_error and "probe has no tool nope" in wrong.error and "probe__add" in wrong.error
