@@ -33,6 +33,31 @@ def test_the_initialize_path_imports_neither_litellm_nor_the_engine() -> None:
     assert out.strip() == "[]"
 
 
+PRELOAD_PROBE = """
+import asyncio, sys, time
+from workbench.acp.agent import WorkbenchAgent
+from workbench.config.settings import Settings
+
+async def main(preload: bool) -> None:
+    await WorkbenchAgent(lambda cwd: Settings(), preload=preload).initialize(protocol_version=1)
+    deadline = time.monotonic() + (20 if preload else 1.5)
+    while "litellm" not in sys.modules and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    print("litellm" in sys.modules)
+
+asyncio.run(main(sys.argv[1] == "yes"))
+"""
+
+
+def test_litellm_is_imported_after_initialize_only_for_sessions_in_this_process() -> None:
+    """`workbench acp` with the engine (setting engine not off) leaves litellm to the engine."""
+    seen = [
+        subprocess.run([sys.executable, "-c", PRELOAD_PROBE, arg], capture_output=True, text=True, check=True)
+        for arg in ("yes", "no")
+    ]
+    assert [s.stdout.strip() for s in seen] == ["True", "False"], [s.stderr for s in seen]
+
+
 @pytest.mark.slow
 async def test_initialize_negotiates_version_1_and_names_workbench(tmp_path: Path) -> None:
     started = time.monotonic()

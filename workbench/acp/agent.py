@@ -3,7 +3,8 @@
 - initialize: protocol version 1 (the client's when it asks for one this SDK speaks), the
   capabilities (load and list sessions; prompts of text, resource links and embedded text
   resources), the agent's name and version. It imports nothing of the engine: the first reply is
-  fast, and litellm's import starts in the background right after it.
+  fast, and litellm's import starts in the background right after it (with the engine, not at all:
+  the sessions run there).
 - session/new: `cwd` becomes the workspace (the settings are loaded for it, so its project
   config applies), the client's MCP servers join the configured ones (client_servers.py); the
   model is checked first, with a one-line error the client shows.
@@ -69,11 +70,14 @@ def bad(message: str) -> RequestError:
 class WorkbenchAgent:
     """The ACP agent: one process, any number of sessions (see the module's doc)."""
 
-    def __init__(self, settings_for: SettingsFor):
+    def __init__(self, settings_for: SettingsFor, *, preload: bool = True):
+        """`preload`: import litellm after initialize, for sessions in this process; not when they
+        go to the engine (setting `engine` not off: litellm is the engine's; a session that opens
+        here after all imports it then, as the TUI does)."""
         self.settings_for = settings_for
         self.client: Client | None = None
         self.sessions: dict[str, LiveSession] = {}
-        self.preloading = False
+        self.preloading = not preload
 
     def on_connect(self, conn: Client) -> None:
         self.client = conn

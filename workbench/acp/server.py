@@ -29,7 +29,7 @@ def take_stdout() -> BinaryIO:
     return protocol
 
 
-async def serve(settings_for: SettingsFor, protocol_out: BinaryIO) -> None:
+async def serve(settings_for: SettingsFor, protocol_out: BinaryIO, *, preload: bool = True) -> None:
     """Answer the client on stdin / `protocol_out` until it closes stdin; then every session ends."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
@@ -39,7 +39,7 @@ async def serve(settings_for: SettingsFor, protocol_out: BinaryIO) -> None:
         lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), protocol_out
     )
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
-    agent = WorkbenchAgent(settings_for)
+    agent = WorkbenchAgent(settings_for, preload=preload)
     try:
         # the SDK routes the methods the agent has; the ones it lacks answer "method not found"
         await run_agent(cast(Agent, agent), writer, reader)

@@ -39,7 +39,7 @@ def handle(args: argparse.Namespace) -> int:
         """The settings for a session in `cwd` (its project config applies); the client's cwd wins."""
         return settings_of(argparse.Namespace(**{**vars(args), "workspace": cwd}))
 
-    asyncio.run(serve(settings_for, protocol_out))
+    asyncio.run(serve(settings_for, protocol_out, preload=settings.engine == "off"))
     return 0
 
 
