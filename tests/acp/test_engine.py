@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 from acp import text_block
+from acp.schema import McpServerStdio
 
 from tests.acp.client import Recorder, agent
 from tests.acp.test_agent import _until, scripted
+from tests.mcp.conftest import PROBE
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.service.place import engine_place
 
@@ -117,3 +119,23 @@ async def test_an_editor_that_goes_away_leaves_its_session_running_in_the_engine
         again = await conn.prompt(session_id=new.session_id, prompt=[text_block("and now?")])
     assert replayed == "finished without the editor" and again.stop_reason == "end_turn"
     assert client.text().endswith("back in the editor")
+
+
+async def test_an_mcp_server_the_client_passes_serves_the_session_in_the_engine(
+    tmp_path: Path, scripted_model: ScriptedModel, data: Path
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    scripted_model.add(reply("", call("probe__echo", text="from the model")), reply("done"))
+    probe = McpServerStdio(name="probe", command=sys.executable, args=[str(PROBE)], env=[])
+    flags = scripted(scripted_model, "--engine", "require", "--approval", "auto")
+    async with agent(Recorder(), data, *flags) as (conn, _):
+        await conn.initialize(protocol_version=1)
+        new = await conn.new_session(cwd=str(ws), mcp_servers=[probe])
+        status = await asyncio.to_thread(wb, "engine", "status", "--data-dir", data)
+        response = await conn.prompt(session_id=new.session_id, prompt=[text_block("echo")])
+    assert new.session_id in status.stdout, status.stdout + status.stderr  # hosted by the engine
+    assert response.stop_reason == "end_turn"
+    assert "probe__echo" in [t["function"]["name"] for t in scripted_model.requests[0]["tools"]]
+    [tool] = [m for m in scripted_model.requests[1]["messages"] if m["role"] == "tool"]
+    assert tool["content"].startswith("from the model")

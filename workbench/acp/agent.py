@@ -44,7 +44,7 @@ from acp.schema import (
 )
 
 from workbench import __version__
-from workbench.acp.client_servers import RefusedServer, join
+from workbench.acp.client_servers import RefusedServer, join, tables
 from workbench.config.settings import ConfigError, Settings
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("workbench.acp")
 
+Tables = dict[str, dict[str, Any]]  # MCP servers as config tables, by name
 SettingsFor = Callable[[Path], Settings]  # the settings in force for a workspace (flags, env, config files)
 INVALID = -32602  # JSON-RPC's invalid params: the request names something that is not there or not usable
 PROMPT_CHARS = 1_000_000  # a prompt longer than this is refused, not sent to the model
@@ -119,9 +120,13 @@ class WorkbenchAgent:
         except (ConfigError, RefusedServer) as err:
             raise bad(str(err)) from err
 
-    async def _open(self, settings: Settings, resume: str | None = None, *, here: bool = False) -> LiveSession:
+    def _tables(self, cwd: str, mcp_servers: list[Any] | None) -> Tables:
+        """The client's MCP servers as config tables by name (checked by `_settings` first)."""
+        return tables(self.settings_for(Path(cwd)), mcp_servers) if mcp_servers else {}
+
+    async def _open(self, settings: Settings, resume: str | None = None, servers: Tables | None = None) -> LiveSession:
         """The session in the engine (setting `engine` not off; a live one by id first), else in
-        this process; `here`: in this process anyway (the client's MCP servers join it here)."""
+        this process; `servers`: the client's MCP servers (in `settings` already), for the engine."""
         from workbench.acp.live import LiveSession
         from workbench.session.errors import SessionError
 
@@ -131,7 +136,7 @@ class WorkbenchAgent:
                 'set WORKBENCH_MODEL, or put model = "..." in ~/.config/workbench/config.toml'
             )
         try:
-            session = await _in_engine(settings, resume) if settings.engine != "off" and not here else None
+            session = await _in_engine(settings, resume, servers or {}) if settings.engine != "off" else None
             if session is None:
                 session = await _in_process(settings, resume)
         except SessionError as err:
@@ -148,7 +153,7 @@ class WorkbenchAgent:
         )
 
     async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any) -> NewSessionResponse:
-        live = await self._open(self._settings(cwd, mcp_servers), here=bool(mcp_servers))
+        live = await self._open(self._settings(cwd, mcp_servers), servers=self._tables(cwd, mcp_servers))
         self.sessions[live.id] = live
         live.start()
         return NewSessionResponse(session_id=live.id, modes=self._modes(live))
@@ -159,7 +164,7 @@ class WorkbenchAgent:
         settings = self._settings(cwd, mcp_servers)
         if session_id in self.sessions:
             raise bad(f"session {session_id} is already open in this connection")
-        live = await self._open(settings, resume=session_id, here=bool(mcp_servers))
+        live = await self._open(settings, resume=session_id, servers=self._tables(cwd, mcp_servers))
         self.sessions[live.id] = live
         await live.replay()
         live.start()
@@ -262,15 +267,20 @@ async def _in_process(settings: Settings, resume: str | None) -> SessionPort:
     return await Session.open(settings, resume, interactive=True)
 
 
-async def _in_engine(settings: Settings, resume: str | None) -> SessionPort | None:
-    """The session in the engine, opened with these settings in the client's cwd (a live one by id
-    first); None with `engine = auto` and no engine answering (one is started for next time)."""
+async def _in_engine(settings: Settings, resume: str | None, servers: Tables) -> SessionPort | None:
+    """The session in the engine, opened with these settings in the client's cwd and the client's
+    MCP servers (a live one by id first); None with `engine = auto` and no engine answering (one
+    is started for next time)."""
+    import json
+
     from workbench.config.settings import FLAG_SETTINGS
     from workbench.service.attach import open_in_engine, open_request
 
     flags = {name: getattr(settings, name) for name in FLAG_SETTINGS}
     request = open_request(flags, resume, interactive=True, answerable=True)
     request.cwd = str(settings.workspace)  # the client's cwd, not this process's
+    for name, table in servers.items():
+        request.mcp_servers[name] = json.dumps(table)
     return await open_in_engine(settings, request, attach=resume or "")
 
 

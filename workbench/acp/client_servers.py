@@ -36,18 +36,25 @@ def _table(server: Any) -> dict[str, Any]:
     )
 
 
+def tables(settings: Settings, given: list[Any] | None) -> dict[str, dict[str, Any]]:
+    """The client's servers as config tables by the names they get beside the configured ones."""
+    named: dict[str, dict[str, Any]] = {}
+    for server in given or []:
+        name = _UNNAMEABLE.sub("_", str(server.name)).strip("_") or "client"
+        while name in settings.mcp_servers or name in named:
+            name += "-client"
+        named[name] = _table(server)
+    return named
+
+
 def join(settings: Settings, given: list[Any] | None) -> Settings:
     """The settings with the client's servers added; RefusedServer names one that cannot be."""
     if not given:
         return settings
     servers: dict[str, McpServer] = dict(settings.mcp_servers)
-    for server in given:
-        table = _table(server)
-        name = _UNNAMEABLE.sub("_", str(server.name)).strip("_") or "client"
-        while name in servers:
-            name += "-client"
+    for name, table in tables(settings, given).items():
         try:
             servers[name] = parse_server(name, table)
         except ServerConfigError as err:
-            raise RefusedServer(f"MCP server {server.name!r} from the client: {err}") from err
+            raise RefusedServer(f"MCP server {name!r} from the client: {err}") from err
     return replace(settings, mcp_servers=servers)

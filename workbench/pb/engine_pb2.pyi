@@ -34,7 +34,7 @@ class EngineHello(_message.Message):
     def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ...) -> None: ...
 
 class OpenSession(_message.Message):
-    __slots__ = ("environ", "cwd", "flags", "resume", "answerable", "interactive")
+    __slots__ = ("environ", "cwd", "flags", "resume", "answerable", "interactive", "mcp_servers")
     class EnvironEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -49,19 +49,28 @@ class OpenSession(_message.Message):
         key: str
         value: FlagValue
         def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[FlagValue, _Mapping]] = ...) -> None: ...
+    class McpServersEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     ENVIRON_FIELD_NUMBER: _ClassVar[int]
     CWD_FIELD_NUMBER: _ClassVar[int]
     FLAGS_FIELD_NUMBER: _ClassVar[int]
     RESUME_FIELD_NUMBER: _ClassVar[int]
     ANSWERABLE_FIELD_NUMBER: _ClassVar[int]
     INTERACTIVE_FIELD_NUMBER: _ClassVar[int]
+    MCP_SERVERS_FIELD_NUMBER: _ClassVar[int]
     environ: _containers.ScalarMap[str, str]
     cwd: str
     flags: _containers.MessageMap[str, FlagValue]
     resume: str
     answerable: bool
     interactive: bool
-    def __init__(self, environ: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., flags: _Optional[_Mapping[str, FlagValue]] = ..., resume: _Optional[str] = ..., answerable: _Optional[bool] = ..., interactive: _Optional[bool] = ...) -> None: ...
+    mcp_servers: _containers.ScalarMap[str, str]
+    def __init__(self, environ: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., flags: _Optional[_Mapping[str, FlagValue]] = ..., resume: _Optional[str] = ..., answerable: _Optional[bool] = ..., interactive: _Optional[bool] = ..., mcp_servers: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class LiveSession(_message.Message):
     __slots__ = ("id", "socket", "workspace", "model", "data_dir", "sandbox", "mcp_servers", "state", "pid", "clients", "approval", "busy")

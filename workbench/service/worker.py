@@ -16,16 +16,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import json
 import logging
 import os
 import signal
 import time
+from collections.abc import Mapping
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from workbench.config.load import load
 from workbench.config.log_file import setup_logging
+from workbench.config.mcp_servers import ServerConfigError, parse_server
 from workbench.config.settings import ConfigError, Settings
 from workbench.pb import engine_pb2 as epb
 from workbench.pb import workbench_pb2 as pb
@@ -82,12 +86,26 @@ async def open_hosted(request: epb.OpenSession) -> Session:
     flags = flags_of(request)
     given = {k: v for k, v in flags.items() if k not in ("continue",)}
     settings, _notes = load(given)  # the client said them as it loaded the same settings
+    settings = with_client_servers(settings, request.mcp_servers)
     resume = session_to_resume(
         settings, request.resume or None, bool(flags.get("continue")), "workspace" in given, "model" in given
     )
     await asyncio.to_thread(check_model, settings)
     setup_logging(settings)
     return await Session.open(settings, resume, interactive=request.interactive, answerable=request.answerable)
+
+
+def with_client_servers(settings: Settings, tables: Mapping[str, str]) -> Settings:
+    """The settings with the servers the client adds (OpenSession.mcp_servers: name -> table as JSON)."""
+    if not tables:
+        return settings
+    servers = dict(settings.mcp_servers)
+    for name, table in tables.items():
+        try:
+            servers[name] = parse_server(name, json.loads(table))
+        except (ServerConfigError, ValueError) as err:
+            raise ConfigError(f"MCP server {name!r} from the client: {err}") from err
+    return dataclasses.replace(settings, mcp_servers=servers)
 
 
 class SessionHost:
