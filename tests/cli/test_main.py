@@ -74,6 +74,17 @@ def test_the_command_line_imports_nothing_below_the_session_package() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_a_command_s_line_loads_no_other_command_s_module() -> None:
+    """`workbench run ...` parsed its flags with every command's parser built, so every
+    command's module (the app's, web, acp, attach, ...) loaded: ~40 ms of each run's start."""
+    code = (
+        "import sys; from workbench.cli.main import parse; parse(['run', 'x']); "
+        "print(sorted(m for m in sys.modules if m.startswith('workbench.cli.commands.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['workbench.cli.commands.app', 'workbench.cli.commands.run']"  # app: the default
+
+
 def test_the_apps_start_on_a_new_session_loads_no_engine_before_the_first_frame(tmp_path: Path) -> None:
     """`workbench` up to the app's run: flags, settings, log file, the TUI's modules. `resumed`
     imported the session catalog (and with it the engine, ~150 ms) even with no --resume."""
