@@ -123,6 +123,11 @@ async def test_a_call_in_a_hint_is_complete_and_runnable_never_a_placeholder(tmp
     assert unclear.endswith(
         "To run the program pytset, call bash with its whole command line (pytset and its arguments)."
     )
+    # a program's operands written as named arguments (a 1.5B model's mkdir(path=...), cp(source=, destination=))
+    assert (await hint("cp", '{"source": "app.ini", "destination": "build/my app.ini"}')).endswith(
+        """call bash: {"name": "bash", "arguments": {"command": "cp app.ini 'build/my app.ini'"}}."""
+    )
+    assert (await hint("mkdir", '{"path": "build"}')).endswith('{"command": "mkdir build"}}.')
     mcp_name = await hint("probe__echo", '{"text": "hi"}')
     assert mcp_name == "unknown tool 'probe__echo'; available tools: read_file, bash", (
         "an MCP tool's name is no program"

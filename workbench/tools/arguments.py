@@ -60,20 +60,29 @@ def instead_of_unknown(name: str, offered: Iterable[str], arguments: object = No
 
 
 _ARGUMENT_KEYS = ("args", "arguments", "argv", "command", "cmd", "options", "flags")
+# a program's operands named as a tool's arguments (mkdir(path=build), cp(source=a, destination=b)):
+# their values, in the order written, are its command line
+_OPERAND_KEYS = ("path", "source", "src", "from", "destination", "dest", "dst", "to", "target", "dir", "directory")
 
 
 def _command_line(name: str, arguments: object) -> str:
     """The command line a call of the program `name` as a tool meant: `name` alone for no
-    arguments, `name` and the words of its one `args`-like value; '' when it cannot be told."""
+    arguments, `name` and the words of its one `args`-like value, `name` and its operands (up to
+    three of path, source, destination, ..., in the order written); '' when it cannot be told."""
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments or "{}")
         except ValueError:
             return ""
-    if not isinstance(arguments, dict) or len(arguments) > 1:
+    if not isinstance(arguments, dict):
         return ""
     if not arguments:
         return name
+    if 0 < len(arguments) <= 3 and all(k in _OPERAND_KEYS for k in arguments):  # cp(source=a, destination=b)
+        values = [v for v in arguments.values() if isinstance(v, str) and v and "\n" not in v and len(v) <= 200]
+        return shlex.join([name, *values]) if len(values) == len(arguments) else ""
+    if len(arguments) > 1:
+        return ""
     ((key, value),) = arguments.items()
     if key not in _ARGUMENT_KEYS:
         return ""
