@@ -7,7 +7,9 @@ in-process, to the same instant scripted server, in the same run.
   against `workbench run --no-engine` (the cold in-process start);
 - per turn: a 20-turn run (`read_file` each turn) through the engine against in-process;
 - memory: the idle engine's processes (the broker and its fork server, which holds litellm)
-  against `import litellm` alone.
+  against `import litellm` alone;
+- clients and sessions at scale (_engine_clients.py): two followers of a 10,000-event run, a
+  client attaching at event 10,000, 10 sessions running in one engine.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -26,6 +29,7 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from tests.scripted_server import ScriptedModel, call, reply  # noqa: E402
+from tools.benchmarks._engine_clients import CALLS, SESSIONS, followers, ten_sessions  # noqa: E402
 from workbench.service.place import engine_place  # noqa: E402
 
 RUNS = 5
@@ -61,6 +65,23 @@ def _children(pid: int) -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
                 found.append(int(entry.name))
     return found
+
+
+def _pss_kb(pid: int) -> int:
+    """Proportional set size: a page shared by n processes counts 1/n in each (the sessions
+    share the fork server's litellm pages, which each one's RSS counts whole)."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _tree_kb(pid: int, size: Callable[[int], int] = _rss_kb) -> int:
+    """`size` of `pid` and its descendants by ppid (the broker, its fork server, the sessions)."""
+    return size(pid) + sum(_tree_kb(child, size) for child in _children(pid))
 
 
 def main() -> None:
@@ -109,7 +130,7 @@ def main() -> None:
             print("engine: per turn (one read_file of another file each turn), 20 turns")
             _line("through the engine", hosted, "in-process", local)
             pid = int(engine_place(data).lock.read_text().strip())
-            engine_kb = _rss_kb(pid) + sum(_rss_kb(child) for child in _children(pid))
+            engine_kb = _tree_kb(pid)
             done = subprocess.run(
                 [
                     sys.executable,
@@ -123,6 +144,25 @@ def main() -> None:
             )
             print("engine: memory of an idle engine (broker + fork server)")
             _line("idle engine RSS", engine_kb / 1024, "import litellm alone (max RSS)", int(done.stdout) / 1024, "MB")
+            seen = followers(base, env, server, data)
+            print(f"engine: two `attach --jsonl` clients on a run of {CALLS:,} read_file calls")
+            print(
+                f"  client A {seen['events_a']:,.0f} events, client B {seen['events_b']:,.0f}, in-process run "
+                f"{seen['in_process_events']:,.0f}; each seq 1..N once: {'yes' if seen['whole'] else 'NO'}"
+            )
+            _line(
+                f"attach at event {seen['late_events']:,.0f}: live after",
+                seen["late_s"] * 1000,
+                f"attach at event {seen['early_events']:,.0f}",
+                seen["early_s"] * 1000,
+            )
+            print(f"  target: live within 500 ms at event 10,000; measured {seen['late_s'] * 1000:.0f} ms")
+            idle_pss = _tree_kb(pid, _pss_kb)
+            busy_kb, busy_pss = ten_sessions(base, env, server, lambda: (_tree_kb(pid), _tree_kb(pid, _pss_kb)))
+            print(f"engine: {SESSIONS} sessions running at once (each waiting on its model)")
+            _line(f"engine PSS, {SESSIONS} sessions", busy_pss / 1024, "idle engine PSS", idle_pss / 1024, "MB")
+            _line(f"engine RSS summed, {SESSIONS} sessions", busy_kb / 1024, "idle engine RSS", engine_kb / 1024, "MB")
+            print(f"  per session: {(busy_pss - idle_pss) / 1024 / SESSIONS:.1f} MB PSS")
         finally:
             subprocess.run(
                 [sys.executable, "-m", "workbench.cli.main", "engine", "stop", "--data-dir", str(data)],
