@@ -119,6 +119,9 @@ def test_a_harbor_job_of_three_tasks_records_rewards_and_trajectories(
         "PYTHONPATH": str(ROOT / "integrations" / "harbor"),
         "OPENAI_API_KEY": "sk-test-key",
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # Harbor's litellm: no fetch of the price list (offline)
+        # this checkout and its venv, which the agent runs, may be under /tmp or /root (CI's clone):
+        # the trial's own /tmp and /root hide them unless bound back
+        "WORKBENCH_HARBOR_HOST_PATHS": str(ROOT),
     }
     argv = [
         str(python.parent / "harbor"),

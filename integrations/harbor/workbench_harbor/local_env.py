@@ -27,7 +27,14 @@ PRIVATE = ("app", "logs", "tests", "solution", "installed-agent", "tmp", "root")
 HIDDEN = ("proc", "dev", "sys", "run", *PRIVATE)  # not taken from the host
 # host tools under a private folder (pyenv's Pythons live in /root): bound read-only over it
 HOST_TOOLS = ("/root/.pyenv", "/root/.local/share/uv/python")
+HOST_PATHS_VARIABLE = "WORKBENCH_HARBOR_HOST_PATHS"  # more host folders bound read-only (a checkout in /tmp)
 KILL_GRACE_S = 10.0
+
+
+def _extra_host_paths() -> list[str]:
+    """Host folders under a private one that a trial must see (`HOST_PATHS_VARIABLE`, separated
+    by ':'): a Workbench checkout under /tmp or /root, whose venv the agent runs."""
+    return [p for p in os.environ.get(HOST_PATHS_VARIABLE, "").split(os.pathsep) if p.startswith("/")]
 
 
 class LocalFolderEnvironment(BaseEnvironment):
@@ -90,7 +97,7 @@ class LocalFolderEnvironment(BaseEnvironment):
         argv += ["--ro-bind-try", "/sys", "/sys"]
         for name in PRIVATE:
             argv += ["--bind", str(self.root / name), f"/{name}"]
-        for tool in HOST_TOOLS:
+        for tool in (*HOST_TOOLS, *_extra_host_paths()):
             argv += ["--ro-bind-try", tool, tool]
         return [*argv, "--chdir", cwd]
 
