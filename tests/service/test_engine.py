@@ -124,6 +124,8 @@ def test_a_killed_client_leaves_its_run_going_and_two_followers_see_the_same_eve
     client.wait()
     (session,) = live_sessions(data)
     assert session[1] == "running", session
+    listed = [line for line in wb("sessions", "--data-dir", data).stdout.splitlines() if line.startswith(session[0])]
+    assert len(listed) == 1 and "running (engine)" in listed[0], listed  # `workbench sessions` says it too
     followers = [
         subprocess.Popen(
             workbench_cmd("attach", session[0], "--jsonl", "--data-dir", data), stdout=subprocess.PIPE, text=True

@@ -8,6 +8,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from google.protobuf import json_format
 
@@ -64,9 +65,31 @@ def handle(args: argparse.Namespace) -> int:
     elif not found:
         print(f"workbench: no sessions in {settings.data_dir} yet", file=sys.stderr)
     else:
-        for line in sessions_table(found):
+        states = engine_states(settings.data_dir) if any(info.live for info in found) else {}
+        for line in sessions_table(found, states):
             print(line)
     return 0
+
+
+def engine_states(data_dir: Path) -> dict[str, str]:
+    """How each session the engine hosts stands ("running", "needs you", "idle"), by id; {} when
+    no engine answers for this data folder."""
+    import asyncio
+
+    from workbench.service.client import EngineClient, EngineGone, EngineUnavailable, Refused
+    from workbench.service.place import engine_place
+
+    async def ask() -> dict[str, str]:
+        client = await EngineClient.connect(engine_place(data_dir).socket, timeout=1.0)
+        try:
+            return {live.id: live.state for live in await client.sessions()}
+        finally:
+            await client.close()
+
+    try:
+        return asyncio.run(ask())
+    except (EngineUnavailable, EngineGone, Refused, OSError):
+        return {}
 
 
 def parse_age(text: str) -> float:
@@ -81,15 +104,17 @@ def _tokens(usage: pb.Usage) -> int:
     return usage.input_tokens + usage.output_tokens
 
 
-def sessions_table(found: Iterable[pb.SessionInfo]) -> Iterator[str]:
-    """The `workbench sessions` lines: id, started, status, model, tokens, cost, title."""
-    yield f"{'ID':<12}  {'STARTED':<16}  {'STATUS':<16}  {'MODEL':<24}  {'TOKENS':>8}  {'COST':>8}  TITLE"
+def sessions_table(found: Iterable[pb.SessionInfo], engine: dict[str, str] | None = None) -> Iterator[str]:
+    """The `workbench sessions` lines: id, started, status, model, tokens, cost, title; a session
+    the engine hosts has its state there (`engine`: running, needs you, idle)."""
+    yield f"{'ID':<12}  {'STARTED':<16}  {'STATUS':<18}  {'MODEL':<24}  {'TOKENS':>8}  {'COST':>8}  TITLE"
     for info in found:
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.created.seconds))
-        status = "open elsewhere" if info.live else run_status(info.status)
+        hosted = (engine or {}).get(info.id)
+        status = f"{hosted} (engine)" if hosted else "open elsewhere" if info.live else run_status(info.status)
         cost = f"${info.usage.cost:.4f}" if info.usage.HasField("cost") else "-"
         yield printable(
-            f"{info.id:<12}  {started:<16}  {status:<16}  {info.model[:24]:<24}  "
+            f"{info.id:<12}  {started:<16}  {status:<18}  {info.model[:24]:<24}  "
             f"{_tokens(info.usage):>8,}  {cost:>8}  {info.title or '(no prompt yet)'}"
         )
 
