@@ -21,7 +21,7 @@ from workbench.service.place import engine_place
 from workbench.tui.approval import ApprovalScreen
 
 pytestmark = [pytest.mark.tui, pytest.mark.slow, pytest.mark.tmux]
-MODAL_CLOSED_WITHIN = 2.0  # seconds for a review answered in one client to close its modal in the other
+MODAL_CLOSED_WITHIN = 0.5  # seconds for a review answered elsewhere to close the modal here (60-70 ms at load 4)
 
 
 async def test_the_app_in_the_engine_sees_a_review_answered_elsewhere_and_detaches(
