@@ -358,6 +358,7 @@ async def test_reject_always_denies_the_tool_or_exact_command_for_the_session_te
         reply("", call("bash", command="echo one")),  # the same command: denied without asking
         reply("", call("bash", command="echo two")),  # another command: asked
         reply("done"),
+        reply("done"),  # asked once whether it is: every changing call failed (engine/turn_back.py)
     )
     client = Recorder(answer=reject("no changes today", option="reject_always"))
     async with agent(client, tmp_path / "data", *scripted(scripted_model)) as (conn, _):
