@@ -4,7 +4,6 @@ test failure names the workspace's files and lines with the line's text and a re
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -61,7 +60,8 @@ async def test_a_failed_check_names_the_line_above_its_output(
     settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:
     workspace_with(workspace, {"slug.py": SLUG, "check.py": CHECK})
-    scripted_model.add(reply("", call("bash", command=f"{sys.executable} check.py")), reply("It fails."))
+    # the system python3: a venv under /tmp (a clone there, as CI's may be) is hidden by the sandbox's /tmp
+    scripted_model.add(reply("", call("bash", command="python3 check.py")), reply("It fails."))
     run = await run_agent(settings, "Run check.py.", ["bash"])
     (result,) = run.results()
     assert result.is_error and result.error.startswith("exit code 1; the output points at check.py line 3: ")
