@@ -17,6 +17,7 @@ from workbench.core.safe_text import printable
 from workbench.core.words import ROOT_ID, agent_ended, spawn_mode, with_reason
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.catalog import event_json
+from workbench.session.port import SessionPort
 from workbench.session.terminal_review import TerminalReviewer
 
 WIDTH = 100  # wrap causes at this width on stderr
@@ -24,30 +25,15 @@ ARGS_SHOWN = 100  # characters of a call's arguments shown
 SHOWN_LINES = 12  # lines of a failed call's output shown above its cause
 
 
-class HeadlessSession(Protocol):
+class HeadlessSession(SessionPort, Protocol):
     """What a headless client drives: the in-process Session, or one the engine hosts
-    (`service.client.RemoteSession`). One code path, two transports."""
-
-    id: str
+    (`service.client.RemoteSession`), through the client interface (`session/port.py`) and
+    whether its event log failed. One code path, two transports."""
 
     @property
     def failure(self) -> object | None: ...
 
     def failure_text(self) -> str: ...
-
-    def subscribe(self, fn: Callable[[pb.Event], None], after: int = 0) -> Callable[[], None]: ...
-
-    def send(self, prompt: str, agent_id: str | None = None) -> None: ...
-
-    async def cancel(self, agent_id: str | None = None) -> None: ...
-
-    def pending_reviews(self) -> list[pb.GuardDecision]: ...
-
-    def decide(self, call_id: str, approve: bool, reason: str = "", remember: bool = False) -> None: ...
-
-    async def wait(self) -> pb.RunFinished: ...
-
-    async def close(self) -> None: ...
 
 
 @dataclass

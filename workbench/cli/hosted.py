@@ -24,6 +24,14 @@ HANGUP = 129  # 128 + SIGHUP: the terminal closed and `engine_hangup = cancel` c
 ENGINE_LOST = 75  # the session's process in the engine ended mid-run (EX_TEMPFAIL): resume it
 
 
+def engine_lost(session_id: str, err: Exception) -> str:
+    """The one line when a session's process in the engine died under its client (exit ENGINE_LOST)."""
+    return (
+        f"the engine's process for session {session_id} ended mid-run ({err}); what it committed is kept: "
+        f"continue it with `workbench run --resume {session_id} PROMPT`"
+    )
+
+
 class _RunHere(Exception):
     """No engine answers (`auto`): this run goes in-process."""
 
@@ -99,9 +107,5 @@ async def _run(
             hangup=settings.engine_hangup == "cancel",
         )
     except EngineGone as err:
-        session_id = opened[0].id if opened else "?"
-        return (
-            f"the engine's process for session {session_id} ended mid-run ({err}); what it committed is kept: "
-            f"continue it with `workbench run --resume {session_id} PROMPT`"
-        )
+        return engine_lost(opened[0].id if opened else "?", err)
     return outcome, opened[0]

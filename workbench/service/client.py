@@ -290,13 +290,7 @@ class RemoteSession:
 
     async def wait(self) -> pb.RunFinished:
         """The run's outcome; what a send was refused for is raised here (Refused)."""
-        sent, self._sent = self._sent, []
-        for request in sent:
-            try:
-                await request
-            except Refused as err:
-                if err.kind != "not_waiting":  # a decision that came too late is nothing to say
-                    raise
+        await self._settle(strict=True)
         try:
             return (await self.connection.request(epb.ClientMessage(wait=epb.WaitRun()))).finished
         except Refused as err:
@@ -308,16 +302,24 @@ class RemoteSession:
     def failure_text(self) -> str:
         return self.failure or ""
 
+    async def _settle(self, *, strict: bool) -> None:
+        """Wait for the requests sent without waiting (send, decide, subscribe). `strict`: a
+        refusal is raised (but a decision that came too late, which is nothing to say)."""
+        sent, self._sent = self._sent, []
+        for request in sent:
+            try:
+                await request
+            except (EngineGone, Refused) as err:
+                if strict and not (isinstance(err, Refused) and err.kind == "not_waiting"):
+                    raise
+
     async def detach(self) -> None:
         """Leave the session running in the engine (`workbench attach ID` comes back to it)."""
         await self.close(end=False)
 
     async def close(self, end: bool = True) -> None:
         """End the session (`end`) or leave it running (detach); then hang up."""
-        sent, self._sent = self._sent, []
-        for request in sent:  # what was sent before goes first
-            with contextlib.suppress(EngineGone, Refused):
-                await request
+        await self._settle(strict=False)  # what was sent before goes first
         with contextlib.suppress(EngineGone, Refused):
             message = epb.ClientMessage(close=epb.CloseSession()) if end else epb.ClientMessage(detach=epb.Detach())
             await self.connection.request(message)

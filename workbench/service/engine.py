@@ -126,25 +126,13 @@ class Engine:
 
     async def _adopt(self) -> None:
         """The sessions an engine that ended (a crash, kill -9) left running: each still listens on
-        its socket in this folder and is hosted again; a socket nobody listens on is removed."""
-        from workbench.service.client import Connection, EngineGone, EngineUnavailable, Refused
-
+        its socket in this folder and is hosted again; a socket nobody answers on is removed."""
         for socket_path in sorted(self.place.folder.glob("s-*.sock")):
-            try:
-                connection = await Connection.open(socket_path, ASK_TIMEOUT)
-            except EngineUnavailable:
+            described = await _ask(socket_path)
+            if described is None:
                 with contextlib.suppress(OSError):
                     socket_path.unlink()
                 continue
-            ask = epb.ClientMessage(attach=epb.AttachSession())
-            try:
-                reply = await asyncio.wait_for(connection.request(ask), ASK_TIMEOUT)
-            except (EngineGone, Refused, TimeoutError):
-                continue
-            finally:
-                await connection.close()
-            described = reply.session
-            described.clients = max(0, described.clients - 1)
             self.sessions[described.id] = Hosted(described)
             log.info("session %s (pid %d) adopted from an engine that ended", described.id, described.pid)
 
@@ -206,9 +194,7 @@ class Engine:
             reply.sessions.CopyFrom(epb.LiveSessions(sessions=[await _fresh(h) for h in self.sessions.values()]))
         elif kind == "status":
             self._reap()
-            reply.status.CopyFrom(self.status())
-            reply.status.ClearField("sessions")
-            reply.status.sessions.extend([await _fresh(h) for h in self.sessions.values()])
+            reply.status.CopyFrom(self.status([await _fresh(h) for h in self.sessions.values()]))
         elif kind == "stop":
             self.stopping.set()
             reply.done.CopyFrom(epb.Done())
@@ -216,14 +202,14 @@ class Engine:
             reply.refused.CopyFrom(epb.Refusal(message=f"the engine does not answer {kind}", kind="usage"))
         return reply
 
-    def status(self) -> epb.EngineStatus:
+    def status(self, sessions: list[epb.LiveSession]) -> epb.EngineStatus:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         return epb.EngineStatus(
             version=version(),
             pid=os.getpid(),
             uptime=time.monotonic() - self.started,
             rss=rss,
-            sessions=[h.described for h in self.sessions.values()],
+            sessions=sessions,
             log=str(self.place.log),
         )
 
@@ -258,24 +244,31 @@ class Engine:
         return described
 
 
-async def _fresh(hosted: Hosted) -> epb.LiveSession:
-    """How a hosted session stands now (its state, its clients), asked of its process; what it
-    said at its start when it does not answer within ASK_TIMEOUT."""
+async def _ask(socket_path: Path) -> epb.LiveSession | None:
+    """How the session listening at `socket_path` stands (its state, its clients but this
+    question's own connection); None when nothing answers within ASK_TIMEOUT."""
     from workbench.service.client import Connection, EngineGone, EngineUnavailable, Refused
 
     try:
-        connection = await Connection.open(Path(hosted.described.socket), ASK_TIMEOUT)
+        connection = await Connection.open(socket_path, ASK_TIMEOUT)
     except EngineUnavailable:
-        return hosted.described
+        return None
     try:
-        reply = await asyncio.wait_for(connection.request(epb.ClientMessage(attach=epb.AttachSession())), ASK_TIMEOUT)
-        described = reply.session
-        described.clients -= 1  # not this question's own connection
-        hosted.described = described
+        ask = epb.ClientMessage(attach=epb.AttachSession())
+        described = (await asyncio.wait_for(connection.request(ask), ASK_TIMEOUT)).session
     except (EngineGone, Refused, TimeoutError):
-        pass
+        return None
     finally:
         await connection.close()
+    described.clients = max(0, described.clients - 1)
+    return described
+
+
+async def _fresh(hosted: Hosted) -> epb.LiveSession:
+    """How a hosted session stands now; what it said last when it does not answer."""
+    described = await _ask(Path(hosted.described.socket))
+    if described is not None:
+        hosted.described = described
     return hosted.described
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from workbench.cli.command import Command
 from workbench.cli.flags import data_dir_flag, settings_of
 from workbench.cli.headless import Ended, Progress, guarded
+from workbench.cli.hosted import ENGINE_LOST, engine_lost
 from workbench.pb import workbench_pb2 as pb
 from workbench.service.client import EngineGone, EngineUnavailable, Refused, RemoteSession
 from workbench.service.start import connect_engine
@@ -51,12 +52,8 @@ def handle(args: argparse.Namespace) -> int:
         print(f"workbench: {err}", file=sys.stderr)
         return 1
     except EngineGone as err:
-        print(
-            f"workbench: the engine's process for session {args.id} ended ({err}); continue it with "
-            f"`workbench run --resume {args.id} PROMPT`",
-            file=sys.stderr,
-        )
-        return 75
+        print(f"workbench: {engine_lost(args.id, err)}", file=sys.stderr)
+        return ENGINE_LOST
     return report_outcome(outcome, session, args, ended, progress)
 
 
