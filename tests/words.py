@@ -41,3 +41,15 @@ async def said(box: Toolbox, ctx: ToolContext, name: str, arguments: dict[str, A
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
     result = await box.invoke(pb.ToolCall(id="c1", name=name, arguments=raw), ctx)
     return steady(model_text(result), (ctx.workspace, "<ws>"), (ctx.session_dir.parent, "<tmp>"))
+
+
+def transcript(wire: list[dict[str, Any]]) -> str:
+    """Wire messages (gateway.messages_to_wire, or a request the scripted model got) as the model
+    reads them, one `[role]` header each; a tool call as `[assistant calls] name {arguments}`."""
+    parts = []
+    for m in wire:
+        if m.get("content"):
+            parts.append(f"[{m['role']}]\n{m['content']}")
+        for c in m.get("tool_calls") or []:
+            parts.append(f"[{m['role']} calls] {c['function']['name']} {c['function']['arguments']}")
+    return "\n\n".join(parts)
