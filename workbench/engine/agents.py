@@ -40,6 +40,7 @@ from workbench.engine.tool_profile import narrowed
 from workbench.guard.guardrail import Guard
 from workbench.mcp.manager import McpManager
 from workbench.model.gateway import ModelClient, ModelSpec, litellm_knows, missing_keys
+from workbench.model.port import ModelFactory
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.registry import Toolbox, ToolContext, record_defect
 from workbench.tools.seams import SpawnRequest, TerminalPort
@@ -72,8 +73,10 @@ class AgentTree:
         mcp: McpManager | None = None,
         checkpoints: Checkpointer | None = None,
         root_recorder: Recorder | None = None,
+        models: ModelFactory = ModelClient,
     ):
         self.settings, self.store, self.session_id = settings, store, session_id
+        self.models = models  # each agent's model from its spec: litellm's client, or a test's fake
         # the root's events, the session's own among them (the Session records through this one)
         self.root_recorder = root_recorder or Recorder(store, session_id, ROOT_ID)
         self.checkpoints = checkpoints  # shared by every agent: a child's calls are kept like the root's
@@ -156,7 +159,7 @@ class AgentTree:
         agent = Agent(info, parent, recorder, inbox)
         toolbox = Toolbox(list(info.tools), self.mcp)
         agent.loop = AgentLoop(
-            client=ModelClient(spec),
+            client=self.models(spec),
             toolbox=toolbox,
             ctx=self.context(info.id, recorder),
             recorder=recorder,

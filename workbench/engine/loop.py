@@ -26,7 +26,8 @@ from workbench.engine.recorder import Recorder
 from workbench.engine.repeats import Repeats
 from workbench.engine.run_state import RunEnded, RunState
 from workbench.guard.guardrail import Guard
-from workbench.model.gateway import ModelClient, add_usage, litellm_knows
+from workbench.model.gateway import add_usage, litellm_knows
+from workbench.model.port import Model
 from workbench.model.retry import ContextOverflow, ModelCallFailed, RetryPolicy, call_with_retry
 from workbench.model.stream import new_call_id
 from workbench.pb import workbench_pb2 as pb
@@ -49,7 +50,7 @@ class AgentLoop:
     def __init__(
         self,
         *,
-        client: ModelClient,
+        client: Model,
         toolbox: Toolbox,
         ctx: ToolContext,
         recorder: Recorder,

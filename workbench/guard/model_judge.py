@@ -17,6 +17,7 @@ from collections.abc import Callable
 from workbench.config.settings import Settings
 from workbench.core.words import guard_verdict
 from workbench.model.gateway import ModelClient, ModelSpec, litellm
+from workbench.model.port import Model
 from workbench.pb import workbench_pb2 as pb
 
 log = logging.getLogger("workbench")
@@ -84,7 +85,7 @@ def question(call: pb.ToolCall, task: str, workspace: str) -> list[pb.Message]:
 class ModelJudge:
     """Asks one litellm model about each call; fails closed to `failure` (block or review)."""
 
-    def __init__(self, client: ModelClient, timeout: float, failure: pb.GuardVerdict, workspace: str):
+    def __init__(self, client: Model, timeout: float, failure: pb.GuardVerdict, workspace: str):
         self.client, self.timeout, self.failure, self.workspace = client, timeout, failure, workspace
 
     @classmethod

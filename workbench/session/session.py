@@ -30,7 +30,8 @@ from workbench.engine.store import Store
 from workbench.guard import guardrail
 from workbench.guard.guardrail import Guard
 from workbench.mcp.manager import McpManager
-from workbench.model.gateway import ModelSpec, context_window
+from workbench.model.gateway import ModelClient, ModelSpec, context_window
+from workbench.model.port import ModelFactory
 from workbench.model.retry import ModelCallFailed
 from workbench.pb import workbench_pb2 as pb
 from workbench.session import rewind as rewinding
@@ -54,7 +55,13 @@ class Session:
     """One session: new, or resumed from its event log. Open it with `await Session.open(...)`."""
 
     def __init__(
-        self, settings: Settings, store: Store, session_id: str, lock: SessionLock, guard: Guard | None = None
+        self,
+        settings: Settings,
+        store: Store,
+        session_id: str,
+        lock: SessionLock,
+        guard: Guard | None = None,
+        models: ModelFactory = ModelClient,
     ):
         self.settings, self.store, self.id, self._lock = settings, store, session_id, lock
         self.guard = guard or Guard(settings)  # judges every tool call of every agent (guard.py)
@@ -84,6 +91,7 @@ class Session:
             mcp=self.mcp,
             checkpoints=self.checkpoints,
             root_recorder=self.recorder,
+            models=models,
         )
         self.put_back_to = 0  # a code-only rewind's turn, told to the model once at its next prompt
         self.failure: BaseException | None = None  # the event log could not be written: the run ended
@@ -100,13 +108,21 @@ class Session:
 
     @classmethod
     async def open(
-        cls, settings: Settings, resume: str | None = None, *, interactive: bool = False, answerable: bool | None = None
+        cls,
+        settings: Settings,
+        resume: str | None = None,
+        *,
+        interactive: bool = False,
+        answerable: bool | None = None,
+        models: ModelFactory = ModelClient,
     ) -> Session:
         """A new session (`resume=None`) or a stored one rebuilt from its event log.
 
         `interactive`: the TUI (the approval mode's default is `ask`, and a person answers
         reviews); `answerable`: a person answers reviews (a headless run on a terminal); without
-        one, a review is a denial. Call it on the event loop that will drive the session.
+        one, a review is a denial; `models`: how each agent's model is made (litellm's client; the
+        tests of the loop's logic give an in-process fake). Call it on the event loop that will drive
+        the session.
         """
         settings.workspace = settings.workspace.resolve()
         try:
@@ -132,7 +148,7 @@ class Session:
         except BaseException:
             store.close()
             raise
-        session = cls(settings, store, session_id, lock, guard)
+        session = cls(settings, store, session_id, lock, guard, models)
         if resume is not None:
             session._rebuild()
         session.mcp.start_soon()
