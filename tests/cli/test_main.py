@@ -89,7 +89,7 @@ def test_the_apps_start_on_a_new_session_loads_no_engine_before_the_first_frame(
     """`workbench` up to the app's run: flags, settings, log file, the TUI's modules. `resumed`
     imported the session catalog (and with it the engine, ~150 ms) even with no --resume."""
     code = (
-        "import sys, workbench.tui.app as app, workbench.cli.commands.app as command; "
+        "import sys, workbench.tui.run as app, workbench.cli.commands.app as command; "
         "command.not_terminals = lambda: ''; "  # as in a terminal (here stdout is a pipe)
         "app.run_app = lambda *a, **k: print(sorted(m for m in sys.modules if m in "
         "('litellm', 'sqlite3', 'workbench.session.catalog', 'workbench.session.session') "
@@ -105,7 +105,7 @@ def test_a_command_runs_with_the_collector_on_and_the_app_starts_with_it_off(tmp
     """The console script turns the garbage collector off at once (cli/launch.py); the app turns it
     on after its first frame, any other command before its handler runs."""
     code = (
-        "import gc, sys; gc.disable(); import workbench.tui.app as app, workbench.cli.commands.app as command; "
+        "import gc, sys; gc.disable(); import workbench.tui.run as app, workbench.cli.commands.app as command; "
         "command.not_terminals = lambda: ''; "  # as in a terminal (here stdout is a pipe)
         "app.run_app = lambda *a, **k: print('app', gc.isenabled()) or 0; "
         "from workbench.cli.main import main; "

@@ -43,7 +43,9 @@ def make_app(settings: Settings, **kwargs: Any) -> WorkbenchApp:
 
 async def settled(pilot: Pilot[Any], app: WorkbenchApp) -> None:
     """Wait until what the view model holds is on the screen (it redraws at most ten times a second)."""
-    await on_screen(pilot, lambda: app._render_timer is None and app._changes is None, what="the screen to redraw")
+    await on_screen(
+        pilot, lambda: app.redraws.timer is None and app.redraws.pending is None, what="the screen to redraw"
+    )
     await pilot.pause()
 
 

@@ -54,7 +54,12 @@ async def test_a_grandchilds_review_reaches_the_person_while_two_siblings_run(
     )
     app = make_app(settings, prompt="ROOT task")
     async with app.run_test(size=SIZE) as pilot:
-        await on_screen(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the grandchild's review")
+        # the modal is app.screen as soon as it is pushed; its widgets mount after (a loaded machine saw none yet)
+        await on_screen(
+            pilot,
+            lambda: isinstance(app.screen, ApprovalScreen) and bool(app.screen.query("#approval-title")),
+            what="the grandchild's review",
+        )
         view = app.view
         grand = next(a for a, row in view.agents.items() if row.info.name == "grand")
         assert view.agents[grand].info.depth == 2

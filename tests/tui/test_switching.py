@@ -23,7 +23,7 @@ from tests.tui_events import START, subagents_with_inbox
 from tests.waiting import on_screen
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
-from workbench.tui import app as app_module
+from workbench.tui import redraw
 from workbench.tui.app import WorkbenchApp
 
 pytestmark = pytest.mark.tui
@@ -38,24 +38,24 @@ def screen(app: WorkbenchApp) -> str:
 async def test_an_item_that_arrives_while_the_person_switches_agents_is_drawn_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(app_module, "RENDER_INTERVAL", 3.0)  # the redraw after the switch comes later
+    monkeypatch.setattr(redraw, "RENDER_INTERVAL", 3.0)  # the redraw after the switch comes later
     settings = Settings(model="openai/gpt-4.1", workspace=tmp_path, data_dir=tmp_path / "d")
     app = WorkbenchApp(settings, clock=lambda: START + 60, blink=False, preload=False, offline=True)
     log = subagents_with_inbox()
     async with app.run_test(size=(140, 40)) as pilot:
         for event in log.events:  # the subscriber's path: queued, folded in, drawn
             app._on_event(event)
-        await on_screen(pilot, lambda: len(app.view.agents) == 5 and app._render_timer is None, what="the tree")
+        await on_screen(pilot, lambda: len(app.view.agents) == 5 and app.redraws.timer is None, what="the tree")
         app.agents_pane.focus()
         app.agents_pane.select_agent("a1")  # the person looks at a child
         await on_screen(pilot, lambda: app.transcript.agent_id == "a1", what="the child's transcript")
         delivery = pb.Message(role=pb.ROLE_USER, text=DELIVERY, author=pb.AUTHOR_INBOX)
         app._on_event(log.add("main", "message", delivery))  # the root takes its Inbox in
         await on_screen(pilot, lambda: app.view.unread < 3, what="the delivery folded in")
-        assert app._render_timer is not None  # not drawn yet: the redraw waits its interval
+        assert app.redraws.timer is not None  # not drawn yet: the redraw waits its interval
         app.agents_pane.select_agent("main")  # and the person goes back to the root
         await on_screen(pilot, lambda: app.transcript.agent_id == "main", what="the root's transcript")
-        await on_screen(pilot, lambda: app._render_timer is None, timeout=30, what="the redraw")
+        await on_screen(pilot, lambda: app.redraws.timer is None, timeout=30, what="the redraw")
         await pilot.pause()
         drawn = screen(app).count("result: All 31 tests pass.")
         assert drawn == 1, f"the delivery is drawn {drawn} times"

@@ -77,7 +77,8 @@ def scene(kind: str, ready: str) -> None:
     (big, litellm importing from 0.5 s after its history is drawn); or `app` (the real start:
     run_app on the demo model in a temporary folder).
     Each full collection's milliseconds are appended to `ready`.gc as it ends."""
-    from workbench.tui.app import WorkbenchApp, run_app
+    from workbench.tui.app import WorkbenchApp
+    from workbench.tui.run import run_app
 
     folder = Path(tempfile.mkdtemp(prefix="bench-tui-"))
     settings = Settings(model="demo", workspace=folder, data_dir=folder / ".data")
@@ -352,7 +353,7 @@ async def events_per_second(count_items: int = 6000) -> tuple[float, float, int,
                 app._on_event(event)
             await asyncio.sleep(0)
         # applied to the view model and drawn: the app's own queue and redraw timer drain it
-        while app.view.last_seq < events[-1].seq or app._changes is not None:  # noqa: ASYNC110
+        while app.view.last_seq < events[-1].seq or app.redraws.pending is not None:  # noqa: ASYNC110
             await asyncio.sleep(0.001)
         await pilot.pause()
         live = len(events) / (time.perf_counter() - start)

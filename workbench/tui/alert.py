@@ -7,9 +7,13 @@ early or perform anything on the terminal."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from workbench.core.words import ROOT_ID
 from workbench.pb import workbench_pb2 as pb
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 BELL = "\a"
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f;]")  # control characters (C0, DEL, C1) and OSC 777's field separator
@@ -37,3 +41,11 @@ def alert_sequence(mode: str, body: str) -> str:
     if mode == "osc777":
         return f"{BELL}\x1b]777;notify;workbench;{body}\x1b\\"
     return BELL
+
+
+def ring(app: App[Any], sequence: str) -> str:
+    """Write `sequence` to the app's terminal (as `App.bell()` writes its bell; not when headless)."""
+    driver = app._driver
+    if sequence and driver is not None and not app.is_headless:
+        driver.write(sequence)
+    return sequence

@@ -5,6 +5,8 @@ The app is a client of one session, which it holds through its `SessionClient`
 session's interface (`SessionPort`, session/port.py), and of committed events only. Its
 subscriber only queues the event and posts one message, so no UI handler runs inside a commit
 hook; events are applied to the view model in batches and only the changed widgets are touched.
+The app holds what it composes: its widgets and how they show the view model (`Panes`), the
+pacing of redraws (`Redraws`), the search (`TranscriptSearch`) and the reviews (`Approvals`).
 Nothing on the path to the first frame imports litellm or the engine: they import in a thread
 after the first frame.
 """
@@ -21,18 +23,16 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
 from textual.screen import Screen
-from textual.timer import Timer
-from textual.widgets import Button, Input, Static
+from textual.widgets import Input
 
 from workbench.config.settings import Settings, effective_approval
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.agents_pane import AgentsPane
-from workbench.tui.alert import alert_sequence, alert_text
+from workbench.tui.alert import alert_sequence, alert_text, ring
 from workbench.tui.clipboard import copy_text
 from workbench.tui.engine import EventsArrived, no_model_help, start_litellm_import
 from workbench.tui.heap import freeze_after
@@ -41,6 +41,7 @@ from workbench.tui.items import UserItem
 from workbench.tui.keymap import PALETTE, bindings
 from workbench.tui.panes import Panes
 from workbench.tui.prompt_input import PromptInput
+from workbench.tui.redraw import Redraws
 from workbench.tui.search_bar import Match, SearchBar, TranscriptSearch
 from workbench.tui.session_client import OpenRefused, SessionClient
 from workbench.tui.text import printable
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
 DEMO_PROMPT = "fix the login check in auth.go"
 QUIT_WINDOW = 3.0  # seconds in which a second Ctrl+C quits
 NARROW_SCREEN = 110  # columns: below this the side column (Agents, Inbox) narrows
-RENDER_INTERVAL = 0.1  # seconds between redraws while events stream in (10 a second)
 OPEN_WAIT = 30.0  # seconds a quit waits for a session that is opening
 
 
@@ -101,18 +101,15 @@ class WorkbenchApp(App[int]):
         self.view = SessionView()
         self.selected = ROOT
         self._to_send: list[UserItem] = []  # prompts typed before the session opened, shown already
-        self.side_shown: bool | None = None  # the Agents/Inbox column; None: shown when there is something
         self._last_ctrl_c = 0.0
-        self._changes: Changes | None = None  # applied to the view model, not drawn yet
-        self._last_render = 0.0
-        self._render_timer: Timer | None = None
+        self.redraws = Redraws(self.set_timer, self.render_changes)
         # the screen's parts, kept at hand (a query would look at a modal screen when one is open)
         self.panes = p = Panes.make(clock, blink)
         self.header_bar, self.agents_pane, self.inbox_pane = p.header_bar, p.agents_pane, p.inbox_pane
         self.transcript, self.agent_line, self.search_bar = p.transcript, p.agent_line, p.search_bar
         self.search_info, self.working_line, self.setup = p.search_info, p.working_line, p.setup
         self.prompt_input, self.status_line = p.prompt_input, p.status_line
-        self.search = TranscriptSearch(self.transcript, self.search_bar, self.search_info)
+        self.search = TranscriptSearch(self.transcript, p.search_row, self.search_bar, self.search_info)
 
     @property
     def session(self) -> SessionPort | None:
@@ -142,11 +139,11 @@ class WorkbenchApp(App[int]):
         self.agents_pane.border_title = "Agents"
         self.inbox_pane.border_title = "Inbox"
         self.setup.display = False
-        self.query_one("#search-row").display = False
+        self.panes.search_row.display = False
         self._show_header()
         if not self.offline and not self.pick:  # before the first prompt: what this session will use
             self.transcript.show_welcome(welcome(self.settings, effective_approval(self.settings, interactive=True)))
-        self.layout_side()
+        self.panes.layout_side(self.view)
         self.prompt_input.focus()
         self.set_interval(1.0, self._tick)
         self.call_after_refresh(self._start)
@@ -222,9 +219,8 @@ class WorkbenchApp(App[int]):
         self.view.model, self.view.workspace = settings.model, str(settings.workspace)
         self.view.session_id = session.id
         self.selected = ROOT
-        self.setup.display = False
         self.transcript.show_welcome(welcome(settings, session.approval))
-        self.panes.show(self.view, ROOT)
+        self.panes.open(self.view, session.approval, session.settings, self.clock())
         self.approvals = Approvals(
             self,
             session.decide,
@@ -233,17 +229,11 @@ class WorkbenchApp(App[int]):
             task_of=lambda agent_id: row.info.prompt if (row := self.view.agents.get(agent_id)) else "",
             alert=self._alert,
         )
-        self.status_line.slots["approval"] = session.approval
         self.client.follow(session)
         self.run_worker(self._context_window(session), group="window")
         for text in [*([prompt] if prompt else []), *(item.text for item in self._to_send)]:
             self._send(text)
         self._to_send.clear()
-        self._show_header()
-        self._show_agent_line()
-        self.layout_side()
-        self.status_line.sync()
-        self.working_line.sync()
 
     async def _context_window(self, session: SessionPort) -> None:
         """The model's window for the status line (the session looks it up in a thread: it needs litellm)."""
@@ -254,16 +244,12 @@ class WorkbenchApp(App[int]):
 
     async def _close_session(self) -> None:
         self.approvals = None
-        self._changes = None
+        self.redraws.drop()
         await self.client.close()
 
     def problem(self, text: str) -> None:
         """A session that cannot open: said in the prompt area until another opens (ctrl+p offers ways on)."""
-        self.panes.say("")
-        self.working_line.starting = ""
-        self.working_line.sync()
-        self.query_one("#setup-help", Static).update(Text(printable(text) + "  (ctrl+p: new session, resume session)"))
-        self.setup.display = True
+        self.panes.problem(text)
         self.notify(printable(text), severity="error", timeout=10, markup=False)
 
     # --- events: the subscriber only queues and posts ----------------------------------
@@ -272,27 +258,16 @@ class WorkbenchApp(App[int]):
         self.client.queue(event)
 
     def on_events_arrived(self, _: EventsArrived) -> None:
-        """Fold the queued events into the view model now; redraw at most every RENDER_INTERVAL."""
+        """Fold the queued events into the view model now; redraw at most every RENDER_INTERVAL (redraw.py)."""
         batch = self.client.take_events()
         if not batch:
             return
-        self._changes = self.view.apply(batch, self._changes)
+        self.redraws.apply(self.view, batch)
         self.freeze_history(len(batch))
         if self.approvals is not None:  # a review opens its modal at once, not at the next render
             for event in batch:
                 self.approvals.on_event(event)
-        wait = self._last_render + RENDER_INTERVAL - time.monotonic()
-        if wait <= 0:
-            self._render_pending()
-        elif self._render_timer is None:
-            self._render_timer = self.set_timer(wait, self._render_pending)
-
-    def _render_pending(self) -> None:
-        self._render_timer = None
-        changes, self._changes = self._changes, None
-        self._last_render = time.monotonic()
-        if changes is not None:
-            self.render_changes(changes)
+        self.redraws.request()
 
     def apply_events(self, events: list[pb.Event]) -> None:
         """Apply events at once (snapshots and benchmarks feed fixed events this way)."""
@@ -309,24 +284,11 @@ class WorkbenchApp(App[int]):
             if changes.status:
                 self._show_header()
             if changes.new_agents or changes.inbox:
-                self.layout_side()
-
-    def layout_side(self) -> None:
-        """The Agents/Inbox column: shown when there is more than one agent or an Inbox item,
-        unless Ctrl+B chose otherwise."""
-        view = self.view
-        auto = len(view.agents) > 1 or bool(view.inbox)
-        shown = self.side_shown if self.side_shown is not None else auto
-        side = self.query_one("#side")
-        if side.display != shown:
-            side.display = shown
-            if not shown and side.has_focus_within:
-                self.prompt_input.focus()
+                self.panes.layout_side(self.view)
 
     def on_agents_pane_cancel_requested(self, event: AgentsPane.CancelRequested) -> None:
         if self.session is not None:
-            self.notify(f"cancelling {event.agent_id}…", timeout=3)
-            self.run_worker(self._cancel(event.agent_id), group="cancel")
+            self._cancel_agent(event.agent_id)
 
     def _show_agent_line(self) -> None:
         self.panes.show_agent(self.view, self.selected, self.clock())
@@ -340,11 +302,7 @@ class WorkbenchApp(App[int]):
 
     def _alert(self, decision: pb.GuardDecision, agent_id: str) -> None:
         """A review came: the bell and a desktop notification (setting review_alert)."""
-        sequence = alert_sequence(self.settings.review_alert, alert_text(decision, agent_id))
-        driver = self._driver
-        if sequence and driver is not None and not self.is_headless:
-            driver.write(sequence)  # as App.bell() writes its bell
-        self.last_alert = sequence
+        self.last_alert = ring(self, alert_sequence(self.settings.review_alert, alert_text(decision, agent_id)))
 
     def action_next_review(self) -> None:
         """Open the next review that waits (ctrl+r, from anywhere) and select its agent."""
@@ -362,7 +320,7 @@ class WorkbenchApp(App[int]):
         self.agents_pane.select_agent(target)
 
     def _cancel_agent(self, agent_id: str) -> None:
-        """Cancel one agent from a modal (the run, for the root), in a worker."""
+        """Cancel one agent (from its row, or a modal: the run, for the root), in a worker."""
         self.notify(f"cancelling {printable(agent_id)}…", timeout=3, markup=False)
         self.run_worker(self._cancel(agent_id), group="cancel")
 
@@ -419,9 +377,7 @@ class WorkbenchApp(App[int]):
     # --- search ------------------------------------------------------------------------
 
     def action_search(self) -> None:
-        self.query_one("#search-row").display = True
-        self.search_bar.focus()
-        self.search.run(self.search_bar.value)
+        self.search.open()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input is self.search_bar:
@@ -431,24 +387,17 @@ class WorkbenchApp(App[int]):
         self.search.step(event.step)
 
     def on_search_bar_closed(self, _: SearchBar.Closed) -> None:
-        self.query_one("#search-row").display = False
-        self.transcript.mark("")
-        self.transcript.focus()
+        self.search.close()
 
     # --- the side column ---------------------------------------------------------------
 
     def action_toggle_side(self) -> None:
-        self.side_shown = not self.query_one("#side").display
-        self.layout_side()
+        self.panes.toggle_side(self.view)
 
     def on_inbox_pane_open(self, event: InboxPane.Open) -> None:
         agents = self.agents_pane
         agents.select_agent(event.agent_id)
         agents.focus()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "try-demo":
-            self.action_try_demo()
 
     def action_interrupt(self) -> None:
         if self.session is not None and self.session.busy:
@@ -482,16 +431,9 @@ class WorkbenchApp(App[int]):
         self.notify(f"approval mode: {mode}", timeout=3)
 
     def action_changed_files(self) -> None:
-        from workbench.tui.files_screen import ChangedFiles
+        from workbench.tui.files_screen import changed_files
 
-        restore = None if self.session is None else self.restore_file
-        self.push_screen(ChangedFiles(self.view.changed_files, restore))
-
-    def restore_file(self, path: str) -> None:
-        from workbench.tui.files_screen import restore
-
-        if self.session is not None:
-            self.run_worker(restore(self, self.session, path), group="rewind")
+        changed_files(self)
 
     def action_rewind(self) -> None:
         if self.session is None:
@@ -553,22 +495,3 @@ class WorkbenchApp(App[int]):
         for title, help_text, action in PALETTE:  # keymap.py
             yield SystemCommand(title, help_text, partial(self.run_action, action))
         yield from super().get_system_commands(screen)
-
-
-def run_app(settings: Settings, prompt: str | None, resume: str | None, pick: bool) -> int:
-    """`workbench`, `workbench "TASK"`, `workbench --resume [ID]`: run the TUI; the exit status."""
-    app = WorkbenchApp(settings, prompt=prompt, resume=resume, pick=pick)
-    code = app.run()
-    if app.detached:
-        print(
-            f"workbench: session {app.session_id} goes on in the engine; come back with "
-            f"`workbench attach {app.session_id}`",
-            file=sys.stderr,
-        )
-    elif session_id := app.session_id:  # as `workbench run` does: how to go on
-        print(
-            f"workbench: session {session_id}; continue it with `workbench --resume {session_id}`, "
-            f"read it with `workbench export {session_id}`",
-            file=sys.stderr,
-        )
-    return code if isinstance(code, int) else app.return_code or 0

@@ -19,6 +19,7 @@ from workbench.tui.text import diff_text, printable
 
 if TYPE_CHECKING:
     from workbench.session.port import SessionPort
+    from workbench.tui.app import WorkbenchApp
 
 
 class ChangedFiles(ModalScreen[None]):
@@ -57,6 +58,16 @@ class ChangedFiles(ModalScreen[None]):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option.id:
             self.show(event.option.id)
+
+
+def changed_files(app: WorkbenchApp) -> None:
+    """Ctrl+O: the changed files; `r` puts one back through the session open then (none: no `r`)."""
+
+    def put_back(path: str) -> None:
+        if app.session is not None:
+            app.run_worker(restore(app, app.session, path), group="rewind")
+
+    app.push_screen(ChangedFiles(app.view.changed_files, None if app.session is None else put_back))
 
 
 async def restore(app: App[Any], session: SessionPort, path: str) -> None:

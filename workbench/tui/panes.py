@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
+from workbench.config.settings import Settings
 from workbench.tui.agents_pane import AgentsPane, addressee, agent_line
 from workbench.tui.engine import no_model_help
 from workbench.tui.footer import KeysFooter
@@ -20,8 +22,9 @@ from workbench.tui.inbox_pane import InboxPane
 from workbench.tui.prompt_input import PromptInput
 from workbench.tui.search_bar import SearchBar
 from workbench.tui.status_line import StatusLine
+from workbench.tui.text import printable
 from workbench.tui.transcript import Transcript
-from workbench.tui.view import Changes, SessionView
+from workbench.tui.view import ROOT, Changes, SessionView
 from workbench.tui.working_line import WorkingLine
 
 
@@ -30,25 +33,30 @@ class Panes:
     """The widgets that show a session's view model, and where each sits on the screen."""
 
     header_bar: HeaderBar
+    side: Vertical  # the Agents/Inbox column
     agents_pane: AgentsPane
     inbox_pane: InboxPane
     transcript: Transcript
     agent_line: Static
+    search_row: Horizontal  # hidden until Ctrl+F
     search_bar: SearchBar
     search_info: Static
     working_line: WorkingLine
     setup: Horizontal  # the no-model help and the demo's button, above the prompt
     prompt_input: PromptInput
     status_line: StatusLine
+    side_shown: bool | None = None  # the side column as Ctrl+B left it; None: shown when there is something
 
     @classmethod
     def make(cls, clock: Callable[[], float], blink: bool) -> Panes:
         return cls(
             HeaderBar(id="header"),
+            Vertical(id="side"),
             AgentsPane(clock, id="agents"),
             InboxPane(id="inbox"),
             Transcript(clock, id="transcript"),
             Static(markup=False, id="agent-line"),
+            Horizontal(id="search-row"),
             SearchBar(placeholder="search this transcript", id="search"),
             Static(markup=False, id="search-info"),
             WorkingLine(clock, id="working"),
@@ -62,19 +70,19 @@ class Panes:
         line, its transcript, the search row); the prompt area; the status line; the keys."""
         yield self.header_bar
         with Horizontal(id="main"):
-            with Vertical(id="side"):
+            with self.side:
                 yield self.agents_pane
                 yield self.inbox_pane
             with Vertical(id="work"):
                 yield self.agent_line
                 yield self.transcript
-                with Horizontal(id="search-row"):
+                with self.search_row:
                     yield self.search_bar
                     yield self.search_info
         with Vertical(id="prompt-area"):
             with self.setup:
                 yield Static(no_model_help(), markup=False, id="setup-help")
-                yield Button("Try the offline demo", id="try-demo", variant="primary")
+                yield Button("Try the offline demo", id="try-demo", variant="primary", action="app.try_demo")
             yield self.working_line
             yield self.prompt_input
         yield self.status_line
@@ -89,6 +97,18 @@ class Panes:
         status.view, status.message = view, ""
         working = self.working_line
         working.view, working.starting = view, ""
+
+    def open(self, view: SessionView, approval: str, settings: Settings, now: float) -> None:
+        """A session opened: the panes show its view model (the root selected), the header its
+        settings, the status line its approval mode."""
+        self.setup.display = False
+        self.show(view, ROOT)
+        self.status_line.slots["approval"] = approval
+        self.show_header(view, settings.model, str(settings.workspace))
+        self.show_agent(view, ROOT, now)
+        self.layout_side(view)
+        self.status_line.sync()
+        self.working_line.sync()
 
     def draw(self, view: SessionView, changes: Changes, selected: str, now: float) -> None:
         """What `changes` concern, redrawn (the header through `show_header`, after it)."""
@@ -125,6 +145,22 @@ class Panes:
         if changes.status or selected in changes.agents:
             self.show_agent(view, selected, now)
 
+    def layout_side(self, view: SessionView) -> None:
+        """The Agents/Inbox column: shown when there is more than one agent or an Inbox item,
+        unless Ctrl+B chose otherwise."""
+        auto = len(view.agents) > 1 or bool(view.inbox)
+        shown = self.side_shown if self.side_shown is not None else auto
+        side = self.side
+        if side.display != shown:
+            side.display = shown
+            if not shown and side.has_focus_within:
+                self.prompt_input.focus()
+
+    def toggle_side(self, view: SessionView) -> None:
+        """Ctrl+B: the side column shown or hidden from now on, whatever it holds."""
+        self.side_shown = not self.side.display
+        self.layout_side(view)
+
     def show_header(self, view: SessionView, model: str, workspace: str) -> None:
         """The title bar: the session's title, model and workspace (the view's, else the given)."""
         self.header_bar.show(
@@ -144,6 +180,16 @@ class Panes:
         row = view.agents.get(selected)
         if row is not None and not row.final:
             self.show_agent(view, selected, now)
+
+    def problem(self, text: str) -> None:
+        """A session that cannot open: said in the prompt area (ctrl+p offers ways on), the start note gone."""
+        self.say("")
+        self.working_line.starting = ""
+        self.working_line.sync()
+        self.setup.query_one("#setup-help", Static).update(
+            Text(printable(text) + "  (ctrl+p: new session, resume session)")
+        )
+        self.setup.display = True
 
     def say(self, text: str) -> None:
         """A line in the status bar ('' clears it); the working line's start note goes."""

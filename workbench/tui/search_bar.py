@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from textual.binding import BindingType
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from workbench.tui.item_view import fold, occurrences
@@ -83,10 +84,22 @@ class SearchBar(Input):
 class TranscriptSearch:
     """The search of the shown transcript: its bar, its count line, its matches and which is current."""
 
-    def __init__(self, transcript: Transcript, bar: SearchBar, info: Static) -> None:
-        self.transcript, self.bar, self.info = transcript, bar, info
+    def __init__(self, transcript: Transcript, row: Widget, bar: SearchBar, info: Static) -> None:
+        self.transcript, self.row, self.bar, self.info = transcript, row, bar, info
         self.matches: list[Match] = []  # the search's matches in the shown transcript
         self.index = -1
+
+    def open(self) -> None:
+        """Ctrl+F: the search row shows, its field takes the focus, and the search runs again."""
+        self.row.display = True
+        self.bar.focus()
+        self.run(self.bar.value)
+
+    def close(self) -> None:
+        """Esc in the field: the row and the highlights go, the transcript takes the focus."""
+        self.row.display = False
+        self.transcript.mark("")
+        self.transcript.focus()
 
     def run(self, query: str) -> None:
         """Find `query` in the shown transcript again (typed, opened, or another agent shown)."""

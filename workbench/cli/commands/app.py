@@ -42,7 +42,7 @@ def handle(args: argparse.Namespace) -> int:
             f"the app needs a terminal, and {missing}; without one, run a task with `workbench run PROMPT`"
         )
     setup_logging(settings)
-    from workbench.tui.app import run_app
+    from workbench.tui.run import run_app
 
     return run_app(settings, args.prompt, resume, pick=args.resume == "")
 

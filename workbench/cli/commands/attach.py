@@ -40,7 +40,7 @@ def handle(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     if not args.jsonl and not not_terminals():  # the app, attached
         from workbench.config.log_file import setup_logging
-        from workbench.tui.app import run_app
+        from workbench.tui.run import run_app
 
         setup_logging(settings)
         settings.engine = "require"
