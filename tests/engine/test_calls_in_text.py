@@ -222,6 +222,11 @@ def test_a_block_json5_cannot_read_either_gets_json5s_spot() -> None:
             {"path": "src/auth.py"},
         ),
         ('<bash command="grep -n &quot;x&quot; a &amp;&amp; ls"/>', {"command": 'grep -n "x" a && ls'}),
+        # a JSON object in an arguments attribute is the call's arguments (issue 38: a 1.5B model's edits)
+        ("""<function name="read_file" arguments='{"path": "a.py", "limit": 5}'/>""", {"path": "a.py", "limit": 5}),
+        ('<function name="read_file" arguments="{"path": "a.py", "limit": 5}"/>', {"path": "a.py", "limit": 5}),
+        ('<tool name="read_file" arguments="{&quot;path&quot;: &quot;a.py&quot;}"></tool>', {"path": "a.py"}),
+        ("""<invoke arguments='{"path": "it's.py"}' name="read_file"/>""", {"path": "it's.py"}),
     ],
 )
 def test_xml_style_calls_are_read_with_typed_arguments(text: str, arguments: dict[str, object]) -> None:
@@ -238,6 +243,35 @@ def test_the_issues_reply_is_a_call_that_wrote_its_own_result() -> None:
     )
     (found,), _ = lenient(text)
     assert (found.name, args(found), found.wrote_result) == ("read_file", {"path": "src/auth.py", "limit": 1000}, True)
+
+
+def test_an_edit_in_an_arguments_attribute_keeps_its_text_and_a_broken_one_is_unreadable() -> None:
+    text = (
+        '<function name="edit_file" arguments=\'{"path": "shapes.py", "old_text": "def area_of(r):", '
+        '"new_text": "def circle_area(r):"}\'/>\n<function name="grep" arguments=\'{"pattern": "area_of"}\'/>'
+    )
+    edit, grep = lenient(text)[0]
+    assert (edit.name, args(edit)) == (
+        "edit_file",
+        {"path": "shapes.py", "old_text": "def area_of(r):", "new_text": "def circle_area(r):"},
+    )
+    assert (grep.name, args(grep)) == ("grep", {"pattern": "area_of"})
+    (broken,), _ = lenient("""<function name="read_file" arguments='{"path": a.py'/>""")
+    assert broken.name == "read_file" and "its arguments cannot be read" in broken.error
+
+
+def test_leniently_a_call_with_its_arguments_beside_its_name_is_read() -> None:
+    """Issue 38: a 1.5B model wrote {"type": "bash", "command": ...} in <tools> tags, unread, and
+    the run ended with it as the answer. Leniently the other keys are the arguments of an offered tool."""
+    text = '<tools>\n{\n  "type": "bash",\n  "command": "sed -i \'s/a/b/\' x.py {} \\;"\n}\n</tools>'
+    (found,), _ = lenient(text)
+    assert (found.name, args(found), found.repaired) == ("bash", {"command": "sed -i 's/a/b/' x.py {} ;"}, True)
+    (found,), _ = lenient('{"name": "read_file", "path": "a.py", "limit": 3}')
+    assert (found.name, args(found)) == ("read_file", {"path": "a.py", "limit": 3})
+    for prose in ['{"type": "module", "main": "index.js"}', '{"name": "my-package", "version": "1.0"}']:
+        assert lenient(prose) == ([], prose)  # a type or name that is no offered tool: not a call
+    flat = '{"name": "read_file", "path": "a.py"}'
+    assert find_calls(flat, LENIENT_TOOLS) == ([], flat)  # strictly, as before
 
 
 def test_xml_calls_are_read_only_leniently_and_code_is_not_a_call() -> None:

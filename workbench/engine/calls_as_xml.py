@@ -8,7 +8,11 @@ Forms read, with or without a wrapper such as `<tools>` around them:
     <read_file><path>src/auth.py</path></read_file>        or child elements
     <tool name="read_file"><parameter name="path">src/auth.py</parameter></tool>
     <function=read_file><parameter=path>src/auth.py</parameter></function>
+    <function name="read_file" arguments='{"path": "src/auth.py"}'/>   a JSON object as the arguments
 
+An `arguments` (or `args`, `parameters`, `input`) attribute that holds a JSON object is the call's
+arguments, in either quotes, its own quotes raw or HTML-escaped (a 1.5B model wrote edits this way:
+read as one argument named `arguments`, every call failed; docs/DECISIONS.md).
 Values are text; each is made the type the tool's schema gives its argument ("20" -> 20).
 A tag that names an offered tool but cannot be read is returned as unreadable, never left in
 an answer. Pure functions: no I/O, no state.
@@ -39,6 +43,10 @@ _FUNCTION_EQ = re.compile(r"<function=(?P<name>[\w.-]+)>(?P<body>.*?)(?:</functi
 _PARAMETER_EQ = re.compile(r"<parameter=(?P<key>[\w.-]+)>(?P<value>.*?)(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL)
 _PARAMETER = re.compile(r"<parameter\s+name\s*=\s*[\"']([\w.-]+)[\"']\s*>(.*?)</parameter>", re.DOTALL)
 _CHILD = re.compile(r"<([A-Za-z_][\w.-]*)\s*>(.*?)</\1\s*>", re.DOTALL)
+# an attribute whose value is a JSON object, its inner quotes raw: arguments="{"path": "a.py"}"
+_JSON_VALUE = re.compile(r"(\b[\w.:-]+\s*=\s*)([\"'])(\{.*?\})\2(?=\s*/?>|\s+[\w.:-]+\s*=)", re.DOTALL)
+_MASKS = {'"': "\x01", "'": "\x02"}  # the same length: positions in the masked text are those of the text
+ARGUMENT_ATTRS = ("arguments", "args", "parameters", "input")
 
 
 @dataclass(frozen=True)
@@ -58,7 +66,7 @@ def xml_calls(text: str, offered: Collection[str], schemas: Mapping[str, Schema]
         params = {m.group("key"): _trim(m.group("value")) for m in _PARAMETER_EQ.finditer(match.group("body"))}
         found.append(XmlCall(match.start(), match.end(), match.group("name"), params))
     taken = [(c.start, c.end) for c in found]
-    for match in _OPEN.finditer(text):
+    for match in _OPEN.finditer(_masked(text)):
         if any(s <= match.start() < e for s, e in taken):
             continue
         tag, attrs = match.group("tag"), _attributes(match.group("attrs"))
@@ -76,8 +84,8 @@ def xml_calls(text: str, offered: Collection[str], schemas: Mapping[str, Schema]
             if close is not None:
                 body = text[match.end() : match.end() + close.start()]
                 end = match.end() + close.end()
-        from_body = _body_arguments(body)
-        arguments = None if from_body is None else {**attrs, **from_body}
+        from_attr, from_body = _json_attribute(attrs), _body_arguments(body)
+        arguments = None if from_body is None or from_attr is None else {**attrs, **from_attr, **from_body}
         found.append(XmlCall(match.start(), end, name, arguments))
         taken.append((match.start(), end))
     found.sort(key=lambda c: c.start)
@@ -87,10 +95,42 @@ def xml_calls(text: str, offered: Collection[str], schemas: Mapping[str, Schema]
     ]
 
 
+def _masked(text: str) -> str:
+    """`text` with the quotes inside a JSON-object attribute value masked, so the value reads as one."""
+
+    def mask(match: re.Match[str]) -> str:
+        inner = match.group(3)
+        for quote, masked in _MASKS.items():
+            inner = inner.replace(quote, masked)
+        return match.group(1) + match.group(2) + inner + match.group(2)
+
+    return _JSON_VALUE.sub(mask, text) if "{" in text else text
+
+
+def _unmasked(value: str) -> str:
+    for quote, masked in _MASKS.items():
+        value = value.replace(masked, quote)
+    return value
+
+
 def _attributes(text: str) -> dict[str, Any]:
     return {
-        m.group(1): html.unescape(m.group(2) if m.group(2) is not None else m.group(3)) for m in _ATTR.finditer(text)
+        m.group(1): html.unescape(_unmasked(m.group(2) if m.group(2) is not None else m.group(3)))
+        for m in _ATTR.finditer(text)
     }
+
+
+def _json_attribute(attrs: dict[str, Any]) -> dict[str, Any] | None:
+    """The arguments an `arguments`-like attribute holds as a JSON object, taken out of `attrs`;
+    {} when there is none, None when it cannot be read as an object."""
+    key = next((k for k in ARGUMENT_ATTRS if isinstance(attrs.get(k), str) and attrs[k].lstrip().startswith("{")), "")
+    if not key:
+        return {}
+    try:
+        value = json5.loads(attrs.pop(key))
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _trim(value: str) -> str:

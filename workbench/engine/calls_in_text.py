@@ -285,9 +285,17 @@ def _call_of(obj: dict[str, Any], reading: _Reading, *, tagged: bool) -> TextCal
     elif isinstance(obj.get("function"), str):  # {"function": "read_file", "arguments": {...}}
         obj = {"name": obj["function"], **{k: v for k, v in obj.items() if k != "function"}}
     name_key = next((k for k in NAME_KEYS if isinstance(obj.get(k), str)), None)
+    if name_key is None and reading.lenient and isinstance(obj.get("type"), str) and obj["type"] in offered:
+        obj, name_key = {"name": obj["type"], **{k: v for k, v in obj.items() if k != "type"}}, "name"
     args_key = next((k for k in ARGUMENT_KEYS if k in obj), None)
-    if name_key is None or set(obj) - {name_key, *ARGUMENT_KEYS, *OTHER_KEYS}:
+    if name_key is None:
         return None
+    if flat := set(obj) - {name_key, *ARGUMENT_KEYS, *OTHER_KEYS}:
+        # leniently, {"name": "bash", "command": "ls"} or {"type": "bash", "command": "ls"}: the other keys
+        # are the arguments of an offered tool (a 1.5B model wrote its calls so, unread: issue 38)
+        if not (reading.lenient and args_key is None and obj[name_key] in offered):
+            return None
+        obj, args_key = {name_key: obj[name_key], "arguments": {k: v for k, v in obj.items() if k in flat}}, "arguments"
     name = obj[name_key]
     if args_key is None and name not in offered and not tagged:
         return None  # {"name": "my-package"}: not a call
