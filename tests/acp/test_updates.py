@@ -10,7 +10,7 @@ from acp.helpers import embedded_text_resource, image_block, resource_block, res
 
 from workbench.acp.agent import MODES, prompt_text
 from workbench.acp.updates import Updates, fenced, stop_reason, title
-from workbench.config.settings import APPROVAL_MODES
+from workbench.config.choices import APPROVAL_MODES
 from workbench.pb import workbench_pb2 as pb
 
 

@@ -273,7 +273,7 @@ async def _in_engine(settings: Settings, resume: str | None, servers: Tables) ->
     is started for next time)."""
     import json
 
-    from workbench.config.settings import FLAG_SETTINGS
+    from workbench.config.choices import FLAG_SETTINGS
     from workbench.service.attach import open_in_engine, open_request
 
     flags = {name: getattr(settings, name) for name in FLAG_SETTINGS}

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from workbench.cli.command import UsageError
+from workbench.config.choices import APPROVAL_MODES, ENGINE_MODES, FLAG_SETTINGS, SANDBOX_MODES
 from workbench.config.load import load
 from workbench.config.report import flag_help
-from workbench.config.settings import APPROVAL_MODES, ENGINE_MODES, FLAG_SETTINGS, SANDBOX_MODES, Settings
+from workbench.config.settings import Settings
 
 SETTING_FLAGS = (*FLAG_SETTINGS, "engine")  # the flags whose dest is a setting's name
 

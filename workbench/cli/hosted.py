@@ -13,7 +13,8 @@ import asyncio
 import sys
 
 from workbench.cli.headless import Ended, Opened, Progress, header, run_headless
-from workbench.config.settings import FLAG_SETTINGS, Settings
+from workbench.config.choices import FLAG_SETTINGS
+from workbench.config.settings import Settings
 from workbench.pb import engine_pb2 as epb
 from workbench.pb import workbench_pb2 as pb
 from workbench.service.attach import open_in_engine, open_request

@@ -14,7 +14,8 @@ from typing import Any
 
 from workbench.config.load import FIELDS, Loaded, env_var, rule
 from workbench.config.mcp_servers import McpServer
-from workbench.config.settings import SECRETS, Settings, about_setting
+from workbench.config.secrets import SECRET_SETTINGS
+from workbench.config.settings import Settings, about_setting
 
 NOT_SET = "(not set)"
 
@@ -30,7 +31,7 @@ class SettingInForce:
 
 def shown(name: str, value: Any) -> str:
     """A value as a person reads it: literals with control characters escaped; secrets masked."""
-    if name in SECRETS:
+    if name in SECRET_SETTINGS:
         text = str(value)
         return NOT_SET if not text else "****" + (text[-4:] if len(text) >= 16 else "")
     if isinstance(value, bool):

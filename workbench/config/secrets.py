@@ -12,6 +12,9 @@ from collections.abc import Iterable, Mapping
 
 from workbench.config.settings import Settings
 
+# the settings that hold secrets: never shown by `workbench config`, never written
+SECRET_SETTINGS = frozenset({"api_key", "brave_api_key", "tavily_api_key"})
+
 # Which environment variables hold secrets, by name: one rule for what the shells never get (unless
 # `shell_env_passthrough` names it) and for what is redacted from the event log and the log file.
 # A name is split at underscores: a part in SECRET_PARTS (GITHUB_TOKEN, MY_SECRET) or ending with
@@ -51,7 +54,7 @@ def stripped_names(environ: Mapping[str, str], passthrough: Iterable[str] = ()) 
 
 def secrets_of(settings: Settings) -> list[str]:
     """Values that must never be written: the keys in the settings and the provider key variables."""
-    found = [settings.api_key, settings.brave_api_key, settings.tavily_api_key]
+    found = [getattr(settings, name) for name in SECRET_SETTINGS]
     for name, value in os.environ.items():
         if is_secret(name):  # the shells' rule: what they never get is never written either
             found.append(value)

@@ -4,8 +4,9 @@ Every setting is declared once, below, with its type, default, documentation, en
 its project rule: how a project's config (`.workbench/config.toml`, which a cloned repo
 brings along) may change it. A project config may only tighten what the person's own
 config (or the default) gives. `docs/CONFIG.md` is generated from these declarations.
-What a declaration holds (`About`, `ProjectRule`) is `config/declaration.py`; reading the
-layers (`load`) is `config/load.py`.
+What a declaration holds (`About`, `ProjectRule`) is `config/declaration.py`; the fixed sets of
+names (the choices, the paths hidden by default) are `config/choices.py`; reading the layers
+(`load`) is `config/load.py`.
 """
 
 from __future__ import annotations
@@ -17,46 +18,18 @@ from pathlib import Path
 
 import platformdirs
 
+from workbench.config.choices import (
+    ANSWER_REMINDER,
+    APPROVAL_MODES,
+    CHECKPOINT_FAILURES,
+    ENGINE_MODES,
+    GUARD_FAILURES,
+    HIDDEN_BY_DEFAULT,
+    SANDBOX_MODES,
+    SEARCH_BACKENDS,
+)
 from workbench.config.declaration import ADD, ALLOWED, FREE, LOWER, NARROW, USER_ONLY, About, about, tighter
 from workbench.config.mcp_servers import McpServer
-
-APPROVAL_MODES = ("read-only", "ask", "auto")  # tightest first
-APPROVAL_CYCLE = ("ask", "auto", "read-only")  # the order Ctrl+T steps through
-ANSWER_REMINDER = ("auto", "on", "off")
-SANDBOX_MODES = ("read-only", "workspace-write", "off")  # tightest first
-ENGINE_MODES = ("auto", "off", "require")
-# the settings a client's flags give, by name: what a client sends the engine to open a session with
-FLAG_SETTINGS = (
-    "model",
-    "api_base",
-    "api_key",
-    "workspace",
-    "max_turns",
-    "max_tokens",
-    "max_cost",
-    "data_dir",
-    "sandbox",
-    "sandbox_network",
-    "approval",
-    "guard_model",
-)
-GUARD_FAILURES = ("block", "review")  # tightest first
-CHECKPOINT_FAILURES = ("refuse", "allow")  # tightest first
-SEARCH_BACKENDS = ("ddgs", "searxng", "brave", "tavily")
-SECRETS = frozenset({"api_key", "brave_api_key", "tavily_api_key"})
-HIDDEN_BY_DEFAULT = (
-    "~/.ssh",
-    "~/.aws",
-    "~/.config/gcloud",
-    "~/.netrc",
-    "~/.gnupg",
-    "~/.docker",
-    "~/.kube",
-    "~/.config/gh",
-    "~/.git-credentials",
-    "~/.npmrc",
-    "~/.pypirc",
-)
 
 
 class ConfigError(ValueError):

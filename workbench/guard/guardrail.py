@@ -25,8 +25,9 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from workbench.config.choices import APPROVAL_CYCLE, APPROVAL_MODES
 from workbench.config.mcp_servers import McpServer
-from workbench.config.settings import APPROVAL_CYCLE, APPROVAL_MODES, Settings, effective_approval
+from workbench.config.settings import Settings, effective_approval
 from workbench.guard.model_judge import ModelJudge
 from workbench.guard.review import describe_call
 from workbench.guard.rules import Rule, arguments, bash_rule, file_rule, parse_rules, primary_text

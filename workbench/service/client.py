@@ -18,7 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.config.settings import APPROVAL_CYCLE, Settings
+from workbench.config.choices import APPROVAL_CYCLE
+from workbench.config.settings import Settings
 from workbench.core.words import ROOT_ID
 from workbench.pb import engine_pb2 as epb
 from workbench.pb import workbench_pb2 as pb

@@ -166,7 +166,7 @@ class SessionClient:
 async def _in_engine(settings: Settings, resume: str | None) -> SessionPort | None:
     """The session in the engine (a live one by id first: attach); None to open it here (`auto`
     and no engine answers). The client side only: litellm and the engine stay in the engine."""
-    from workbench.config.settings import FLAG_SETTINGS
+    from workbench.config.choices import FLAG_SETTINGS
     from workbench.service.attach import open_in_engine, open_request
 
     flags = {name: getattr(settings, name) for name in FLAG_SETTINGS}

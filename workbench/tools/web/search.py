@@ -20,7 +20,8 @@ from typing import Any
 
 import httpx
 
-from workbench.config.settings import SEARCH_BACKENDS, Settings
+from workbench.config.choices import SEARCH_BACKENDS
+from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.arguments import shorten
