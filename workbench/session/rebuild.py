@@ -97,20 +97,25 @@ def _looping(store: Store, session_id: str) -> dict[str, str]:
     return {agent: reason for agent, reason in open_reviews.values()}
 
 
-def interrupt_leftovers(store: Store, session_id: str, root: Agent, events: list[pb.Event]) -> None:
+def unanswered_calls(messages: list[pb.Message]) -> list[pb.ToolCall]:
+    """The tool calls of a conversation that have no result in it, in order."""
+    answered = {m.tool_result.call_id for m in messages if m.role == pb.ROLE_TOOL}
+    return [call for m in messages if m.role == pb.ROLE_ASSISTANT for call in m.tool_calls if call.id not in answered]
+
+
+def interrupt_leftovers(
+    store: Store, session_id: str, root: Agent, events: list[pb.Event], open_calls: list[pb.ToolCall]
+) -> None:
     """Mark what the dead process left running INTERRUPTED, and answer every open call of the root.
 
     Each agent that had not ended gets an AgentFinished(INTERRUPTED); an async child of the
     root also an Inbox item, so the model hears of it at its next turn; each call of the root
-    without a result gets a synthetic "interrupted" one (with the output it had streamed), so
-    the provider accepts the conversation.
+    without a result (`open_calls`, read from the conversation the root was rebuilt with) gets a
+    synthetic "interrupted" one (with the output it had streamed), so the provider accepts the
+    conversation.
     """
     loop = root.loop
     assert loop is not None
-    answered = {m.tool_result.call_id for m in loop.messages if m.role == pb.ROLE_TOOL}
-    open_calls = [
-        call for m in loop.messages if m.role == pb.ROLE_ASSISTANT for call in m.tool_calls if call.id not in answered
-    ]
     streamed: dict[str, list[str]] = {}
     for event in events:
         if event.WhichOneof("kind") == "tool_output" and event.agent_id == root.id:
@@ -171,5 +176,5 @@ def rebuild_tree(tree: AgentTree, store: Store, session_id: str, events: list[pb
     root.info.CopyFrom(root_info)
     assert root.loop is not None
     root.loop.usage.CopyFrom(root_info.usage)  # its own calls of earlier processes count on
-    interrupt_leftovers(store, session_id, root, events)
+    interrupt_leftovers(store, session_id, root, events, unanswered_calls(messages))
     return True
