@@ -311,7 +311,7 @@ async def call_with_retry(
 
     The retry deadline counts from the end of the first failed attempt: a long stream that
     broke still gets its retries. No attempt starts after it, so one call with its retries
-    ends within about 2 x the call's own deadline + the retry deadline (docs/ARCHITECTURE.md).
+    ends within about 2 x the call's own deadline + the retry deadline (workbench/model/README.md).
     """
     started: float | None = None
     for attempt in itertools.count(1):
