@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from workbench.config.declaration import About, ProjectRule
-from workbench.config.load import FIELDS, coerce, env_var, load, load_with_sources, rule
+from workbench.config.load import FIELDS, about_setting, coerce, env_var, load, load_with_sources, rule
 from workbench.config.report import SettingInForce, describe, flag_help, render, shown
-from workbench.config.settings import ConfigError, about_setting, effective_approval
+from workbench.config.settings import ConfigError, effective_approval
 
 
 def write(path: Path, text: str) -> Path:

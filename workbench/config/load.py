@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config.declaration import ProjectRule
+import platformdirs
+
+from workbench.config.declaration import About, ProjectRule
 from workbench.config.mcp_servers import McpServer, ServerConfigError, parse_servers
-from workbench.config.settings import ConfigError, Settings, about_setting, bound, user_config_path
+from workbench.config.settings import ConfigError, Settings, bound
 from workbench.core.regular_files import NotRegularFile, read_regular
 from workbench.core.safe_text import printable
 
@@ -37,6 +39,26 @@ class Loaded:
     sources: dict[str, str]  # setting name -> "default", "user config PATH", "env VAR", "flag --x", ...
     user_config: Path
     project_config: Path
+
+
+def _declarations() -> dict[str, About]:
+    found = {name: f.metadata.get("about") for name, f in FIELDS.items()}
+    missing = [name for name, about_ in found.items() if not isinstance(about_, About)]
+    if missing:  # a new setting must say how a project config may change it, and what it is
+        raise TypeError(f"settings declared without about(doc=..., project=...): {', '.join(missing)}")
+    return {name: about_ for name, about_ in found.items() if isinstance(about_, About)}
+
+
+SETTINGS_ABOUT = _declarations()
+
+
+def about_setting(name: str) -> About:
+    """The declaration of the setting `name` (KeyError for an unknown name)."""
+    return SETTINGS_ABOUT[name]
+
+
+def user_config_path() -> Path:
+    return Path(platformdirs.user_config_dir("workbench")) / "config.toml"
 
 
 def rule(name: str) -> ProjectRule:

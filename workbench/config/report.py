@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.config.load import FIELDS, Loaded, env_var, rule
+from workbench.config.load import FIELDS, Loaded, about_setting, env_var, rule
 from workbench.config.mcp_servers import McpServer
 from workbench.config.secrets import SECRET_SETTINGS
-from workbench.config.settings import Settings, about_setting
+from workbench.config.settings import Settings
 
 NOT_SET = "(not set)"
 

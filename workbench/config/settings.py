@@ -5,15 +5,16 @@ its project rule: how a project's config (`.workbench/config.toml`, which a clon
 brings along) may change it. A project config may only tighten what the person's own
 config (or the default) gives. `docs/CONFIG.md` is generated from these declarations.
 What a declaration holds (`About`, `ProjectRule`) is `config/declaration.py`; the fixed sets of
-names (the choices, the paths hidden by default) are `config/choices.py`; reading the layers
-(`load`) is `config/load.py`.
+names (the choices, the paths hidden by default) are `config/choices.py`; reading the
+declarations back (`about_setting`) and the layers (`load`, from `user_config_path`) is
+`config/load.py`.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
@@ -28,17 +29,12 @@ from workbench.config.choices import (
     SANDBOX_MODES,
     SEARCH_BACKENDS,
 )
-from workbench.config.declaration import ADD, ALLOWED, FREE, LOWER, NARROW, USER_ONLY, About, about, tighter
+from workbench.config.declaration import ADD, ALLOWED, FREE, LOWER, NARROW, USER_ONLY, about, tighter
 from workbench.config.mcp_servers import McpServer
 
 
 class ConfigError(ValueError):
     """A setting that cannot be used; the message names the setting and the source."""
-
-
-def about_setting(name: str) -> About:
-    """The declaration of the setting `name` (KeyError for an unknown name)."""
-    return SETTINGS_ABOUT[name]
 
 
 def _hidden_default() -> list[str]:
@@ -474,17 +470,6 @@ class Settings:
         return self.data_dir / "workbench.log"
 
 
-def _declarations() -> dict[str, About]:
-    found = {f.name: f.metadata.get("about") for f in fields(Settings)}
-    missing = [name for name, about_ in found.items() if not isinstance(about_, About)]
-    if missing:  # a new setting must say how a project config may change it, and what it is
-        raise TypeError(f"settings declared without about(doc=..., project=...): {', '.join(missing)}")
-    return {name: about_ for name, about_ in found.items() if isinstance(about_, About)}
-
-
-SETTINGS_ABOUT = _declarations()
-
-
 def bound(limit: float) -> float:
     """A limit setting as a bound to compare against: 0 (no limit) is infinity."""
     return math.inf if limit == 0 else limit
@@ -493,7 +478,3 @@ def bound(limit: float) -> float:
 def effective_approval(settings: Settings, interactive: bool) -> str:
     """The approval mode in force: the setting, else the mode's default (ask in the TUI, auto headless)."""
     return settings.approval or ("ask" if interactive else "auto")
-
-
-def user_config_path() -> Path:
-    return Path(platformdirs.user_config_dir("workbench")) / "config.toml"

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.config.settings import Settings, user_config_path
+from workbench.config.load import user_config_path
+from workbench.config.settings import Settings
 from workbench.tools.files.walk import read_regular
 from workbench.tools.skills import discover
 

@@ -95,7 +95,7 @@ def _real(path: Path | str) -> Path:
 
 
 def _user_config_dir() -> Path:
-    from workbench.config.settings import user_config_path
+    from workbench.config.load import user_config_path
 
     return user_config_path().parent
 

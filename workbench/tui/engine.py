@@ -8,7 +8,7 @@ import threading
 
 from textual.message import Message
 
-from workbench.config.settings import user_config_path
+from workbench.config.load import user_config_path
 
 
 def no_model_help() -> str:
