@@ -7,6 +7,7 @@ a timeout, a shell that exited, the tmux tool's answers. A change of wording is 
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -94,8 +95,17 @@ def test_notes_on_the_code_a_failure_points_at(workspace: Path) -> None:
     assert pointers("main.go:3: undefined: x\n", workspace) == snapshot([])
 
 
+def _host_writable_outside_tmp() -> Path:
+    """A folder the host can write that the sandbox does not: outside /tmp (a checkout under /tmp, as in a
+    clean clone there, is writable to commands) and outside the workspace."""
+    for folder in (Path.home(), Path(__file__).resolve().parent, Path("/var/tmp")):
+        if not folder.resolve().is_relative_to("/tmp") and os.access(folder, os.W_OK):
+            return folder.resolve()
+    pytest.skip("no host-writable folder outside /tmp")
+
+
 def test_notes_on_the_sandbox_refusing_a_command(workspace: Path, tmp_path: Path) -> None:
-    outside = Path(__file__).resolve().parent / "not-written"  # host-writable, outside /tmp and the workspace
+    outside = _host_writable_outside_tmp() / "not-written"
     hidden = tmp_path / "secrets"
 
     def hint(output: str, mode: str = "workspace-write", command: str = "") -> str | None:
