@@ -241,6 +241,34 @@ async def test_write_file_creates_folders_and_reports(tools: Tools, workspace: P
     assert "lone surrogate" in text and not (workspace / "bad.txt").exists()
 
 
+async def test_a_new_file_in_a_new_folder_that_resembles_one_at_its_paths_tail_is_noted(
+    tools: Tools, workspace: Path
+) -> None:
+    """Issue 38: a small model wrote its fix of slug.py to an invented src/slug.py. The write goes
+    through (a real new file is never refused); its result names the existing file and the call."""
+    slug = 'def slug(title):\n    """A title as a URL slug."""\n    return title.lower()\n'
+    (workspace / "slug.py").write_text(slug)
+    fixed = slug.replace("title.lower()", 'title.lower().replace(" ", "-")')
+    text = await tools.ok("write_file", path="src/slug.py", content=fixed)
+    assert text == (
+        "wrote 93 bytes, 3 lines to src/slug.py (new file, created folder src)\n"
+        "Note: slug.py already exists and this new file is much like it; if you meant to change slug.py, write "
+        f'there instead: write_file(path="slug.py", content={json.dumps(fixed)})'
+    )
+    assert (workspace / "src/slug.py").read_text() == fixed and (workspace / "slug.py").read_text() == slug
+    (workspace / "README.md").write_text("# Project\n\nWhat it does.\n")
+    # a new file unlike the one of its name (a second README), or in a folder that was there: no note
+    assert await tools.ok("write_file", path="docs/README.md", content="# Docs\n\nHow to build them.\n") == (
+        "wrote 27 bytes, 3 lines to docs/README.md (new file, created folder docs)"
+    )
+    assert "Note" not in await tools.ok("write_file", path="src/other/slug.py", content=fixed.replace("(", "( "))
+    assert "Note" not in await tools.ok("write_file", path="docs/slug.py", content=fixed)
+    # the issue's other run: a guessed whole config in an invented folder, half of it the real one's lines
+    (workspace / "net.toml").write_text('[net]\nhost = "example.org"\ntimeout = 5\nretries = 3\n')
+    text = await tools.ok("write_file", path="src/main/net.toml", content="[net]\ntimeout = 30")
+    assert "\nNote: net.toml already exists and this new file is much like it" in text
+
+
 async def test_write_file_of_the_same_content_says_unchanged_and_does_not_write(tools: Tools, workspace: Path) -> None:
     # a 1.5B model wrote the same file ten times, each time told "wrote 30 bytes ... (replaced 30 bytes)"
     content = '{"debug": false, "port": 8080}'

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from workbench.core.feedback import Feedback
+from workbench.core.regular_files import read_regular
 from workbench.tools.arguments import shorten
 from workbench.tools.files.bounded import LONG_PATH_PARTS, may_take_long
 from workbench.tools.files.confined import PathChanged
@@ -25,6 +26,8 @@ SUGGEST_SCAN = 20_000  # entries walked to find "did you mean" candidates
 NAME_MAX = 255  # bytes in one file name, on Linux and macOS file systems
 PATH_MAX = 4096  # bytes in a whole path, on Linux
 CHANGED_RETRIES = 3  # a path that changes under us this many times in a row is given up on
+TWIN_BYTES = 200_000  # an existing file larger than this is not compared with a new one
+TWIN_SIMILARITY = 0.5  # a new file with this share of its lines in an existing one at its path's tail: meant for it
 
 T = TypeVar("T")
 
@@ -271,6 +274,39 @@ def _with_path(ctx: ToolContext, given: str, path: str) -> str:
     return ctx.call_with(**{key: path}) if ctx.call_name and key else ""
 
 
+def resembled_twin(ctx: ToolContext, target: Path, data: bytes) -> str:
+    """For a new file written into folders the write created: an existing file at the same path
+    without some of its leading folders (`src/slug.py` when `slug.py` is there) whose text the new
+    one resembles (at least TWIN_SIMILARITY of its non-blank lines are lines of it, stripped): a
+    small model wrote its fix of slug.py, or a guessed net.toml with its [net] line,
+    to an invented src/ (issue 38). Shown workspace-relative; '' when there is none. A new file
+    that does not resemble it (a second README.md elsewhere) is no twin."""
+    root = workspace_root(ctx)
+    if len(data) > TWIN_BYTES or not inside(target, root):
+        return ""
+    new_lines = [line.strip() for line in data.decode("utf-8", errors="replace").splitlines() if line.strip()]
+    if not new_lines:
+        return ""
+    for folder in target.parents:
+        if not inside(folder, root):
+            break
+        if not folder.is_dir():
+            continue
+        below = target.relative_to(folder).parts
+        for drop in range(1, len(below)):  # the file's name always stays
+            twin = folder.joinpath(*below[drop:])
+            try:
+                old = read_regular(twin, TWIN_BYTES + 1)
+            except OSError:
+                continue
+            if len(old) > TWIN_BYTES:
+                continue
+            present = {line.strip() for line in old.decode("utf-8", errors="replace").splitlines()}
+            if sum(line in present for line in new_lines) >= TWIN_SIMILARITY * len(new_lines):
+                return shown(ctx, twin)
+    return ""
+
+
 def suggest(ctx: ToolContext, target: Path, limit: int = 5) -> list[str]:
     """Paths of the real tree close to a missing one: same name elsewhere, then similar paths."""
     may_take_long()  # a walk of up to SUGGEST_SCAN entries
@@ -311,6 +347,7 @@ __all__ = [
     "missing_message",
     "mode_text",
     "read_roots",
+    "resembled_twin",
     "resolve",
     "resolve_and",
     "shown",

@@ -28,6 +28,7 @@ from workbench.tools.files.paths import (
     inside,
     missing_message,
     mode_text,
+    resembled_twin,
     resolve_and,
     shown,
     workspace_root,
@@ -301,7 +302,7 @@ def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.T
     check_writable(ctx, target, path)
     name = shown(ctx, target)
     before: str | None = None
-    created = False
+    created, twin_note = False, ""
     with path_lock(str(target)):
         try:
             size = target.stat().st_size
@@ -330,10 +331,15 @@ def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.T
             created = True
             new_folders = [p for p in target.parents if not p.exists() and inside(p, workspace_root(ctx))]
             what = "new file" + (f", created folder {shown(ctx, new_folders[0])}" if new_folders else "")
+            if new_folders and (twin := resembled_twin(ctx, target, data)):  # the write goes on: a note, no refusal
+                twin_note = (
+                    f"\nNote: {twin} already exists and this new file is much like it; if you meant to change "
+                    f"{twin}, write there instead: {ctx.call_with(path=twin)}"
+                )
         write_checked(ctx, target, path, data)
         remember(ctx, target, data)
     text = data.decode("utf-8")
-    result = pb.ToolResult(output=f"wrote {_size_text(data)} to {name} ({what})")
+    result = pb.ToolResult(output=f"wrote {_size_text(data)} to {name} ({what}){twin_note}")
     result.metadata.update({"path": name})
     if created:
         result.metadata.update({"created": True, **diff_metadata(unified_diff("", text, name))})
