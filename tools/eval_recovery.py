@@ -3,7 +3,8 @@
     .venv/bin/python tools/eval_recovery.py --model openai/qwen2.5-coder-1.5b \\
         --api-base http://127.0.0.1:8089/v1 --api-key none --runs 1 --temperature 0 --seed 7 \\
         [--scenario edit_trap ...] [--group evidence ...] [--ablate-hints] [--answer-reminder off]
-        [--work-nudge off] [--change-check off] [--tool-profile core] [--label after] [--out eval-out]
+        [--work-nudge off] [--change-check off] [--undone-check off] [--tool-profile core] [--label after]
+        [--out eval-out]
 
 Per scenario it prints runs, failed (the scenario's failure happened: a model may avoid it),
 recovered (after it, a successful call of a fixing tool or a correct end), correct (the
@@ -14,8 +15,9 @@ as JSON lines under --out, with a summary.json. --ablate-hints turns the `recove
 setting off: each tool error is cut to its first sentence, so what the hints are worth is
 measured; --answer-reminder sets the closing line after results (off: to measure it);
 --answer-check turns on the question after an answer whose value no result shows; --work-nudge
-sets the line after a how-to answer, --change-check the line after a claimed change no call made
-(off: to measure them; group multistep: issue 38's kinds).
+sets the line after a how-to answer, --change-check the line after a claimed change no call made,
+--undone-check the line after an answer to a task asking for work with no change made (off: to
+measure them; group multistep: issue 38's kinds).
 --temperature and --seed are sent with every model request (Workbench has no such setting:
 the eval adds them to the request it builds). In the failed-child scenarios the root's first
 subagent cannot reach its model: the eval sends that child's requests to a closed port, so it
@@ -84,8 +86,10 @@ class Row:
     status: str
     answer: str
     events: str  # the saved events file
+    told: list[str]  # the Workbench-authored lines the root got in the run (issue 38's turn-backs), cut
 
 
+TOLD_CHARS = 60  # characters of each Workbench-authored line kept in a row
 DEAD_ENDPOINT = "http://127.0.0.1:9/v1"  # nothing listens on the discard port: connection refused
 failing_child = {"id": ""}  # the subagent whose model calls go to DEAD_ENDPOINT in this run ("" none)
 
@@ -159,6 +163,10 @@ async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, i
         if not hasattr(settings, "tool_profile"):
             raise SystemExit("--tool-profile: this workbench has no tool_profile setting")
         settings.tool_profile = args.tool_profile
+    if args.undone_check:
+        if not hasattr(settings, "undone_check"):
+            raise SystemExit("--undone-check: this workbench has no undone_check setting")
+        settings.undone_check = args.undone_check
     if args.work_nudge:
         if not hasattr(settings, "work_nudge"):
             raise SystemExit("--work-nudge: this workbench has no work_nudge setting")
@@ -193,6 +201,11 @@ async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, i
         status=pb.RunStatus.Name(outcome.status).removeprefix("RUN_STATUS_").lower(),
         answer=outcome.text[:500],
         events=str(saved),
+        told=[
+            e.message.text[:TOLD_CHARS]
+            for e in events
+            if e.WhichOneof("kind") == "message" and e.agent_id == "main" and e.message.author == pb.AUTHOR_WORKBENCH
+        ],
     )
 
 
@@ -269,7 +282,7 @@ async def evaluate(args: argparse.Namespace) -> list[Row]:
                 rows.append(row)
                 print(
                     f"{scenario.name} #{index}: failed={row.failed} recovered={row.recovered} correct={row.correct} "
-                    f"turns={row.turns} tokens={row.tokens} {row.seconds:g}s {row.status}",
+                    f"turns={row.turns} tokens={row.tokens} {row.seconds:g}s {row.status} told={row.told}",
                     flush=True,
                 )
     finally:
@@ -300,6 +313,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--change-check", choices=("auto", "on", "off"), default="", help="the change_check setting for the run"
+    )
+    parser.add_argument(
+        "--undone-check", choices=("auto", "on", "off"), default="", help="the undone_check setting for the run"
     )
     parser.add_argument(
         "--tool-profile", choices=("full", "core", "auto"), default="", help="the tool_profile setting for the run"

@@ -126,6 +126,7 @@ async def test_prose_with_a_non_call_json_block_stays_the_answer(
 ) -> None:
     answer = 'Your package.json should be:\n```json\n{"name": "demo", "version": "1.0.0"}\n```'
     settings.work_nudge = "off"  # on, this how-to gets one turn back (test_advice.py); here: not read as a call
+    settings.undone_check = "off"  # on, a task asking for work with nothing changed does too (test_undone.py)
     scripted_model.add(reply(answer))
     run = await run_agent(settings, "write me a package.json")
     assert run.outcome.text == answer and not run.results()

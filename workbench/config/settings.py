@@ -182,6 +182,19 @@ class Settings:
             choices=ANSWER_REMINDER,
         ),
     )
+    undone_check: str = field(
+        default="auto",
+        metadata=about(
+            doc="a final answer to a task that asks for a change or a command, in a run where no call that could "
+            "change something succeeded (a command that only reads changes nothing), gets one line back, once a "
+            "run: the task asks for a change and none was made, with a ready call where one follows (a failed "
+            "change's call corrected, a read of the file the task names); small models ended with 'it works "
+            "correctly' or their last error, nothing changed; never for a question; one line back a run is shared "
+            "with work_nudge and change_check; auto: for models litellm's table does not know, on, off",
+            project=USER_ONLY,
+            choices=ANSWER_REMINDER,
+        ),
+    )
     tool_profile: str = field(
         default="full",
         metadata=about(

@@ -26,9 +26,10 @@ _WORK_VERBS = (
 )
 _WORK = re.compile(
     rf"(?:^|[.!?:;\n]\s*|,\s+|\band\s+|\bthen\s+)(?:please\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
-    rf"(?:{_WORK_VERBS})\b",
+    rf"(?P<verb>{_WORK_VERBS})\b",
     re.IGNORECASE,
 )
+_CLAUSE_END = re.compile(r"[.!?;\n](?:\s|$)|,\s")
 _QUESTION_START = re.compile(
     r"^\s*(?:how|what|why|which|where|when|who|whose|is|are|does|do|did|should|explain|describe)\b", re.IGNORECASE
 )
@@ -52,19 +53,36 @@ def asks_for_work(task: str) -> bool:
     return not _QUESTION_START.match(task) and _WORK.search(task) is not None
 
 
+def work_verbs(task: str) -> list[str]:
+    """The verbs of change or command the task's clauses start with, lower case ([] for a question)."""
+    return [] if _QUESTION_START.match(task) else [m.group("verb").lower() for m in _WORK.finditer(task)]
+
+
+def work_clauses(task: str) -> list[str]:
+    """Each clause of the task that starts with a verb of change or command, from the verb to the
+    clause's end ("Fix slug.py so the check passes")."""
+    clauses = []
+    for match in _WORK.finditer(task):
+        end = _CLAUSE_END.search(task, match.end("verb"))
+        clauses.append(task[match.start("verb") : end.start() if end else len(task)])
+    return clauses
+
+
 def is_advice(text: str) -> bool:
     """Whether a reply is a how-to: it holds a code block or two numbered steps."""
     return bool(_FENCE.search(text)) or len(_STEP.findall(text)) >= 2
 
 
-def _shell_command(text: str) -> str:
+def _shell_command(text: str, tools: Collection[str] = ()) -> str:
     """The command of the reply's shell block ($ prompts and comments dropped, lines joined with
-    &&); '' when it has none, or one too long to offer."""
+    &&); '' when it has none, or one too long to offer. A line that starts with a tool's name
+    (`read_file greet.py`: a 1.5B model wrote its tools as commands) is no command and is dropped."""
     for lang, body in _FENCE.findall(text):
         lines = [line.strip() for line in body.splitlines()]
         if lang.lower() not in _SHELL and not (lines and lines[0].startswith("$ ")):
             continue
         commands = [line.removeprefix("$ ").strip() for line in lines if line and not line.startswith("#")]
+        commands = [c for c in commands if c.split(maxsplit=1)[0] not in tools]
         command = " && ".join(commands)
         if command and len(command) <= COMMAND_CHARS:
             return command
@@ -112,7 +130,7 @@ def _call(name: str, **arguments: str) -> str:
 def nudge(text: str, tools: Collection[str], read: Callable[[str], str | None]) -> str:
     """The one line after a how-to: with a ready call where the reply's own text gives one. `read`
     gives a workspace file's text (None: no such file)."""
-    command = _shell_command(text)
+    command = _shell_command(text, tools)
     if command and "bash" in tools:
         return LINE_RUN.format(call=_call("bash", command=command))
     blocks = [body for lang, body in _FENCE.findall(text) if lang.lower() not in _SHELL]
@@ -130,4 +148,4 @@ def nudge(text: str, tools: Collection[str], read: Callable[[str], str | None]) 
     return LINE_TOOL.format(tools=" or ".join(offered)) if offered else ""
 
 
-__all__ = ["asks_for_work", "is_advice", "nudge", "workspace_text"]
+__all__ = ["asks_for_work", "is_advice", "nudge", "work_clauses", "work_verbs", "workspace_text"]

@@ -4,15 +4,21 @@ its context (issue 38). Such an answer gets one turn back, once a run, naming th
 
 Only for models litellm does not know (the `change_check` setting; decided by the loop), and only
 when the run's calls of the tools that can change something all failed: one that succeeded may
-have made the change (a command's effect is not judged). Pure functions: no I/O, no state.
+have made the change (a command's effect is not judged, but one that only reads, such as `ls` or
+`cat x`, is no change: `changing_calls`). Pure functions: no I/O, no state.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Sequence
 
+from workbench.guard.rules import READERS
+from workbench.guard.shell_parse import opaque, parse
 from workbench.pb import workbench_pb2 as pb
+
+Calls = Sequence[tuple[pb.ToolCall, pb.ToolResult]]
 
 _CLAIM = re.compile(
     r"\b(?:already|changed|updated|replaced|renamed|fixed|modified|edited|created|written|wrote|added|removed|"
@@ -39,10 +45,47 @@ def claims_change(answer: str) -> bool:
     return _CLAIM.search(answer) is not None and _ADMITS.search(answer) is None
 
 
-def failed_changes(calls: Sequence[tuple[pb.ToolCall, pb.ToolResult]], changing: Collection[str]) -> list[str]:
+# programs that only read, beyond the guard's READERS
+_READS = READERS | {"pwd", "cd", "which", "type", "whoami", "date", "env", "printenv", "id", "uname", "true"}
+_QUIET = {"/dev/null", "&1", "&2", "1", "2"}  # redirect targets that write no file
+
+
+def arguments(call: pb.ToolCall) -> dict[str, object]:
+    """A call's arguments as a dict ({} when they are no JSON object)."""
+    try:
+        value = json.loads(call.arguments or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def only_reads(command: str) -> bool:
+    """Whether a bash command line only reads: every program one that reads (ls, cat, grep, ...),
+    no file written by a redirect, nothing run from text made at run time."""
+    if not command.strip() or opaque(command):
+        return False
+    commands = [c for pipeline in parse(command) for c in pipeline]
+    return bool(commands) and all(
+        c.program in _READS
+        and not (set(c.redirects) - _QUIET)
+        and not (c.program == "find" and {"-delete", "-exec", "-execdir"} & set(c.args))
+        for c in commands
+    )
+
+
+def changing_calls(calls: Calls, changing: Collection[str]) -> list[tuple[pb.ToolCall, pb.ToolResult]]:
+    """The run's calls of the `changing` tools, but bash commands that only read."""
+    return [
+        (call, result)
+        for call, result in calls
+        if call.name in changing and not (call.name == "bash" and only_reads(str(arguments(call).get("command", ""))))
+    ]
+
+
+def failed_changes(calls: Calls, changing: Collection[str]) -> list[str]:
     """The run's failed calls of the `changing` tools, each as 'edit_file on a.py (its error)'; []
-    when one of them succeeded, or none was made."""
-    made = [(call, result) for call, result in calls if call.name in changing]
+    when one of them succeeded, or none was made (bash commands that only read count as neither)."""
+    made = changing_calls(calls, changing)
     if not made or any(not result.is_error for _, result in made):
         return []
     return [_named(call, result) for call, result in made]
@@ -61,4 +104,4 @@ def line(failed: list[str]) -> str:
     return LINE.format(calls=shown)
 
 
-__all__ = ["LINE", "claims_change", "failed_changes", "line"]
+__all__ = ["LINE", "arguments", "changing_calls", "claims_change", "failed_changes", "line", "only_reads"]

@@ -464,6 +464,7 @@ class AgentLoop:
             on_status=self.on_status,
         )
         if denied is not None:
+            denied.metadata["guard_refused"] = True  # the person or a rule stopped it (undone.py leaves such a run)
             raise CallRefused(denied)
 
     async def _checkpointed(self, call: pb.ToolCall) -> None:

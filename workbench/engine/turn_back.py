@@ -1,13 +1,15 @@
-"""The lines a final answer of a model litellm does not know may get back, once each a run, before
-the answer is accepted (issue 38): a how-to for work the task asks for (advice.py, `work_nudge`),
-and a change claimed when every changing call failed (claims.py, `change_check`). The loop appends
-the line as a Workbench-authored user message and takes another turn."""
+"""The line a final answer of a model litellm does not know may get back before the answer is
+accepted (issue 38), at most one a run: a how-to for work the task asks for (advice.py,
+`work_nudge`), a change claimed when every changing call failed (claims.py, `change_check`), or
+an answer to a task that asks for work when no call did any (undone.py, `undone_check`). One turn
+back a run, shared: a second line after the first stacked nudges on a model that had answered
+twice. The loop appends the line as a Workbench-authored user message and takes another turn."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workbench.engine import advice, claims
+from workbench.engine import advice, claims, undone
 from workbench.model.gateway import litellm_knows
 
 if TYPE_CHECKING:
@@ -19,20 +21,32 @@ def _on(mode: str, known_model: bool) -> bool:
 
 
 def line(answer: str, loop: AgentLoop) -> str:
-    """The line `answer` gets back ('' none); the run's state remembers it was given."""
-    state, settings, known = loop.state, loop.settings, litellm_knows(loop.client.spec)
-    if _on(settings.work_nudge, known) and not state.nudged_to_work:
-        if advice.asks_for_work(loop.task) and advice.is_advice(answer):
-            workspace = loop.ctx.workspace
-            text = advice.nudge(answer, loop.toolbox.tools, lambda path: advice.workspace_text(workspace, path))
-            if text:
-                state.nudged_to_work = True
-                return text
-    if _on(settings.change_check, known) and not state.checked_claim:
-        failed = claims.failed_changes(state.calls, list(loop.toolbox.changing()))
+    """The line `answer` gets back ('' none); the run's state remembers which was given."""
+    if loop.state.turned_back:
+        return ""
+    text = _line(answer, loop, litellm_knows(loop.client.spec))
+    if text:
+        loop.state.turned_back = text
+    return text
+
+
+def _line(answer: str, loop: AgentLoop, known: bool) -> str:
+    state, settings, task = loop.state, loop.settings, loop.task
+    workspace, tools = loop.ctx.workspace, loop.toolbox.tools
+    changing = list(loop.toolbox.changing())
+
+    def read(path: str) -> str | None:
+        return advice.workspace_text(workspace, path)
+
+    if _on(settings.work_nudge, known) and advice.asks_for_work(task) and advice.is_advice(answer):
+        if text := advice.nudge(answer, tools, read):
+            return text
+    if _on(settings.change_check, known):
+        failed = claims.failed_changes(state.calls, changing)
         if failed and claims.claims_change(answer):
-            state.checked_claim = True
             return claims.line(failed)
+    if _on(settings.undone_check, known) and (verbs := advice.work_verbs(task)):
+        return undone.line(task, verbs, state.calls, changing, tools, read)
     return ""
 
 

@@ -1,0 +1,163 @@
+"""Work asked for, none done: a small model asked to change something often ends its run with a
+stated fact ("The slug function works correctly", "The build folder does not exist") or its last
+tool error echoed back, with nothing changed (issue 38: the habit seen most). Such an answer gets
+one turn back, once a run: the task asks for a change and none was made, with a ready call where
+one follows from the run (a failed change's call corrected: the path its error suggested, or its
+own edit carried onto the file's real lines; else a read of the file the task names).
+
+Only for models litellm does not know (the `undone_check` setting; decided by the loop), only for
+a task that asks for work (advice.asks_for_work, never a question), and only when no call that
+could change something succeeded: a bash command that only reads (ls, cat, grep, ...) changes
+nothing; for a task that only asks to run a command, a command that ran (whatever its exit
+status) is the work. A run where the guard refused a call (the person denied it, a rule blocked
+it) gets no line: the model is not pushed past the person. Pure functions: the workspace is read
+through the `read` callable.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Collection, Sequence
+from typing import Any
+
+from workbench.engine.advice import work_clauses
+from workbench.engine.claims import arguments, changing_calls
+from workbench.pb import workbench_pb2 as pb
+from workbench.tools.files.edit import REGION_FLOOR, closest_region
+
+Calls = Sequence[tuple[pb.ToolCall, pb.ToolResult]]
+Read = Callable[[str], str | None]
+
+_EDITS = re.compile(  # verbs that change a file in place (not make, create, move, delete, run)
+    r"(?:add|apply|bump|change|convert|correct|edit|fix|implement|insert|patch|refactor|remove|rename|repair|"
+    r"replace|rewrite|set|swap|update)\b",
+    re.IGNORECASE,
+)
+_RUN_VERBS = re.compile(r"^(?:run|execute|start)$", re.IGNORECASE)
+_DID_YOU_MEAN = re.compile(r"did you mean ([^\s?]+)\? Send")
+_TOKENS = re.compile(r"\w+|\s+|[^\w\s]")
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,7})(?![\w/(])")
+CONTEXT_TOKENS = 6  # tokens of context a carried change may take to sit once in the file's lines
+
+LINE = (
+    "The task asks for a change, and none was made: no call in this run changed anything{failed}. "
+    "Make the change now{how}, or, if it cannot be done, say why."
+)
+LINE_RUN = (
+    "The task asks you to run a command, and none ran in this run{failed}. Run it now with bash, "
+    "or, if it cannot be done, say why."
+)
+
+
+def only_runs(verbs: Sequence[str]) -> bool:
+    """Whether the task's work verbs (advice.work_verbs) are all run, execute or start."""
+    return bool(verbs) and all(_RUN_VERBS.match(v) for v in verbs)
+
+
+def _ran(result: pb.ToolResult) -> bool:
+    """A bash call that ran its command: it succeeded, or exited with a status (not 126/127: not run)."""
+    status = result.metadata["exit_code"] if "exit_code" in result.metadata else None
+    return not result.is_error or (isinstance(status, (int, float)) and int(status) not in (126, 127))
+
+
+def did_work(calls: Calls, changing: Collection[str], run_only: bool) -> bool:
+    """Whether a call of the run could have done the work: a changing call that succeeded (a bash
+    command that only reads is none); for a task that only asks to run a command, a command that ran."""
+    if run_only:
+        return any(call.name == "bash" and _ran(result) for call, result in calls)
+    return any(not result.is_error for _, result in changing_calls(calls, changing))
+
+
+def _carried(old: str, new: str, lines: str) -> str | None:
+    """`lines` with the change from `old` to `new` made in them: each changed piece of old, with up
+    to CONTEXT_TOKENS tokens around it, found once in `lines`; None when one is not, or nothing changes."""
+    a, b = _TOKENS.findall(old), _TOKENS.findall(new)
+    result = lines
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        for grow in range(CONTEXT_TOKENS + 1):
+            left, right = max(i1 - grow, 0), min(i2 + grow, len(a))
+            piece = "".join(a[left:right])
+            if piece.strip() and result.count(piece) == 1:
+                result = result.replace(piece, "".join(a[left:i1]) + "".join(b[j1:j2]) + "".join(a[i2:right]), 1)
+                break
+        else:
+            return None
+    return result if result != lines else None
+
+
+def _call(name: str, args: dict[str, Any]) -> str:
+    return json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
+
+
+def corrected(call: pb.ToolCall, result: pb.ToolResult, read: Read) -> str:
+    """A failed change's call made right, ready to send ('' when none follows): the path its error
+    suggested ("did you mean X?"), or an edit's own change carried onto the file's closest lines."""
+    args = arguments(call)
+    path = args.get("path")
+    if suggested := _DID_YOU_MEAN.search(result.error):
+        if isinstance(path, str) and call.name in ("edit_file", "write_file"):
+            return _call(call.name, {**args, "path": suggested.group(1)})
+    old, new = args.get("old_text"), args.get("new_text")
+    if call.name != "edit_file" or not (isinstance(path, str) and isinstance(old, str) and isinstance(new, str)):
+        return ""
+    text = read(path)
+    if not text or not old.strip() or old in text:
+        return ""
+    region = closest_region(text, old)
+    if region is None or region.similarity < REGION_FLOOR:
+        return ""
+    found = "\n".join(text.splitlines()[region.first - 1 : region.last])
+    changed = _carried(old, new, found)
+    if changed is None or text.count(found) != 1:
+        return ""
+    return _call("edit_file", {"path": path, "old_text": found, "new_text": changed})
+
+
+def named_file(task: str, read: Read) -> str:
+    """The workspace file the task asks to change in place: the first existing file named in a
+    clause that starts with an editing verb ("Fix slug.py so ..."), else the one existing file a
+    task with such a verb names ("In greet.py, change ..."); '' none (a task to make or copy files)."""
+    clauses = [c for c in work_clauses(task) if _EDITS.match(c)]
+    for clause in clauses:
+        for path in _PATH.findall(clause):
+            if read(path) is not None:
+                return str(path)
+    existing = [p for p in dict.fromkeys(_PATH.findall(task)) if read(p) is not None]
+    return existing[0] if clauses and len(existing) == 1 else ""
+
+
+def line(
+    task: str, verbs: Sequence[str], calls: Calls, changing: Collection[str], tools: Collection[str], read: Read
+) -> str:
+    """The one line for an answer that ends a run asking for work with none done ('' when work was
+    done, or no tool that could do it is offered)."""
+    run_only = only_runs(verbs)
+    if did_work(calls, changing, run_only) or any("guard_refused" in result.metadata for _, result in calls):
+        return ""  # work done, or the person (or a rule) stopped a call: not for the model to retry unasked
+    if not any(t in tools for t in (("bash",) if run_only else ("edit_file", "write_file", "bash"))):
+        return ""
+    failed = [(call, result) for call, result in changing_calls(calls, changing) if result.is_error]
+    said = ""
+    if failed:
+        call, result = failed[-1]
+        error = " ".join(result.error.split())
+        said = f" (your last try, {call.name}, failed: {error[:117] + '...' if len(error) > 120 else error})"
+    if run_only:
+        return LINE_RUN.format(failed=said)
+    how = ""
+    if ready := next((r for c, res in reversed(failed) if (r := corrected(c, res, read))), ""):
+        how = f", starting with {ready}"
+    elif path := named_file(task, read):
+        was_read = any(c.name == "read_file" and arguments(c).get("path") == path and not r.is_error for c, r in calls)
+        if not was_read and "read_file" in tools:
+            how = f", starting with {_call('read_file', {'path': path})}"
+        elif "edit_file" in tools:
+            how = f" with edit_file on {path} (old_text copied exactly from the file)"
+    return LINE.format(failed=said, how=how)
+
+
+__all__ = ["LINE", "LINE_RUN", "corrected", "did_work", "line", "named_file", "only_runs"]
