@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.tui_events import EventLog
+from tests.waiting import on_screen
 from workbench.config.settings import Settings
 from workbench.pb import workbench_pb2 as pb
 from workbench.tui.app import WorkbenchApp
@@ -16,6 +17,11 @@ from workbench.tui.tool_block import ToolBlock
 from workbench.tui.transcript import Transcript
 
 pytestmark = pytest.mark.tui
+
+
+def drawn(app: WorkbenchApp) -> str:
+    """What the screen shows now (its last composed frame)."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 class Clock:
@@ -53,11 +59,11 @@ async def test_retry_countdown_discarded_stream_compaction_and_traceback(tmp_pat
         retry = next(view for view in notices if view.item.kind == "retry")
         assert "retrying in 7 s" in transcript.text_of(retry.item)
         assert "retrying in 7 s" in str(app.status_line.render())
-        clock.now += 4
-        app.status_line.sync()
+        clock.now += 4  # the status line reads the clock as it draws, and repaints itself each second
         assert "retrying in 3 s" in transcript.text_of(retry.item) and "retrying in 3 s" in str(
             app.status_line.render()
         )
+        await on_screen(pilot, lambda: "retrying in 3 s" in drawn(app), what="the countdown repainted")
         answers = [view for view in views if isinstance(view, AssistantMessage)]
         assert answers and not any(view.shown() for view in answers)  # the discarded half reply is hidden
         block = next(view for view in views if isinstance(view, ToolBlock))

@@ -190,10 +190,8 @@ class WorkbenchApp(App[int]):
         elif not self.settings.model and not self.resume_id:
             self.setup.display = True
             self.status_line.message = "no model set"
-            self.status_line.sync()
         else:
             self.working_line.starting = "resuming the session…" if self.resume_id else "starting the engine…"
-            self.working_line.sync()
             self.open_session(self.settings, self.resume_id, self.initial_prompt)
 
     # --- the session -------------------------------------------------------------------
@@ -237,10 +235,7 @@ class WorkbenchApp(App[int]):
 
     async def _context_window(self, session: SessionPort) -> None:
         """The model's window for the status line (the session looks it up in a thread: it needs litellm)."""
-        window = await session.context_window()
-        status = self.status_line
-        status.window = window
-        status.sync()
+        self.status_line.window = await session.context_window()
 
     async def _close_session(self) -> None:
         self.approvals = None
@@ -331,7 +326,6 @@ class WorkbenchApp(App[int]):
     async def _quit(self) -> None:
         if self.client.opening:  # Ctrl+C twice right after the first frame: the session opening
             self.status_line.message = "closing the session…"
-            self.status_line.sync()
             await self.client.wait_opening(OPEN_WAIT)
         await self._close_session()  # the run stops and the session's tmux server ends
         self.exit(0)
@@ -360,7 +354,6 @@ class WorkbenchApp(App[int]):
         self.transcript.add([item])
         if not self.view.busy:
             self.working_line.starting = "starting the engine…" if self.session is None else "starting…"
-            self.working_line.sync()
         if self.session is not None:
             self._send(event.text)
         else:
@@ -401,9 +394,7 @@ class WorkbenchApp(App[int]):
 
     def action_interrupt(self) -> None:
         if self.session is not None and self.session.busy:
-            status = self.status_line
-            status.message = "interrupting…"
-            status.sync()
+            self.status_line.message = "interrupting…"
             self.run_worker(self._cancel(None), group="cancel")
 
     def action_quit_twice(self) -> None:

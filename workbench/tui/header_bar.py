@@ -1,12 +1,16 @@
 """The header: how many reviews need the person (first, so a narrow screen keeps it), session title,
-model (saying when it is the scripted demo), workspace, session id."""
+model (saying when it is the scripted demo), workspace, session id.
+
+Each is a reactive the app sets; the header repaints itself when one changes (one row: no layout).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from rich.text import Text
-from textual.widgets import Static
+from textual.reactive import reactive
+from textual.widget import Widget
 
 from workbench.tui.text import printable
 
@@ -16,26 +20,29 @@ def short_path(path: str) -> str:
     return "~" + path[len(home) :] if path == home or path.startswith(home + "/") else path
 
 
-class HeaderBar(Static):
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(markup=False, **kwargs)  # type: ignore[arg-type]
+class HeaderBar(Widget):
+    session_title = reactive("")
+    model = reactive("")
+    workspace = reactive("")
+    session_id = reactive("")
+    needs_you = reactive(0)  # reviews waiting for the person, of every agent
 
-    def show(self, title: str, model: str, workspace: str, session_id: str, needs_you: int = 0) -> None:
+    def render(self) -> Text:
         text = Text()
         text.append(" workbench", style="bold")
-        if needs_you:
+        if self.needs_you:
             text.append(" ")
-            text.append(f" {needs_you} needs you (ctrl+r) ", style="bold white on magenta")
-        if title:
-            text.append(f" · {printable(title)}", style="bold")
-        if model == "demo":
+            text.append(f" {self.needs_you} needs you (ctrl+r) ", style="bold white on magenta")
+        if self.session_title:
+            text.append(f" · {printable(self.session_title)}", style="bold")
+        if self.model == "demo":
             text.append(" · demo (scripted, not a language model)", style="bold yellow")
-        elif model:
-            text.append(f" · {printable(model)}", style="cyan")
+        elif self.model:
+            text.append(f" · {printable(self.model)}", style="cyan")
         else:
             text.append(" · no model set", style="bold red")
-        if workspace:
-            text.append(f" · {printable(short_path(workspace))}", style="dim")
-        if session_id:
-            text.append(f" · session {session_id}", style="dim")
-        self.update(text)
+        if self.workspace:
+            text.append(f" · {printable(short_path(self.workspace))}", style="dim")
+        if self.session_id:
+            text.append(f" · session {self.session_id}", style="dim")
+        return text

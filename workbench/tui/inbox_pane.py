@@ -3,6 +3,9 @@
 Each item: the child, its final status and its cause (or a summary of its result). Enter on
 an item selects that child in the Agents pane. An item is read once its recipient took it in
 (an Inbox delivery in its transcript) or the person focused the pane.
+
+The entries and the unread count are reactive (`show` sets both from the view model): new
+entries are added as options, and the pane's title follows the counts.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import BindingType
 from textual.message import Message
+from textual.reactive import var
 from textual.strip import Strip
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -57,26 +61,35 @@ class InboxPane(OptionList):
             super().__init__()
             self.agent_id = agent_id
 
+    entries: var[tuple[InboxEntry, ...] | None] = var(None, init=False)  # None: no session shown yet
+    unread = var(0, init=False)
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.view: SessionView | None = None
-        self.shown = 0
+        self.view: SessionView | None = None  # whose items the person reads by focusing the pane
 
-    def show_view(self, view: SessionView) -> None:
+    def show(self, view: SessionView) -> None:
+        """The view model's Inbox (another session's: from the start)."""
         self.view = view
-        self.clear_options()
-        self.shown = 0
-        self.sync()
+        self.entries = tuple(view.inbox)
+        self.unread = view.unread
 
-    def sync(self) -> None:
-        if self.view is None:
-            return
-        new = self.view.inbox[self.shown :]
-        if new:
-            self.add_options([Option(entry_text(e), id=str(e.seq)) for e in new])
-            self.shown = len(self.view.inbox)
-        unread = self.view.unread
-        self.border_title = f"Inbox ({unread} unread)" if unread else f"Inbox ({len(self.view.inbox)})"
+    def watch_entries(self, old: tuple[InboxEntry, ...] | None, new: tuple[InboxEntry, ...] | None) -> None:
+        shown = old or ()
+        if new is None or new[: len(shown)] != shown:  # not more of the same Inbox: another session's
+            self.clear_options()
+            shown = ()
+        if new is not None and len(new) > len(shown):
+            self.add_options([Option(entry_text(e), id=str(e.seq)) for e in new[len(shown) :]])
+        self._title()
+
+    def watch_unread(self) -> None:
+        self._title()
+
+    def _title(self) -> None:
+        if self.entries is not None:
+            unread = self.unread
+            self.border_title = f"Inbox ({unread} unread)" if unread else f"Inbox ({len(self.entries)})"
 
     def render_line(self, y: int) -> Strip:
         """The highlighted item in the highlight's own colour: its status colours (green, red) on
@@ -92,10 +105,10 @@ class InboxPane(OptionList):
     def on_focus(self) -> None:
         if self.view is not None:
             self.view.mark_read()
-        self.sync()
+            self.unread = self.view.unread
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        if self.view is not None:
-            entry = self.view.inbox[event.option_index]
+        if self.entries is not None:
+            entry = self.entries[event.option_index]
             self.post_message(self.Open(entry.item.child_id))

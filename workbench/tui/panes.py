@@ -1,6 +1,7 @@
 """How the view model is drawn (`Panes`, held by the app as `app.panes`): the app makes the widgets
 and gives them to it; the app keeps the state (the view model, the selected agent) and says what
-changed, and `Panes` touches only the widgets a change concerns.
+changed, and `Panes` touches only the widgets a change concerns: it sets their reactive state
+(the header's, the status and working lines', the Inbox's), and each repaints itself.
 """
 
 from __future__ import annotations
@@ -21,11 +22,11 @@ from workbench.tui.header_bar import HeaderBar
 from workbench.tui.inbox_pane import InboxPane
 from workbench.tui.prompt_input import PromptInput
 from workbench.tui.search_bar import SearchBar
-from workbench.tui.status_line import StatusLine
+from workbench.tui.status_line import Figures, StatusLine
 from workbench.tui.text import printable
 from workbench.tui.transcript import Transcript
 from workbench.tui.view import ROOT, Changes, SessionView
-from workbench.tui.working_line import WorkingLine
+from workbench.tui.working_line import Work, WorkingLine
 
 
 @dataclass
@@ -91,24 +92,22 @@ class Panes:
     def show(self, view: SessionView, selected: str) -> None:
         """A new view model (a session opened): every pane shows it from the start."""
         self.agents_pane.show_view(view)
-        self.inbox_pane.show_view(view)
+        self.inbox_pane.show(view)
         self.transcript.show(selected, view.transcript(selected))
         status = self.status_line
-        status.view, status.message = view, ""
+        status.figures, status.message = Figures.of(view), ""
         working = self.working_line
-        working.view, working.starting = view, ""
+        working.work, working.starting = Work.of(view), ""
 
     def open(self, view: SessionView, approval: str, settings: Settings, now: float) -> None:
         """A session opened: the panes show its view model (the root selected), the header its
         settings, the status line its approval mode."""
         self.setup.display = False
         self.show(view, ROOT)
-        self.status_line.slots["approval"] = approval
+        self.status_line.set_slot("approval", approval)
         self.show_header(view, settings.model, str(settings.workspace))
         self.show_agent(view, ROOT, now)
         self.layout_side(view)
-        self.status_line.sync()
-        self.working_line.sync()
 
     def draw(self, view: SessionView, changes: Changes, selected: str, now: float) -> None:
         """What `changes` concern, redrawn (the header through `show_header`, after it)."""
@@ -126,22 +125,16 @@ class Panes:
             transcript.add(changes.added.get(selected, []))
         transcript.update(changes.updated)
         inbox = self.inbox_pane
-        if inbox.view is not view:
-            inbox.show_view(view)
-        elif changes.inbox:
-            inbox.sync()
-        status = self.status_line
-        status.view = view
-        working = self.working_line
-        working.view = view
-        if view.busy and working.starting:
+        if inbox.view is not view or changes.inbox:
+            inbox.show(view)
+        status, working = self.status_line, self.working_line
+        if view.busy:
             working.starting = ""
+        working.work = Work.of(view)  # streamed text moves the token estimate: a repaint of one row
+        status.figures = Figures.of(view)  # equal figures (most redraws): nothing repaints
         if changes.status:
             status.message = ""
-            status.sync()
             working.reviews = view.needs_you  # any agent's, at any depth
-        if changes.status or view.busy:  # streamed text moves the token estimate
-            working.sync()
         if changes.status or selected in changes.agents:
             self.show_agent(view, selected, now)
 
@@ -163,20 +156,19 @@ class Panes:
 
     def show_header(self, view: SessionView, model: str, workspace: str) -> None:
         """The title bar: the session's title, model and workspace (the view's, else the given)."""
-        self.header_bar.show(
-            view.title, view.model or model, view.workspace or workspace, view.session_id, view.needs_you
-        )
+        header = self.header_bar
+        header.session_title, header.session_id, header.needs_you = view.title, view.session_id, view.needs_you
+        header.model, header.workspace = view.model or model, view.workspace or workspace
 
     def show_agent(self, view: SessionView, selected: str, now: float) -> None:
         """The selected agent in one line above its transcript; the prompt's title says whom it goes to."""
         self.prompt_input.border_title = addressee(view, selected)
         row = view.agents.get(selected)
-        self.agent_line.update(agent_line(row, now) if row is not None else "")
+        self.agent_line.update(agent_line(row, now) if row is not None else "", layout=False)  # one row
 
     def tick(self, view: SessionView, selected: str, now: float) -> None:
-        """Once a second: the elapsed times."""
+        """Once a second: the elapsed times (the status line counts a retry down itself)."""
         self.agents_pane.tick()
-        self.status_line.sync()
         row = view.agents.get(selected)
         if row is not None and not row.final:
             self.show_agent(view, selected, now)
@@ -185,14 +177,11 @@ class Panes:
         """A session that cannot open: said in the prompt area (ctrl+p offers ways on), the start note gone."""
         self.say("")
         self.working_line.starting = ""
-        self.working_line.sync()
         self.setup.query_one("#setup-help", Static).update(
             Text(printable(text) + "  (ctrl+p: new session, resume session)")
         )
         self.setup.display = True
 
     def say(self, text: str) -> None:
-        """A line in the status bar ('' clears it); the working line's start note goes."""
-        status = self.status_line
-        status.message = text
-        status.sync()
+        """A line in the status bar ('' clears it)."""
+        self.status_line.message = text
