@@ -184,3 +184,40 @@ async def test_the_turn_limit_and_the_budget(
     assert (run.outcome.reason, spent.outcome.reason) == snapshot(
         ("turn limit reached (1 model calls)", "token budget exhausted: 25 of 20 tokens used")
     )
+
+
+async def test_what_a_child_and_a_fork_read(settings: Settings, scripted_model: ScriptedModel) -> None:
+    """A child's system prompt ends with who it is and whom it answers; a fork's task says it is one."""
+    route(
+        scripted_model,
+        {
+            "ROOT": [
+                reply("", create("KID: say hi", mode="sync", name="kid")),
+                reply("", create("FORKED: go on from here", mode="fork", name="twin")),
+                *[reply("waiting")] * 4,
+            ],
+            "KID": [reply("hi")],
+            "FORKED": [reply("went on")],
+        },
+    )
+    await run_agent(settings, "ROOT: delegate", ["subagent", "read_file"])
+    kid = next(r["messages"] for r in scripted_model.requests if "KID:" in str(r["messages"][-1].get("content")))
+    fork = next(r["messages"] for r in scripted_model.requests if "FORKED:" in str(r["messages"][-1].get("content")))
+    system = kid[0]["content"]
+    assert system[system.index("result itself") :] == snapshot("""\
+result itself (the number, name or fact asked for, or what you changed).
+
+You are a subagent (kid, id a1) started by agent main. Work on the task you are
+given; your final answer (a reply without tool calls) is what main receives, so make it
+complete and self-contained.\
+""")
+    assert transcript(kid[1:]) == snapshot("""\
+[user]
+KID: say hi\
+""")
+    assert transcript(fork[-1:]) == snapshot("""\
+[user]
+[You are a fork of the agent whose conversation is above (subagent twin, id a2). Your final answer goes back to that agent.]
+
+FORKED: go on from here\
+""")
