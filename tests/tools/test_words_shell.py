@@ -235,6 +235,13 @@ Error: timed out after 5 s. What it printed before the timeout is above: if that
 <ws>
 this is a fresh shell in <ws>: the previous one is still busy with a timed-out command in tmux window 'bash-1'\
 """)
+    assert await run(term, "bash", {"command": "exec sleep 30"}) == snapshot(
+        "Error: the command replaced the shell (exec), so its end cannot be seen; what it started runs on in tmux window 'bash-2' (inspect or stop it with the tmux tool). Your next bash call gets a fresh shell in <ws>. To change this shell's environment, run export/source in it instead of exec; start long-running programs with tmux(action='new', ...)."
+    )
+    assert await run(term, "bash", {"command": "echo going; kill -9 $$"}) == snapshot("""\
+going
+Error: the shell ended with exit code 137 while the command ran, without reporting the command's end (did it replace the EXIT trap, or kill the shell?); its output so far is above. The next call starts a fresh shell in <ws>.\
+""")
     assert await run(term, "bash", {"command": "exit 4"}) == snapshot(
         "Error: exit code 4; the shell exited (exit code 4); your next bash call starts a fresh shell in <ws>"
     )
