@@ -90,6 +90,41 @@ async def test_validation_messages(tmp_path: Path) -> None:
     assert (await run("")).startswith("Error: invalid arguments: missing required argument 'name'")
 
 
+async def test_problems_come_in_a_fixed_order_and_loose_values_are_read(tmp_path: Path) -> None:
+    """Missing arguments first, then unknown ones, then wrong values in the order the call gave
+    them (pydantic reports them in declaration order: the checker sorts them back); null for an
+    optional argument is its default, an int for a number stays an int, a non-string for an enum
+    is a wrong type."""
+    box = Toolbox(["test_schema"])
+
+    async def run(arguments: object) -> str:
+        call = pb.ToolCall(id="c", name="test_schema", arguments=json.dumps(arguments))
+        return model_text(await box.invoke(call, ctx(tmp_path)))
+
+    listed = (await run({"ratio": "x", "zz": 1, "mode": "m", "count": "2"})).split(". Expected")[0]
+    assert listed == (
+        "Error: invalid arguments: missing required argument 'name'; unknown argument 'zz'; "
+        "argument 'ratio' must be number, got str 'x'; argument 'mode' must be one of fast, slow, got 'm'; "
+        "argument 'count' must be integer, got str '2'"
+    )
+    assert await run({"name": "a", "count": None, "mode": None, "ratio": 2}) == "a 3 fast None 2"
+    assert "argument 'mode' must be string, got int 1" in await run({"name": "a", "mode": 1})
+
+
+async def test_an_enum_of_one_value_is_an_enum(tmp_path: Path, register_tool: RegisterTool) -> None:
+    """pydantic writes a one-value Literal as `const`; the models are shown an enum, and told it."""
+
+    async def only(ctx: ToolContext, server: Literal["gh"]) -> str:
+        """One server."""
+        return server
+
+    register_tool(only, name="test_one_value")
+    assert REGISTRY["test_one_value"].schema["properties"]["server"] == {"type": "string", "enum": ["gh"]}
+    call = pb.ToolCall(id="c", name="test_one_value", arguments='{"server": "zz"}')
+    result = await Toolbox(["test_one_value"]).invoke(call, ctx(tmp_path))
+    assert "argument 'server' must be one of gh, got 'zz'" in result.error
+
+
 async def test_unknown_tool_lists_the_available_ones(tmp_path: Path) -> None:
     box = Toolbox(["test_schema"])
     result = await box.invoke(pb.ToolCall(id="c", name="nope", arguments="{}"), ctx(tmp_path))

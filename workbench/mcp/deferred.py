@@ -6,13 +6,12 @@ offered from its next turn on (to every agent of the session that selects that s
 
 from __future__ import annotations
 
-import json
+import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from workbench.core.feedback import Feedback
-from workbench.pb import workbench_pb2 as pb
-from workbench.tools.registry import Tool, ToolContext
+from workbench.tools.registry import Tool, ToolContext, declared_tool
 
 LISTER = "mcp__tools"
 REVEAL_MAX = 60  # tools one listing offers at most: providers accept about 128 tools in a request
@@ -29,22 +28,14 @@ def lister_tool(deferred: dict[str, tuple[int, str]], reveal: Reveal) -> Tool:
     `reveal(server, match)` offers the matching tools: (exposed name, first line of description)
     each, or none and why (too many matched)."""
     lines = [f"- {name}: {count:,} tools{f' ({about})' if about else ''}" for name, (count, about) in deferred.items()]
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "server": {"type": "string", "enum": list(deferred), "description": "the server's name"},
-            "match": {
-                "type": "string",
-                "description": "only the tools whose name or description holds these words (all of them)",
-            },
-        },
-        "required": ["server"],
-        "additionalProperties": False,
-    }
-    definition = pb.ToolDefinition(name=LISTER, description=DESCRIPTION + "\n".join(lines))
-    definition.parameters.update(json.loads(json.dumps(schema)))
 
     async def call(ctx: ToolContext, server: str, match: str = "") -> str:
+        """List a deferred server's tools (its description, with the servers, is DESCRIPTION's).
+
+        Args:
+            server: the server's name
+            match: only the tools whose name or description holds these words (all of them)
+        """
         if server not in deferred:
             raise Feedback(f"{server!r} is not a deferred MCP server; deferred: {', '.join(deferred) or '(none)'}")
         tools, refused = reveal(server, match)
@@ -55,7 +46,10 @@ def lister_tool(deferred: dict[str, tuple[int, str]], reveal: Reveal) -> Tool:
         listed = "\n".join(f"{name}: {description}" for name, description in tools)
         return f"MCP server {server}'s tools, offered from your next turn on:\n{listed}"
 
-    return Tool(LISTER, call, schema, definition, read_only=True)
+    servers = typing.cast(Any, Literal)[tuple(deferred)]  # an enum of the names known now
+    return declared_tool(
+        call, LISTER, read_only=True, description=DESCRIPTION + "\n".join(lines), hints={"server": servers}
+    )
 
 
 def matching(tools: list[dict[str, Any]], match: str) -> list[dict[str, Any]]:

@@ -300,7 +300,7 @@ class McpManager:
             return await connection.call(tool, args, progress)
 
         read_only = any(fnmatch.fnmatchcase(tool, g) for g in server.read_only)
-        return Tool(exposed, call, schema, definition, read_only, check_arguments=False)
+        return Tool(exposed, call, schema, definition, read_only)  # no `arguments`: the server checks them
 
 
 def _not_running(server: str, reason: str) -> str:

@@ -1,5 +1,5 @@
 """A model's arguments to a tool call: read as one JSON object (`parse_arguments`), checked
-against the tool's schema (`validate`), quoted back in errors at a bounded length (`shorten`,
+with the pydantic model of the tool's declaration (`validate`), quoted back in errors at a bounded length (`shorten`,
 `preview`), and what to call instead of a tool that is not offered (`instead_of_unknown`).
 """
 
@@ -11,19 +11,11 @@ import re
 import reprlib
 import shlex
 import shutil
-import typing
 from collections.abc import Iterable
 from typing import Any
 
-_PY_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-}
-
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 ECHO_CHARS = 200  # a value the model sent is quoted back in an error at most this long
 PROBLEMS_SHOWN = 10  # argument problems listed in one error; the rest are counted
@@ -125,40 +117,47 @@ def preview(value: Any) -> str:
     return shorten(value, 60) if isinstance(value, str) else _PREVIEW.repr(value)
 
 
-def _check(value: Any, spec: dict[str, Any], where: str) -> tuple[Any, list[str]]:
-    kind = spec.get("type", "string")
-    if kind == "integer" and isinstance(value, float) and value.is_integer():
-        value = int(value)
+def _problem(error: ErrorDetails, schema: dict[str, Any]) -> str:
+    """One of pydantic's errors in the words the models have always been told."""
+    name, *index = error["loc"]
+    if error["type"] == "missing":
+        return f"missing required argument {name!r}"
+    if error["type"] == "extra_forbidden":
+        return f"unknown argument {shorten(str(name), 80)}"
+    spec = schema["properties"].get(name, {})
+    for _ in index:
+        spec = spec.get("items", {})
+    where = f"argument {name!r}" + "".join(f"[{i}]" for i in index)
+    value, kind = error["input"], spec.get("type", "string")
     if isinstance(value, bool) and kind in ("integer", "number"):
-        return value, [f"{where} must be {kind}, got boolean"]
-    if not isinstance(value, _PY_TYPES[kind]):
-        return value, [f"{where} must be {kind}, got {type(value).__name__} {preview(value)}"]
-    if "enum" in spec and value not in spec["enum"]:
-        return value, [f"{where} must be one of {', '.join(map(str, spec['enum']))}, got {preview(value)}"]
-    if kind == "array":
-        checked: list[Any] = []
-        problems: list[str] = []
-        for i, item in enumerate(typing.cast(list[Any], value)):
-            item, errs = _check(item, spec.get("items", {}), f"{where}[{i}]")
-            checked.append(item)
-            problems += errs
-        return checked, problems
-    return value, []
+        return f"{where} must be {kind}, got boolean"
+    enum = spec.get("enum", [])
+    if error["type"] == "literal_error" and any(type(value) is type(v) for v in enum):
+        return f"{where} must be one of {', '.join(map(str, enum))}, got {preview(value)}"
+    if error["type"] == "literal_error" or error["type"].endswith("_type"):  # int_type, string_type, ...
+        return f"{where} must be {kind}, got {type(value).__name__} {preview(value)}"
+    return f"{where}: {error['msg']}, got {preview(value)}"
 
 
-def validate(args: dict[str, Any], schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Check arguments against a tool's schema; return them (ints coerced) and the problems."""
-    props = schema["properties"]
-    problems = [f"missing required argument {name!r}" for name in schema["required"] if name not in args]
-    problems += [f"unknown argument {shorten(name, 80)}" for name in args if name not in props]
-    clean = {}
-    for name, value in args.items():
-        if name in props:
-            if value is None and name not in schema["required"]:
-                continue
-            clean[name], errs = _check(value, props[name], f"argument {name!r}")
-            problems += errs
-    return clean, problems
+def validate(args: dict[str, Any], model: type[BaseModel], schema: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Check a call's arguments with the pydantic model of its tool's declaration (`tool_schema.declare`);
+    return them as given (null for an optional argument left out, a whole float for an integer an int)
+    and the problems: the missing arguments, then the unknown ones, then each wrong value, in the
+    order the call gave them."""
+    required = schema["required"]
+    args = {k: v for k, v in args.items() if v is not None or k in required or k not in model.model_fields}
+    try:
+        checked = model.model_validate(args)
+    except ValidationError as err:
+        given = {name: i for i, name in enumerate(args)}
+        order = {"missing": 0, "extra_forbidden": 1}
+
+        def place(error: ErrorDetails) -> tuple[int, int]:
+            return order.get(error["type"], 2), given.get(str(error["loc"][0]), -1)
+
+        return args, [_problem(e, schema) for e in sorted(err.errors(include_url=False), key=place)]
+    values = checked.__dict__  # getattr would miss an argument named like a BaseModel method
+    return {k: values[k] for k in args}, []
 
 
 class BadArguments(ValueError):

@@ -2,8 +2,9 @@
 
 A tool is `async def name(args..., ctx: ToolContext) -> str | ToolResult`, with type hints and a
 docstring whose `Args:` section describes each argument. Nothing else is needed: whatever it
-raises becomes an error ToolResult through `feedback.to_result`. The schema comes from
-`tools/tool_schema.py`; the arguments are read and checked by `tools/arguments.py`.
+raises becomes an error ToolResult through `feedback.to_result`. The signature is the one
+declaration: `tools/tool_schema.py` makes it a pydantic model, from which come the schema and the
+check of the arguments (`tools/arguments.py` reads them and words the problems).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf.message import Message
+from pydantic import BaseModel
 
 from workbench.config.settings import Settings
 from workbench.core.feedback import CONTROL_FLOW, Feedback, cause_text, to_result
@@ -38,7 +40,7 @@ from workbench.tools.arguments import (
     validate,
 )
 from workbench.tools.seams import SubagentHost, TerminalPort, ToolSource
-from workbench.tools.tool_schema import schema_of
+from workbench.tools.tool_schema import declare
 
 log = logging.getLogger("workbench")
 
@@ -82,9 +84,7 @@ class ToolContext:
     call_args: dict[str, Any] = field(default_factory=dict)
 
     def for_call(self, call_id: str, name: str = "", args: dict[str, Any] | None = None) -> ToolContext:
-        return ToolContext(
-            **{**self.__dict__, "call_id": call_id, "streamed": [], "call_name": name, "call_args": dict(args or {})}
-        )
+        return dataclasses.replace(self, call_id=call_id, streamed=[], call_name=name, call_args=dict(args or {}))
 
     def call_with(self, **changed: Any) -> str:
         """This call written out with some arguments changed, ready to send again:
@@ -115,7 +115,9 @@ class Tool:
     schema: dict[str, Any]
     definition: pb.ToolDefinition
     read_only: bool
-    check_arguments: bool = True  # against `schema` before the call (an MCP server checks its own)
+    # the pydantic model the arguments are checked with before the call (tool_schema.declare);
+    # None for an MCP server's tool: the server checks its own
+    arguments: type[BaseModel] | None = None
     # the tool's own checks, nothing changed: raises the Feedback a call would fail with (check_of)
     check: Callable[..., Awaitable[None]] | None = None
 
@@ -123,15 +125,24 @@ class Tool:
 REGISTRY: dict[str, Tool] = {}
 
 
+def declared_tool(
+    f: ToolFn, name: str, *, read_only: bool, description: str = "", hints: dict[str, Any] | None = None
+) -> Tool:
+    """The Tool an async function declares: its schema and argument check from its signature and
+    docstring (`tool_schema.declare`). `description` replaces the docstring's head, `hints` the types
+    of some arguments (both for a tool made at run time: an MCP lister's server names)."""
+    declared = declare(f, {"ToolContext": ToolContext}, hints)
+    definition = pb.ToolDefinition(name=name, description=description or declared.description)
+    definition.parameters.update(declared.schema)
+    return Tool(name, f, declared.schema, definition, read_only, declared.arguments)
+
+
 def tool(fn: ToolFn | None = None, *, name: str | None = None, read_only: bool = False) -> Any:
     """Register an async tool function; its signature and docstring become its ToolDefinition."""
 
     def register(f: ToolFn) -> ToolFn:
         tool_name = name or f.__name__
-        description, schema = schema_of(f, {"ToolContext": ToolContext})
-        definition = pb.ToolDefinition(name=tool_name, description=description)
-        definition.parameters.update(schema)
-        REGISTRY[tool_name] = Tool(tool_name, f, schema, definition, read_only)
+        REGISTRY[tool_name] = declared_tool(f, tool_name, read_only=read_only)
         return f
 
     return register(fn) if fn is not None else register
@@ -304,7 +315,7 @@ class Toolbox:
             args = parse_arguments(call.arguments)
         except BadArguments as err:
             return _error(call, f"{err}; send one JSON object matching the schema {self.schema_text(call.name)}")
-        args, problems = validate(args, found.schema) if found.check_arguments else (args, [])
+        args, problems = validate(args, found.arguments, found.schema) if found.arguments else (args, [])
         if problems:
             more = len(problems) - PROBLEMS_SHOWN
             listed = "; ".join(problems[:PROBLEMS_SHOWN]) + (f"; and {more:,} more problems" if more > 0 else "")
@@ -378,6 +389,7 @@ __all__ = [
     "Toolbox",
     "bare_error",
     "builtin_tools",
+    "declared_tool",
     "limit_error",
     "limit_output",
     "tool",
