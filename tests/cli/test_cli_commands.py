@@ -92,7 +92,10 @@ def test_a_failed_call_shows_its_whole_cause_wrapped(
     scripted_model: ScriptedModel, workspace: Path, tmp_path: Path, capsys
 ) -> None:
     (workspace / "auth.py").write_text("x = 1\n")
-    scripted_model.add(reply("", call("edit_file", path="auth.py", old_text="y = 2", new_text="y = 3")), reply("ok"))
+    # the answer after a failed edit gets one line back (undone_check, a model litellm does not know): a second answer
+    scripted_model.add(
+        reply("", call("edit_file", path="auth.py", old_text="y = 2", new_text="y = 3")), reply("ok"), reply("ok")
+    )
     assert main(scripted(scripted_model, workspace, tmp_path / "d", "edit")) == 0
     err = capsys.readouterr().err
     cause = [line for line in err.splitlines() if line.startswith(("  x ", "    "))]

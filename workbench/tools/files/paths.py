@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from workbench.core.feedback import Feedback
 from workbench.core.regular_files import read_regular
+from workbench.core.safe_text import path_text
 from workbench.tools.arguments import shorten
 from workbench.tools.files.bounded import LONG_PATH_PARTS, may_take_long
 from workbench.tools.files.confined import PathChanged
@@ -46,13 +47,14 @@ def workspace_root(ctx: ToolContext) -> Path:
 
 
 def shown(ctx: ToolContext, path: Path) -> str:
-    """How to name a path to the model: workspace-relative when inside, else absolute."""
+    """How to name a path to the model: workspace-relative when inside, else absolute; a name's
+    byte that is not UTF-8 shown as `\\xe9` (core/safe_text.path_text: a result's text is UTF-8)."""
     root, text = str(workspace_root(ctx)), str(path)
     if text == root:
         return "."
     if text.startswith(root + os.sep):
-        return text[len(root) + 1 :]
-    return text
+        return path_text(text[len(root) + 1 :])
+    return path_text(text)
 
 
 def inside(path: Path, root: Path) -> bool:
