@@ -30,6 +30,9 @@ def test_which_tasks_ask_for_work() -> None:
     assert not asks_for_work("What port does conf/settings.json set?")
     assert not asks_for_work("Why does the test fail? Fix ideas welcome.")
     assert not asks_for_work("Tell me about this project.")
+    assert not asks_for_work("start over")  # after a rewind: a restart, not a command to run
+    assert not asks_for_work("Let's start again.")
+    assert asks_for_work("Start the dev server.")
 
 
 def test_what_reads_as_a_how_to() -> None:

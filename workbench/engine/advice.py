@@ -26,7 +26,7 @@ _WORK_VERBS = (
 )
 _WORK = re.compile(
     rf"(?:^|[.!?:;\n]\s*|,\s+|\band\s+|\bthen\s+)(?:please\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)?"
-    rf"(?P<verb>{_WORK_VERBS})\b",
+    rf"(?P<verb>{_WORK_VERBS})\b(?!\s+(?:over|again|afresh|fresh|anew)\b)",  # "start over": a restart, no task
     re.IGNORECASE,
 )
 _CLAUSE_END = re.compile(r"[.!?;\n](?:\s|$)|,\s")
