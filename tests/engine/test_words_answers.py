@@ -85,9 +85,11 @@ async def test_an_answer_stating_values_no_result_shows(
     (workspace / "app.toml").write_text("port = 8080\n")
     replies = (
         reply("", call("read_file", path="app.toml")),
-        reply("The app listens on port 9090, set in config/server.yaml with `listen_port` and MAX_WORKERS 16."),
+        reply(
+            "The app listens on port 9090, set in config/server.yaml with `listen_port` and MAX_WORKERS 48271."
+        ),  # a number no tmp path holds
     )
     assert await answered(settings, scripted_model, "Which port does the app use?", *replies) == snapshot("""\
 [user]
-Your answer states '9090', '16', 'config/server.yaml', which no tool result in this conversation shows. Which tool result shows it? If none does, read what holds it first (read_file), then answer from what you read.\
+Your answer states '9090', '48271', 'config/server.yaml', which no tool result in this conversation shows. Which tool result shows it? If none does, read what holds it first (read_file), then answer from what you read.\
 """)
