@@ -1,9 +1,9 @@
 """What the engine needs of a model: the `Model` Protocol the agent loop calls, and `ModelFactory`,
 how the agent tree makes each agent's model from its `ModelSpec`.
 
-`gateway.ModelClient` (litellm, streamed over HTTP) is the one implementation in Workbench; the
-tests of the loop's logic give the tree an in-process fake instead (tests/fake_model.py), so they
-pay for neither litellm's call path nor HTTP.
+`gateway.ModelClient` (litellm, streamed over HTTP) is the one implementation. The tests script
+the model over that same path (tests/scripted_server.py); an in-process fake was measured and not
+adopted (docs/DECISIONS.md, "No in-process model fake for the loop tests").
 """
 
 from __future__ import annotations

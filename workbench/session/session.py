@@ -120,8 +120,8 @@ class Session:
 
         `interactive`: the TUI (the approval mode's default is `ask`, and a person answers
         reviews); `answerable`: a person answers reviews (a headless run on a terminal); without
-        one, a review is a denial; `models`: how each agent's model is made (litellm's client; the
-        tests of the loop's logic give an in-process fake). Call it on the event loop that will drive
+        one, a review is a denial; `models`: how each agent's model is made (litellm's client,
+        `model.port.ModelFactory`). Call it on the event loop that will drive
         the session.
         """
         settings.workspace = settings.workspace.resolve()
