@@ -3,7 +3,8 @@
     .venv/bin/python tools/eval_recovery.py --model openai/qwen2.5-coder-1.5b \\
         --api-base http://127.0.0.1:8089/v1 --api-key none --runs 1 --temperature 0 --seed 7 \\
         [--scenario edit_trap ...] [--group evidence ...] [--ablate-hints] [--answer-reminder off]
-        [--work-nudge off] [--change-check off] [--undone-check off] [--tool-profile core] [--label after]
+        [--work-nudge off] [--change-check off] [--undone-check off] [--rest-check off]
+        [--tool-profile core] [--label after]
         [--out eval-out]
 
 Per scenario it prints runs, failed (the scenario's failure happened: a model may avoid it),
@@ -16,7 +17,8 @@ setting off: each tool error is cut to its first sentence, so what the hints are
 measured; --answer-reminder sets the closing line after results (off: to measure it);
 --answer-check turns on the question after an answer whose value no result shows; --work-nudge
 sets the line after a how-to answer, --change-check the line after a claimed change no call made,
---undone-check the line after an answer to a task asking for work with no change made (off: to
+--undone-check the line after an answer to a task asking for work with no change made, --rest-check
+the line after an answer that left part of its task (off: to
 measure them; group multistep: issue 38's kinds).
 --temperature and --seed are sent with every model request (Workbench has no such setting:
 the eval adds them to the request it builds). In the failed-child scenarios the root's first
@@ -163,6 +165,10 @@ async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, i
         if not hasattr(settings, "tool_profile"):
             raise SystemExit("--tool-profile: this workbench has no tool_profile setting")
         settings.tool_profile = args.tool_profile
+    if args.rest_check:
+        if not hasattr(settings, "rest_check"):
+            raise SystemExit("--rest-check: this workbench has no rest_check setting")
+        settings.rest_check = args.rest_check
     if args.undone_check:
         if not hasattr(settings, "undone_check"):
             raise SystemExit("--undone-check: this workbench has no undone_check setting")
@@ -316,6 +322,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--undone-check", choices=("auto", "on", "off"), default="", help="the undone_check setting for the run"
+    )
+    parser.add_argument(
+        "--rest-check", choices=("auto", "on", "off"), default="", help="the rest_check setting for the run"
     )
     parser.add_argument(
         "--tool-profile", choices=("full", "core", "auto"), default="", help="the tool_profile setting for the run"

@@ -195,6 +195,19 @@ class Settings:
             choices=ANSWER_REMINDER,
         ),
     )
+    rest_check: str = field(
+        default="auto",
+        metadata=about(
+            doc="a final answer to a task that asks for work, in a run that made changes, gets one line back, once "
+            "a run, when part of the task looks left: it has more clauses of work than the run made changes (the "
+            "clauses and the changes are listed), or it quotes a command that has not run since the last change "
+            "(the ready call); small models did the first of two steps and answered with it; one line back a run "
+            "is shared with work_nudge, change_check and undone_check; auto: for models litellm's table does not "
+            "know, on, off",
+            project=USER_ONLY,
+            choices=ANSWER_REMINDER,
+        ),
+    )
     tool_profile: str = field(
         default="full",
         metadata=about(

@@ -21,7 +21,7 @@ from workbench.core.regular_files import read_regular
 
 # a task asks for work when a sentence or clause starts with one of these (after "please", "can you")
 _WORK_VERBS = (
-    "add|apply|bump|change|convert|correct|create|delete|edit|execute|fix|implement|insert|install|make|move|"
+    "add|append|apply|bump|change|convert|copy|correct|create|delete|edit|execute|fix|implement|insert|install|make|move|"
     "patch|refactor|remove|rename|repair|replace|rewrite|run|set|start|swap|update|write"
 )
 _WORK = re.compile(
@@ -60,11 +60,13 @@ def work_verbs(task: str) -> list[str]:
 
 def work_clauses(task: str) -> list[str]:
     """Each clause of the task that starts with a verb of change or command, from the verb to the
-    clause's end ("Fix slug.py so the check passes")."""
+    clause's end or the next such clause ("Fix slug.py so the check passes")."""
     clauses = []
-    for match in _WORK.finditer(task):
+    matches = list(_WORK.finditer(task))
+    for match, following in zip(matches, [*matches[1:], None], strict=True):
         end = _CLAUSE_END.search(task, match.end("verb"))
-        clauses.append(task[match.start("verb") : end.start() if end else len(task)])
+        stop = min(end.start() if end else len(task), following.start() if following else len(task))
+        clauses.append(task[match.start("verb") : stop].rstrip())
     return clauses
 
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Collection, Sequence
 
 from workbench.guard.rules import READERS
-from workbench.guard.shell_parse import opaque, parse
+from workbench.guard.shell_parse import Command, opaque, parse
 from workbench.pb import workbench_pb2 as pb
 
 Calls = Sequence[tuple[pb.ToolCall, pb.ToolResult]]
@@ -65,11 +65,15 @@ def only_reads(command: str) -> bool:
     if not command.strip() or opaque(command):
         return False
     commands = [c for pipeline in parse(command) for c in pipeline]
-    return bool(commands) and all(
-        c.program in _READS
-        and not (set(c.redirects) - _QUIET)
-        and not (c.program == "find" and {"-delete", "-exec", "-execdir"} & set(c.args))
-        for c in commands
+    return bool(commands) and all(reads(c) for c in commands)
+
+
+def reads(command: Command) -> bool:
+    """Whether one parsed command only reads: a reading program, no file written by a redirect."""
+    return (
+        command.program in _READS
+        and not (set(command.redirects) - _QUIET)
+        and not (command.program == "find" and {"-delete", "-exec", "-execdir"} & set(command.args))
     )
 
 
@@ -104,4 +108,4 @@ def line(failed: list[str]) -> str:
     return LINE.format(calls=shown)
 
 
-__all__ = ["LINE", "arguments", "changing_calls", "claims_change", "failed_changes", "line", "only_reads"]
+__all__ = ["LINE", "arguments", "changing_calls", "claims_change", "failed_changes", "line", "only_reads", "reads"]

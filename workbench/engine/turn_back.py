@@ -1,15 +1,17 @@
 """The line a final answer of a model litellm does not know may get back before the answer is
 accepted (issue 38), at most one a run: a how-to for work the task asks for (advice.py,
 `work_nudge`), a change claimed when every changing call failed (claims.py, `change_check`), or
-an answer to a task that asks for work when no call did any (undone.py, `undone_check`). One turn
-back a run, shared: a second line after the first stacked nudges on a model that had answered
-twice. The loop appends the line as a Workbench-authored user message and takes another turn."""
+an answer to a task that asks for work when no call did any (undone.py, `undone_check`), or when
+part of it looks left (rest.py, `rest_check`). One turn back a run, shared: a second line after the
+first stacked nudges on a model that had answered twice. The loop appends the line as a
+Workbench-authored user message and takes another turn."""
 
 from __future__ import annotations
 
+import shutil
 from typing import TYPE_CHECKING
 
-from workbench.engine import advice, claims, undone
+from workbench.engine import advice, claims, rest, undone
 from workbench.model.gateway import litellm_knows
 
 if TYPE_CHECKING:
@@ -45,9 +47,17 @@ def _line(answer: str, loop: AgentLoop, known: bool) -> str:
         failed = claims.failed_changes(state.calls, changing)
         if failed and claims.claims_change(answer):
             return claims.line(failed)
-    if _on(settings.undone_check, known) and (verbs := advice.work_verbs(task)):
-        return undone.line(task, verbs, state.calls, changing, tools, read)
+    verbs = advice.work_verbs(task)
+    if _on(settings.undone_check, known) and verbs:
+        if text := undone.line(task, verbs, state.calls, changing, tools, read):
+            return text
+    if _on(settings.rest_check, known) and verbs:
+        return rest.line(task, state.calls, changing, tools, _is_program)
     return ""
+
+
+def _is_program(word: str) -> bool:
+    return shutil.which(word) is not None
 
 
 __all__ = ["line"]

@@ -1,0 +1,92 @@
+"""The rest of the task (workbench/engine/rest.py, the `rest_check` setting): an answer that ends a
+run which made changes, with more clauses of work in its task than changes made, or without running
+the command the task quoted since the last change, gets one line back; once a run, shared with the
+other lines (engine/turn_back.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import run_agent
+from tests.scripted_server import ScriptedModel, call, reply
+from workbench.config.settings import Settings
+from workbench.engine.rest import LINE_CHECK, LINE_PARTS, line, task_commands
+from workbench.pb import workbench_pb2 as pb
+
+TOOLS = ["read_file", "edit_file", "write_file", "bash", "ls"]
+CHANGING = ["edit_file", "write_file", "bash"]
+PROGRAMS = {"python3", "make", "pytest"}
+TWO_STEPS = "Make a folder named build and copy app.ini into it."
+CHECKED = "Running `python3 check_slug.py` fails. Fix slug.py so the check passes. Do not change check_slug.py."
+
+
+def made(name: str, ok: bool = True, **arguments: object) -> tuple[pb.ToolCall, pb.ToolResult]:
+    return pb.ToolCall(name=name, arguments=json.dumps(arguments)), pb.ToolResult(is_error=not ok)
+
+
+def says(task: str, calls: list[tuple[pb.ToolCall, pb.ToolResult]], tools: list[str] = TOOLS) -> str:
+    return line(task, calls, CHANGING, tools, PROGRAMS.__contains__)
+
+
+def test_the_commands_a_task_quotes() -> None:
+    assert task_commands(CHECKED, PROGRAMS.__contains__) == ["python3 check_slug.py"]
+    assert task_commands("Fix `slug` in slug.py; run `./check.sh` then `make  test`.", PROGRAMS.__contains__) == [
+        "./check.sh",
+        "make test",
+    ]
+    # a word that is no program, and a command the task says not to run
+    assert task_commands("Set `timeout = 30` in net.toml; do not run `make deploy`.", PROGRAMS.__contains__) == []
+
+
+def test_more_clauses_than_changes() -> None:
+    mkdir = made("bash", command="mkdir build")
+    assert says(TWO_STEPS, [mkdir]) == LINE_PARTS.format(
+        n=2, clauses="Make a folder named build; copy app.ini into it", k=1, s="", changes="bash mkdir build"
+    )
+    # one command line that does both, or two calls: nothing is left
+    assert says(TWO_STEPS, [made("bash", command="mkdir build && cp app.ini build/")]) == ""
+    assert says(TWO_STEPS, [mkdir, made("bash", command="cp app.ini build/")]) == ""
+    # a command that only reads, and a failed one, are no change; with no change undone.py speaks
+    assert says(TWO_STEPS, [made("bash", command="ls"), made("bash", ok=False, command="cp a b")]) == ""
+
+
+def test_a_quoted_command_not_run_since_the_last_change() -> None:
+    edit = made("edit_file", path="slug.py", old_text="a", new_text="b")
+    check = made("bash", command="python3  check_slug.py")
+    said = says(CHECKED, [check, edit])
+    assert said == LINE_CHECK.format(
+        command="python3 check_slug.py",
+        change="edit_file slug.py",
+        call='{"name": "bash", "arguments": {"command": "python3 check_slug.py"}}',
+    )
+    assert says(CHECKED, [edit, check]) == ""  # run after the change
+    assert says(CHECKED, [edit], tools=["edit_file"]) == ""  # no bash to run it with
+    denied = made("edit_file", ok=False, path="slug.py")
+    denied[1].metadata["guard_refused"] = True
+    assert says(CHECKED, [edit, denied]) == ""  # the person stopped a call: not pushed past them
+
+
+async def test_the_second_step_is_asked_for_once(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    scripted_model.add(
+        reply("", call("write_file", path="notes/todo.txt", content="buy milk\n")),
+        reply("The file was created."),
+        reply("", call("write_file", path="notes/done.txt", content="")),
+        reply("Both files are there."),
+    )
+    run = await run_agent(settings, "Create notes/todo.txt with 'buy milk' and create an empty notes/done.txt.", TOOLS)
+    assert run.outcome.text == "Both files are there." and (workspace / "notes" / "done.txt").exists()
+    told = scripted_model.requests[2]["messages"][-1]["content"]
+    assert told.startswith("The task asks for 2 things: Create notes/todo.txt with 'buy milk'; create an empty")
+    assert "This run made 1 change: write_file notes/todo.txt." in told
+    assert [m.text for m in run.of("message") if m.author == pb.AUTHOR_WORKBENCH] == [told]
+    assert len(scripted_model.requests) == 4
+
+
+async def test_off_the_answer_stands(settings: Settings, scripted_model: ScriptedModel) -> None:
+    settings.rest_check = "off"
+    scripted_model.add(reply("", call("write_file", path="a.txt", content="a")), reply("Done."))
+    run = await run_agent(settings, "Create a.txt and create b.txt.", TOOLS)
+    assert run.outcome.text == "Done." and len(scripted_model.requests) == 2
