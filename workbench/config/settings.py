@@ -164,9 +164,8 @@ class Settings:
         default="auto",
         metadata=about(
             doc="a final answer that describes the change or command the task asks for (code blocks, numbered "
-            "steps) and makes no call gets one line back, once a run: it can do the work itself, with which tool "
-            "and a ready call where its text gives one (small models wrote how-tos and changed nothing); never "
-            "for a question; auto: for models litellm's table does not know, on, off",
+            "steps) and makes no call gets one line back, once a run, with a ready call where its text gives one; "
+            "never for a question; auto: for models litellm's table does not know, on, off",
             project=USER_ONLY,
             choices=ANSWER_REMINDER,
         ),
@@ -175,9 +174,8 @@ class Settings:
         default="auto",
         metadata=about(
             doc="a final answer that says a change was made, in a run where every call of a tool that can change "
-            "something failed, gets one line back, once a run, naming the failed calls (small models said 'all "
-            "occurrences have been replaced' with nothing changed); auto: for models litellm's table does not "
-            "know, on, off",
+            "something failed, gets one line back, once a run, naming the failed calls; auto: for models "
+            "litellm's table does not know, on, off",
             project=USER_ONLY,
             choices=ANSWER_REMINDER,
         ),
@@ -186,11 +184,9 @@ class Settings:
         default="auto",
         metadata=about(
             doc="a final answer to a task that asks for a change or a command, in a run where no call that could "
-            "change something succeeded (a command that only reads changes nothing), gets one line back, once a "
-            "run: the task asks for a change and none was made, with a ready call where one follows (a failed "
-            "change's call corrected, a read of the file the task names); small models ended with 'it works "
-            "correctly' or their last error, nothing changed; never for a question; one line back a run is shared "
-            "with work_nudge and change_check; auto: for models litellm's table does not know, on, off",
+            "change something succeeded, gets one line back, once a run, with a ready call where one follows (a "
+            "failed change's call corrected, a read of the file the task names); never for a question; auto: for "
+            "models litellm's table does not know, on, off",
             project=USER_ONLY,
             choices=ANSWER_REMINDER,
         ),
@@ -199,11 +195,9 @@ class Settings:
         default="auto",
         metadata=about(
             doc="a final answer to a task that asks for work, in a run that made changes, gets one line back, once "
-            "a run, when part of the task looks left: it has more clauses of work than the run made changes (the "
-            "clauses and the changes are listed), or it quotes a command that has not run since the last change "
-            "(the ready call); small models did the first of two steps and answered with it; one line back a run "
-            "is shared with work_nudge, change_check and undone_check; auto: for models litellm's table does not "
-            "know, on, off",
+            "a run, when the task has more clauses of work than the run made changes, or quotes a command not run "
+            "since the last change; auto: for models litellm's table does not know, on, off (one line back a run "
+            "is shared by work_nudge, change_check, undone_check and rest_check)",
             project=USER_ONLY,
             choices=ANSWER_REMINDER,
         ),
