@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from workbench.engine.calls_in_text import MAX_CALLS, UNREADABLE, TextCall, find_calls
+from workbench.engine.calls_in_text import MAX_CALLS, UNREADABLE, TextCall, find_calls, result_notes
 
 TOOLS = ["read_file", "write_file", "edit_file", "bash", "ls"]
 
@@ -287,3 +287,28 @@ def test_a_tag_naming_a_tool_that_no_form_reads_is_an_error_not_an_answer() -> N
     assert '{"name": "read_file", "arguments": {"path": "..."}}' in found.error
     (found,), _ = lenient('<tool name="cat"><parameter name="path">a</parameter></tool>')
     assert found.name == UNREADABLE and "'cat'" in found.error and "not one of the offered tools" in found.error
+
+
+def test_a_program_written_as_a_tool_is_read_leniently_as_its_bash_call() -> None:
+    block = '<tools>\n{"type": "function", "function": {"name": "mkdir", "arguments": {"path": "build"}}}\n</tools>'
+    (found,), _ = lenient(block)
+    assert (found.name, args(found), found.program, found.repaired) == (
+        "bash",
+        {"command": "mkdir build"},
+        "mkdir",
+        True,
+    )
+    (copy,), _ = lenient('{"name": "cp", "arguments": {"source": "app.ini", "destination": "build/my app.ini"}}')
+    assert args(copy) == {"command": "cp app.ini 'build/my app.ini'"}
+    assert result_notes(copy) == [
+        "cp is a program, not one of the offered tools: your cp call was run with bash as "
+        '{"name": "bash", "arguments": {"command": "cp app.ini \'build/my app.ini\'"}}. Call bash like that to run a '
+        "program."
+    ]
+    # strictly read, without bash, a made-up tool, or arguments that are no command line: the error stays
+    strict, _ = find_calls(block, LENIENT_TOOLS, schemas=SCHEMAS)
+    no_bash, _ = find_calls(block, ["read_file"], lenient=True)
+    made_up, _ = lenient('{"name": "rename_function", "arguments": {"old": "a", "new": "b"}}')
+    unclear, _ = lenient('{"name": "cp", "arguments": {"recursive": true, "source": "a"}}')
+    for (call,) in (strict, no_bash, made_up, unclear):
+        assert call.name == UNREADABLE and call.error and not call.program

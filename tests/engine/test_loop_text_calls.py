@@ -7,10 +7,12 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_agent
 from tests.scripted_server import ScriptedModel, reply
 from workbench.config.settings import Settings
-from workbench.engine.loop import WROTE_RESULT
+from workbench.engine.calls_in_text import WROTE_RESULT
 from workbench.pb import workbench_pb2 as pb
 from workbench.session.session import Session
 
@@ -97,3 +99,25 @@ async def test_the_same_unreadable_block_again_and_again_stops_for_the_person(
         await session.close()
     assert outcome.status == pb.RUN_STATUS_STOPPED and "repeated grep" in outcome.reason
     assert len(scripted_model.requests) == settings.repeat_stop + 1
+
+
+@pytest.mark.tmux
+async def test_programs_written_as_tools_run_as_their_bash_calls_in_order(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "app.ini").write_text("[app]\n")
+    mkdir = '<tools>\n{"type": "function", "function": {"name": "mkdir", "arguments": {"path": "build"}}}\n</tools>'
+    cp = '<tools>\n{"name": "cp", "arguments": {"source": "app.ini", "destination": "build/app.ini"}}\n</tools>'
+    scripted_model.add(reply(f"{mkdir}\n{cp}"), reply("The folder is made and app.ini is in it."))
+    run = await run_agent(settings, "Make a folder named build and copy app.ini into it.")
+    assert (workspace / "build" / "app.ini").read_text() == "[app]\n"
+    calls = started(run.events)
+    assert [(c.name, json.loads(c.arguments), c.from_text, c.repaired) for c in calls] == [
+        ("bash", {"command": "mkdir build"}, True, True),
+        ("bash", {"command": "cp app.ini build/app.ini"}, True, True),
+    ]
+    results = run.results()
+    assert [r.is_error for r in results] == [False, False]
+    assert results[0].notes[-1].startswith("mkdir is a program, not one of the offered tools: your mkdir call was run")
+    sent = str(scripted_model.requests[1]["messages"])
+    assert "Call bash like that to run a program." in sent

@@ -18,7 +18,7 @@ from tests.words import tool_ctx
 from workbench.config.settings import Settings
 from workbench.core.feedback import model_text
 from workbench.engine import looping
-from workbench.engine.loop import WROTE_RESULT
+from workbench.engine.calls_in_text import WROTE_RESULT
 from workbench.engine.repeats import Repeats
 from workbench.guard.guardrail import Guard
 from workbench.pb import workbench_pb2 as pb

@@ -18,7 +18,9 @@ calls and their results go back to the model is the wire's (`model.text_calls`).
 
 `lenient` (for models litellm does not know, decided by the loop): a block that is not strict
 JSON is read as JSON5 (comments, trailing commas, single quotes), and XML-style calls are read
-(`calls_as_xml`); such calls are `repaired`. A call followed by a result the model wrote itself
+(`calls_as_xml`); such calls are `repaired`. A program called as a tool (`{"name": "mkdir",
+"arguments": {"path": "build"}}`, with bash offered) is read as the bash call it means
+(`arguments.program_command`), marked with its `program`. A call followed by a result the model wrote itself
 (`<result>...`) is `wrote_result`. Pure functions: no I/O, no state.
 """
 
@@ -34,7 +36,7 @@ import json5
 
 from workbench.engine.call_help import Schema, error_text, json_error_spot, unreadable_help
 from workbench.engine.calls_as_xml import RESULT_TAGS, xml_calls
-from workbench.tools.arguments import instead_of_unknown
+from workbench.tools.arguments import instead_of_unknown, program_command
 
 MAX_CALLS = 16  # calls taken from one reply; further blocks stay in the prose
 UNREADABLE = "unreadable_tool_call"  # the name of a call whose block names no tool we could read
@@ -67,6 +69,7 @@ class TextCall:
     repaired: bool = False  # read leniently: JSON5 after strict JSON failed, or an XML-style call
     wrote_result: bool = False  # the reply went on to write this call's result itself
     unknown: str = ""  # the name called that is not offered (the loop asks the MCP servers about it)
+    program: str = ""  # leniently: the program called as a tool (mkdir(path=build)), read as this bash call
 
 
 @dataclass
@@ -309,12 +312,34 @@ def _call_of(obj: dict[str, Any], reading: _Reading, *, tagged: bool) -> TextCal
     if arguments is None:
         arguments = {}
     if name not in offered:
+        if reading.lenient and "bash" in offered and (line := program_command(name, arguments)):
+            return TextCall("bash", json.dumps({"command": line}, ensure_ascii=False), repaired=True, program=name)
         return TextCall(UNREADABLE, "{}", _unknown(name, offered, arguments), unknown=name)
     if not isinstance(arguments, dict):
         return TextCall(
             name, "{}", f"the arguments of the {name} call written in your reply's text are not a JSON object. {HOW}"
         )
     return TextCall(name, json.dumps(arguments, ensure_ascii=False), repaired=repaired)
+
+
+# After the real result of a call whose reply also wrote a result for it (docs/DECISIONS.md).
+WROTE_RESULT = (
+    "Your reply also wrote a result for this {name} call itself; that text was made up, not the call's result. "
+    "The real result is the one above: answer only from it."
+)
+RAN_AS_BASH = (
+    "{program} is a program, not one of the offered tools: your {program} call was run with bash as "
+    '{{"name": "bash", "arguments": {call}}}. Call bash like that to run a program.'
+)
+
+
+def result_notes(call: TextCall) -> list[str]:
+    """The notes the result of a call read from text gets: its reply wrote a result itself; it was
+    a program written as a tool and ran as its bash call."""
+    notes = [WROTE_RESULT.format(name=call.name)] if call.wrote_result else []
+    if call.program:
+        notes.append(RAN_AS_BASH.format(program=call.program, call=call.arguments))
+    return notes
 
 
 HOW = 'Call one of the offered tools with its arguments as one JSON object: {"name": "<tool>", "arguments": {...}}.'

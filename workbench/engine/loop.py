@@ -18,7 +18,7 @@ from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, interrupted, machinery_bug, to_result
 from workbench.engine import evidence, looping, turn_back
 from workbench.engine.budget import Budget
-from workbench.engine.calls_in_text import find_calls
+from workbench.engine.calls_in_text import find_calls, result_notes
 from workbench.engine.compaction import Compactor, NothingToCompact
 from workbench.engine.gates import CallRefused, Gate, keep_workspace, own_checks
 from workbench.engine.inbox import Inbox
@@ -38,11 +38,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("workbench")
 
-# After the real result of a call whose reply also wrote a result for it (docs/DECISIONS.md).
-WROTE_RESULT = (
-    "Your reply also wrote a result for this {name} call itself; that text was made up, not the call's result. "
-    "The real result is the one above: answer only from it."
-)
 CANCEL_GRACE = 1.5  # seconds the tools of a cancelled run get to stop their work
 
 
@@ -299,7 +294,8 @@ class AgentLoop:
         the results as text (text_calls.echo_results), so the model sees the calls it wrote
         worked. Each recovered call is marked `from_text` (and `repaired` when it was read
         leniently: for a model litellm does not know); a block that cannot run gets its error as
-        its result, and a call whose reply wrote its result itself gets a note saying so.
+        its result, and its result gets the notes `calls_in_text.result_notes` gives (a result the
+        reply wrote itself, a program written as a tool that ran as its bash call).
         """
         if reply.tool_calls or not reply.text:
             return
@@ -316,8 +312,8 @@ class AgentLoop:
                 self.state.text_calls[call.id] = (
                     f"{text_call.unknown!r} is not offered: {why}" if why else text_call.error
                 )
-            if text_call.wrote_result:
-                self.state.wrote_result.add(call.id)
+            if notes := result_notes(text_call):
+                self.state.text_notes[call.id] = notes
 
     def _count(self, usage: pb.Usage) -> None:
         """A model call's usage (the agent's own, or the model judge's) toward the agent and the budget."""
@@ -405,9 +401,7 @@ class AgentLoop:
         run.started.pop(call.id, None)
         if call.id in run.abandoned:
             return result  # the run already recorded this call as interrupted
-        if call.id in run.wrote_result:
-            run.wrote_result.discard(call.id)
-            result.notes.append(WROTE_RESULT.format(name=call.name))
+        result.notes.extend(run.text_notes.pop(call.id, []))
         run.repeats.record(call, result, run.turns)
         run.calls.append((call, result))
         self.recorder.emit(pb.ToolCallFinished(result=result))

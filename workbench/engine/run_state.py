@@ -27,7 +27,7 @@ class RunState:
     calls: list[tuple[pb.ToolCall, pb.ToolResult]] = field(default_factory=list)  # its calls as they finished
     stopped: str = ""  # why it stops after this turn's calls: it kept repeating one (looping.py)
     text_calls: dict[str, str] = field(default_factory=dict)  # call id -> why a call recovered from text cannot run
-    wrote_result: set[str] = field(default_factory=set)  # calls recovered from text whose reply wrote their result
+    text_notes: dict[str, list[str]] = field(default_factory=dict)  # call id -> notes for a call read from text
     started: dict[str, float] = field(default_factory=dict)  # call id -> when its tool started (for interrupted)
     abandoned: set[str] = field(default_factory=set)  # calls recorded as interrupted while their tool still ran
 

@@ -1,6 +1,6 @@
 """A model's arguments to a tool call: read as one JSON object (`parse_arguments`), checked
 with the pydantic model of the tool's declaration (`validate`), quoted back in errors at a bounded length (`shorten`,
-`preview`), and what to call instead of a tool that is not offered (`instead_of_unknown`).
+`preview`), and what to call instead of a tool that is not offered (`instead_of_unknown`, `program_command`).
 """
 
 from __future__ import annotations
@@ -49,6 +49,15 @@ def instead_of_unknown(name: str, offered: Iterable[str], arguments: object = No
         call = json.dumps({"name": "bash", "arguments": {"command": line}}, ensure_ascii=False)
         return f"To run the program {name}, call bash: {call}."
     return ""
+
+
+def program_command(name: str, arguments: object) -> str:
+    """The bash command line a call of the program `name` as a tool meant (`mkdir(path=build)`:
+    `mkdir build`), when `name` is a program on PATH and the line can be told from its arguments
+    (`_command_line`); '' otherwise (a made-up tool, an MCP tool's `server__tool` name)."""
+    if "__" in name or not _PROGRAM.fullmatch(name) or shutil.which(name) is None:
+        return ""
+    return _command_line(name, arguments)
 
 
 _ARGUMENT_KEYS = ("args", "arguments", "argv", "command", "cmd", "options", "flags")
