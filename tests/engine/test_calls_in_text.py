@@ -312,3 +312,20 @@ def test_a_program_written_as_a_tool_is_read_leniently_as_its_bash_call() -> Non
     unclear, _ = lenient('{"name": "cp", "arguments": {"recursive": true, "source": "a"}}')
     for (call,) in (strict, no_bash, made_up, unclear):
         assert call.name == UNREADABLE and call.error and not call.program
+
+
+def test_a_python_triple_quoted_string_is_read_leniently_as_a_string() -> None:
+    block = (
+        '<tools>\n{"name": "edit_file", "arguments": {"path": "s.py", "new_text": """\nx = \'a\'\n""", '
+        '"old_text": "y"}}\n</tools>'
+    )
+    (found,), _ = lenient(block)
+    assert (found.name, args(found), found.repaired) == (
+        "edit_file",
+        {"path": "s.py", "new_text": "\nx = 'a'\n", "old_text": "y"},
+        True,
+    )
+    (single,), _ = lenient('{"name": "bash", "arguments": {"command": \'\'\'echo "hi"\'\'\'}}')
+    assert args(single) == {"command": 'echo "hi"'}
+    (strict,), _ = find_calls(block, LENIENT_TOOLS, schemas=SCHEMAS)
+    assert strict.error and "not valid JSON" in strict.error

@@ -17,11 +17,11 @@ name and arguments and nothing else but a type or id. The loop runs what it find
 calls and their results go back to the model is the wire's (`model.text_calls`).
 
 `lenient` (for models litellm does not know, decided by the loop): a block that is not strict
-JSON is read as JSON5 (comments, trailing commas, single quotes), and XML-style calls are read
-(`calls_as_xml`); such calls are `repaired`. A program called as a tool (`{"name": "mkdir",
-"arguments": {"path": "build"}}`, with bash offered) is read as the bash call it means
-(`arguments.program_command`), marked with its `program`. A call followed by a result the model wrote itself
-(`<result>...`) is `wrote_result`. Pure functions: no I/O, no state.
+JSON is read as JSON5 (comments, trailing commas, single quotes; Python's triple-quoted strings
+too), and XML-style calls are read (`calls_as_xml`); such calls are `repaired`. A program called
+as a tool (`{"name": "mkdir", "arguments": {"path": "build"}}`, with bash offered) is read as the
+bash call it means (`arguments.program_command`), marked with its `program`. A call followed by a
+result the model wrote itself (`<result>...`) is `wrote_result`. Pure functions: no I/O, no state.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ _TAG = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
 _CALL_START = re.compile(r'[\[{]\s*\{?\s*"(?:name|tool|tool_name|function|type)"\s*:')
 _LENIENT_START = re.compile(r"""[\[{]\s*\{?\s*["']?(?:name|tool|tool_name|function|type)["']?\s*:""")
+_TRIPLE = re.compile(r'("""|\'\'\')(.*?)\1', re.DOTALL)
 LENIENT_CHARS = 64 * 1024  # a longer block is not tried as JSON5: its pure-Python parser is slow
 _EMPTY_WRAPPER = re.compile(  # a tag or fence left empty once what it held was taken
     r"<(tool_call|tools|tool_calls|function_calls)>\s*(?:</\1>|\Z)|^[ \t]*(```|~~~)[\w+-]*\s*^[ \t]*\2[ \t]*$",
@@ -81,8 +82,9 @@ class _Reading:
     lenient: bool = False
 
     def loads(self, block: str) -> tuple[Any, bool]:
-        """The block as strict JSON, else (lenient) as JSON5: (value, repaired). Raises the strict
-        error when neither reads it (the JSON5 one when that was tried: its spot is the later)."""
+        """The block as strict JSON, else (lenient) as JSON5, with Python's triple-quoted strings read
+        as strings: (value, repaired). Raises the strict error when none reads it (the JSON5 one
+        when that was tried: its spot is the later)."""
         try:
             return json.loads(block, strict=False), False
         except (json.JSONDecodeError, RecursionError) as err:
@@ -91,7 +93,13 @@ class _Reading:
             try:
                 return json5.loads(block), True
             except (ValueError, RecursionError) as lenient_err:
-                raise lenient_err from err
+                quoted = _TRIPLE.sub(lambda m: json.dumps(m.group(2)), block)
+                if quoted == block:
+                    raise lenient_err from err
+                try:  # a Python triple-quoted string as a value: "new_text": """\n...\n"""
+                    return json5.loads(quoted), True
+                except (ValueError, RecursionError):
+                    raise lenient_err from err
 
 
 def find_calls(
