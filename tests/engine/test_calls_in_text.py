@@ -329,3 +329,15 @@ def test_a_python_triple_quoted_string_is_read_leniently_as_a_string() -> None:
     assert args(single) == {"command": 'echo "hi"'}
     (strict,), _ = find_calls(block, LENIENT_TOOLS, schemas=SCHEMAS)
     assert strict.error and "not valid JSON" in strict.error
+
+
+def test_braces_doubled_as_in_a_format_string_are_read_leniently_once() -> None:
+    block = '{{"name": "edit_file", "arguments": {"path": "net.toml", "old_text": "a", "new_text": "b"}}}'
+    (found,), _ = lenient(block)
+    assert (found.name, args(found), found.repaired) == (
+        "edit_file",
+        {"path": "net.toml", "old_text": "a", "new_text": "b"},
+        True,
+    )
+    (strict,), _ = find_calls(block, LENIENT_TOOLS, schemas=SCHEMAS)
+    assert strict.error

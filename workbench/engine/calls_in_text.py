@@ -18,10 +18,11 @@ calls and their results go back to the model is the wire's (`model.text_calls`).
 
 `lenient` (for models litellm does not know, decided by the loop): a block that is not strict
 JSON is read as JSON5 (comments, trailing commas, single quotes; Python's triple-quoted strings
-too), and XML-style calls are read (`calls_as_xml`); such calls are `repaired`. A program called
-as a tool (`{"name": "mkdir", "arguments": {"path": "build"}}`, with bash offered) is read as the
-bash call it means (`arguments.program_command`), marked with its `program`. A call followed by a
-result the model wrote itself (`<result>...`) is `wrote_result`. Pure functions: no I/O, no state.
+and doubled braces too), and XML-style calls are read (`calls_as_xml`); such calls are
+`repaired`. A program called as a tool (`{"name": "mkdir", "arguments": {"path": "build"}}`,
+with bash offered) is read as the bash call it means (`arguments.program_command`), marked with
+its `program`. A call followed by a result the model wrote itself (`<result>...`) is
+`wrote_result`. Pure functions: no I/O, no state.
 """
 
 from __future__ import annotations
@@ -83,8 +84,9 @@ class _Reading:
 
     def loads(self, block: str) -> tuple[Any, bool]:
         """The block as strict JSON, else (lenient) as JSON5, with Python's triple-quoted strings read
-        as strings: (value, repaired). Raises the strict error when none reads it (the JSON5 one
-        when that was tried: its spot is the later)."""
+        as strings and an object's braces written doubled (`{{...}}`) read once: (value, repaired).
+        Raises the strict error when none reads it (the JSON5 one when that was tried: its spot is
+        the later)."""
         try:
             return json.loads(block, strict=False), False
         except (json.JSONDecodeError, RecursionError) as err:
@@ -93,11 +95,14 @@ class _Reading:
             try:
                 return json5.loads(block), True
             except (ValueError, RecursionError) as lenient_err:
-                quoted = _TRIPLE.sub(lambda m: json.dumps(m.group(2)), block)
-                if quoted == block:
+                mended = _TRIPLE.sub(lambda m: json.dumps(m.group(2)), block)  # "new_text": """\n...\n"""
+                stripped = mended.strip()
+                if stripped.startswith("{{") and stripped.endswith("}}"):  # braces doubled as in a format string
+                    mended = stripped[1:-1]
+                if mended == block:
                     raise lenient_err from err
-                try:  # a Python triple-quoted string as a value: "new_text": """\n...\n"""
-                    return json5.loads(quoted), True
+                try:
+                    return json5.loads(mended), True
                 except (ValueError, RecursionError):
                     raise lenient_err from err
 
