@@ -145,6 +145,26 @@ async def test_write_file(ctx: ToolContext) -> None:
     )
 
 
+async def test_write_file_over_a_file_not_read_names_the_lines_it_removed(ctx: ToolContext) -> None:
+    (ctx.workspace / "net.toml").write_text('[net]\nhost = "example.org"\ntimeout = 5\n\nretries = 3\n')
+    assert await said(BOX, ctx, "write_file", {"path": "net.toml", "content": "[net]\ntimeout = 30\n"}) == snapshot("""\
+wrote 19 bytes, 2 lines to net.toml (replaced 52 bytes)
+Note: you had not read net.toml; this write removed 3 of its 5 lines, which were:
+     2	host = "example.org"
+     3	timeout = 5
+     5	retries = 3
+If any of them should stay, put them back.\
+""")
+    # read (or written) first: the write's result is the plain one
+    assert await said(BOX, ctx, "write_file", {"path": "net.toml", "content": "timeout = 30\n"}) == snapshot(
+        "wrote 13 bytes, 1 line to net.toml (replaced 19 bytes)"
+    )
+    # a write that keeps every line of an unread file says nothing more
+    assert await said(
+        BOX, ctx, "write_file", {"path": "README.md", "content": "# Demo\n\nA demo project.\nMore.\n"}
+    ) == snapshot("wrote 30 bytes, 4 lines to README.md (replaced 24 bytes)")
+
+
 async def test_write_file_over_a_file_that_changed_since_it_was_read(ctx: ToolContext) -> None:
     await said(BOX, ctx, "read_file", {"path": "README.md"})
     (ctx.workspace / "README.md").write_text("# Changed elsewhere\n")

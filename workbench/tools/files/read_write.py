@@ -41,6 +41,7 @@ PAGE_BYTES = 256 * 1024  # a page never holds more (and never more than the outp
 LINE_CHARS = 2000  # longer lines are cut in read_file
 BINARY_SNIFF = 8192  # bytes looked at for NUL to call a file binary
 DIFF_METADATA_CHARS = 64 * 1024  # the diff in a result's metadata (for the TUI) is cut here
+BLIND_LINES = 40  # lines an unread file lost to a whole write, shown at most
 STATE_KEY = "files.seen"  # ctx.state: resolved path -> digest of the content the agent last saw
 
 
@@ -296,13 +297,36 @@ async def write_file(path: str, content: str, ctx: ToolContext) -> pb.ToolResult
     return await run_bounded(lambda: resolve_and(ctx, path, lambda target: _write_whole(ctx, target, path, data)))
 
 
+def blind_note(ctx: ToolContext, target: Path, old: bytes, data: bytes) -> str:
+    """For a whole write over a file the agent had not read or written in this session, the lines
+    of it the write removed, numbered as they stood ('' when it removed none, or was seen): a model
+    wrote a guessed config over the real one and lost its other settings unseen."""
+    if has_seen(ctx, target):
+        return ""
+    try:
+        before, after = old.decode("utf-8"), data.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    kept = set(after.splitlines())
+    lines = before.splitlines()
+    removed = [(n, line) for n, line in enumerate(lines, 1) if line.strip() and line not in kept]
+    if not removed:
+        return ""
+    listed = "\n".join(numbered([line], n) for n, line in removed[:BLIND_LINES])
+    more = f"\n[{len(removed) - BLIND_LINES:,} more]" if len(removed) > BLIND_LINES else ""
+    return (
+        f"\nNote: you had not read {shown(ctx, target)}; this write removed {len(removed):,} of its "
+        f"{len(lines):,} lines, which were:\n{listed}{more}\nIf any of them should stay, put them back."
+    )
+
+
 def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.ToolResult:
     if len(data) > LONG_BYTES:
         may_take_long()
     check_writable(ctx, target, path)
     name = shown(ctx, target)
     before: str | None = None
-    created, twin_note = False, ""
+    created, note = False, ""
     with path_lock(str(target)):
         try:
             size = target.stat().st_size
@@ -327,19 +351,20 @@ def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.T
             except UnicodeDecodeError:
                 before = None
             what = f"replaced {len(old):,} bytes"
+            note = blind_note(ctx, target, old, data)
         else:
             created = True
             new_folders = [p for p in target.parents if not p.exists() and inside(p, workspace_root(ctx))]
             what = "new file" + (f", created folder {shown(ctx, new_folders[0])}" if new_folders else "")
             if new_folders and (twin := resembled_twin(ctx, target, data)):  # the write goes on: a note, no refusal
-                twin_note = (
+                note = (
                     f"\nNote: {twin} already exists and this new file is much like it; if you meant to change "
                     f"{twin}, write there instead: {ctx.call_with(path=twin)}"
                 )
         write_checked(ctx, target, path, data)
         remember(ctx, target, data)
     text = data.decode("utf-8")
-    result = pb.ToolResult(output=f"wrote {_size_text(data)} to {name} ({what}){twin_note}")
+    result = pb.ToolResult(output=f"wrote {_size_text(data)} to {name} ({what}){note}")
     result.metadata.update({"path": name})
     if created:
         result.metadata.update({"created": True, **diff_metadata(unified_diff("", text, name))})
