@@ -301,9 +301,8 @@ def test_a_program_written_as_a_tool_is_read_leniently_as_its_bash_call() -> Non
     (copy,), _ = lenient('{"name": "cp", "arguments": {"source": "app.ini", "destination": "build/my app.ini"}}')
     assert args(copy) == {"command": "cp app.ini 'build/my app.ini'"}
     assert result_notes(copy) == [
-        "cp is a program, not one of the offered tools: your cp call was run with bash as "
-        '{"name": "bash", "arguments": {"command": "cp app.ini \'build/my app.ini\'"}}. Call bash like that to run a '
-        "program."
+        "cp is a program, not one of the offered tools: your cp call ran with bash as the command line "
+        "`cp app.ini 'build/my app.ini'`. To run a program, call bash with its command line."
     ]
     # strictly read, without bash, a made-up tool, or arguments that are no command line: the error stays
     strict, _ = find_calls(block, LENIENT_TOOLS, schemas=SCHEMAS)

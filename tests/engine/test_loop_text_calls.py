@@ -118,6 +118,6 @@ async def test_programs_written_as_tools_run_as_their_bash_calls_in_order(
     ]
     results = run.results()
     assert [r.is_error for r in results] == [False, False]
-    assert results[0].notes[-1].startswith("mkdir is a program, not one of the offered tools: your mkdir call was run")
+    assert results[0].notes[-1].startswith("mkdir is a program, not one of the offered tools: your mkdir call ran")
     sent = str(scripted_model.requests[1]["messages"])
-    assert "Call bash like that to run a program." in sent
+    assert "To run a program, call bash with its command line." in sent

@@ -340,9 +340,10 @@ WROTE_RESULT = (
     "Your reply also wrote a result for this {name} call itself; that text was made up, not the call's result. "
     "The real result is the one above: answer only from it."
 )
+# No call in it: a 1.5B model copied a JSON call from this note into its next reply, which ran again.
 RAN_AS_BASH = (
-    "{program} is a program, not one of the offered tools: your {program} call was run with bash as "
-    '{{"name": "bash", "arguments": {call}}}. Call bash like that to run a program.'
+    "{program} is a program, not one of the offered tools: your {program} call ran with bash as the command "
+    "line `{command}`. To run a program, call bash with its command line."
 )
 
 
@@ -351,7 +352,7 @@ def result_notes(call: TextCall) -> list[str]:
     a program written as a tool and ran as its bash call."""
     notes = [WROTE_RESULT.format(name=call.name)] if call.wrote_result else []
     if call.program:
-        notes.append(RAN_AS_BASH.format(program=call.program, call=call.arguments))
+        notes.append(RAN_AS_BASH.format(program=call.program, command=json.loads(call.arguments)["command"]))
     return notes
 
 
