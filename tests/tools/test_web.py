@@ -548,7 +548,11 @@ async def test_fetch_timeout(tmp_path: Path, serve: Callable[..., Server]) -> No
         result = await call("web_fetch", allowed(tmp_path, web_timeout=0.3), url=f"{site.url}/slow")
     finally:
         release.set()
-    assert result.is_error and result.error == f"timed out after 0.3 s fetching {site.url}/slow"
+    # on a loaded machine the whole fetch's deadline (3x) can be reached before the read's timeout is seen
+    assert result.is_error and result.error in (
+        f"timed out after 0.3 s fetching {site.url}/slow",
+        f"fetching {site.url}/slow did not finish within 0.9 s (the whole fetch, redirects included)",
+    )
 
 
 async def test_fetch_tls_error(tmp_path: Path, serve: Callable[..., Server]) -> None:
