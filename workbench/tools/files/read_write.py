@@ -297,15 +297,11 @@ async def write_file(path: str, content: str, ctx: ToolContext) -> pb.ToolResult
     return await run_bounded(lambda: resolve_and(ctx, path, lambda target: _write_whole(ctx, target, path, data)))
 
 
-def blind_note(ctx: ToolContext, target: Path, old: bytes, data: bytes) -> str:
+def blind_note(ctx: ToolContext, target: Path, before: str | None, after: str) -> str:
     """For a whole write over a file the agent had not read or written in this session, the lines
-    of it the write removed, numbered as they stood ('' when it removed none, or was seen): a model
-    wrote a guessed config over the real one and lost its other settings unseen."""
-    if has_seen(ctx, target):
-        return ""
-    try:
-        before, after = old.decode("utf-8"), data.decode("utf-8")
-    except UnicodeDecodeError:
+    of it the write removed, numbered as they stood ('' when it removed none, was seen, or was not
+    text): a model wrote a guessed config over the real one and lost its other settings unseen."""
+    if before is None or has_seen(ctx, target):
         return ""
     kept = set(after.splitlines())
     lines = before.splitlines()
@@ -325,6 +321,7 @@ def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.T
         may_take_long()
     check_writable(ctx, target, path)
     name = shown(ctx, target)
+    text = data.decode("utf-8")  # encode_text made it from text
     before: str | None = None
     created, note = False, ""
     with path_lock(str(target)):
@@ -351,7 +348,7 @@ def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.T
             except UnicodeDecodeError:
                 before = None
             what = f"replaced {len(old):,} bytes"
-            note = blind_note(ctx, target, old, data)
+            note = blind_note(ctx, target, before, text)
         else:
             created = True
             new_folders = [p for p in target.parents if not p.exists() and inside(p, workspace_root(ctx))]
@@ -363,7 +360,6 @@ def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.T
                 )
         write_checked(ctx, target, path, data)
         remember(ctx, target, data)
-    text = data.decode("utf-8")
     result = pb.ToolResult(output=f"wrote {_size_text(data)} to {name} ({what}){note}")
     result.metadata.update({"path": name})
     if created:
