@@ -238,7 +238,7 @@ def test_a_crashed_engine_leaves_its_sessions_running_and_the_next_one_adopts_th
     scripted_model: ScriptedModel, workspace: Path, data: Path
 ) -> None:
     (workspace / "a.txt").write_text("alpha\n")
-    scripted_model.add(reply("", call("read_file", path="a.txt"), delay=1), reply("done after the crash", delay=4))
+    scripted_model.add(reply("", call("read_file", path="a.txt"), delay=1), reply("done after the crash", delay=12))
     detached = wb(*run_args(scripted_model, workspace, data, "--engine", "require", "--detach", "go"))
     assert detached.returncode == 0, detached.stderr
     session_id = detached.stdout.strip()
