@@ -4,7 +4,7 @@
         --api-base http://127.0.0.1:8089/v1 --api-key none --runs 1 --temperature 0 --seed 7 \\
         [--scenario edit_trap ...] [--group evidence ...] [--ablate-hints] [--answer-reminder off]
         [--work-nudge off] [--change-check off] [--undone-check off] [--rest-check off]
-        [--tool-profile core] [--label after]
+        [--announce-check off] [--tool-profile core] [--label after]
         [--out eval-out]
 
 Per scenario it prints runs, failed (the scenario's failure happened: a model may avoid it),
@@ -18,8 +18,8 @@ measured; --answer-reminder sets the closing line after results (off: to measure
 --answer-check turns on the question after an answer whose value no result shows; --work-nudge
 sets the line after a how-to answer, --change-check the line after a claimed change no call made,
 --undone-check the line after an answer to a task asking for work with no change made, --rest-check
-the line after an answer that left part of its task (off: to
-measure them; group multistep: issue 38's kinds).
+the line after an answer that left part of its task, --announce-check the line after an answer that
+only announces its next step (off: to measure them; group multistep: issue 38's kinds).
 --temperature and --seed are sent with every model request (Workbench has no such setting:
 the eval adds them to the request it builds). In the failed-child scenarios the root's first
 subagent cannot reach its model: the eval sends that child's requests to a closed port, so it
@@ -92,6 +92,17 @@ class Row:
 
 
 TOLD_CHARS = 60  # characters of each Workbench-authored line kept in a row
+ANSWER_LINE = ("auto", "on", "off")
+# settings an arm may set (--answer-reminder off, --tool-profile core, ...): name -> its choices
+SWITCHES = {
+    "answer_reminder": ANSWER_LINE,
+    "work_nudge": ANSWER_LINE,
+    "change_check": ANSWER_LINE,
+    "undone_check": ANSWER_LINE,
+    "rest_check": ANSWER_LINE,
+    "announce_check": ANSWER_LINE,
+    "tool_profile": ("full", "core", "auto"),
+}
 DEAD_ENDPOINT = "http://127.0.0.1:9/v1"  # nothing listens on the discard port: connection refused
 failing_child = {"id": ""}  # the subagent whose model calls go to DEAD_ENDPOINT in this run ("" none)
 
@@ -153,30 +164,11 @@ async def run_once(scenario: Scenario, args: argparse.Namespace, folder: Path, i
         if not hasattr(settings, "answer_check"):
             raise SystemExit("--answer-check: this workbench has no answer_check setting")
         settings.answer_check = True
-    if args.answer_reminder:
-        if not hasattr(settings, "answer_reminder"):
-            raise SystemExit("--answer-reminder: this workbench has no answer_reminder setting")
-        settings.answer_reminder = args.answer_reminder
-    if args.change_check:
-        if not hasattr(settings, "change_check"):
-            raise SystemExit("--change-check: this workbench has no change_check setting")
-        settings.change_check = args.change_check
-    if args.tool_profile:
-        if not hasattr(settings, "tool_profile"):
-            raise SystemExit("--tool-profile: this workbench has no tool_profile setting")
-        settings.tool_profile = args.tool_profile
-    if args.rest_check:
-        if not hasattr(settings, "rest_check"):
-            raise SystemExit("--rest-check: this workbench has no rest_check setting")
-        settings.rest_check = args.rest_check
-    if args.undone_check:
-        if not hasattr(settings, "undone_check"):
-            raise SystemExit("--undone-check: this workbench has no undone_check setting")
-        settings.undone_check = args.undone_check
-    if args.work_nudge:
-        if not hasattr(settings, "work_nudge"):
-            raise SystemExit("--work-nudge: this workbench has no work_nudge setting")
-        settings.work_nudge = args.work_nudge
+    for name in SWITCHES:  # a setting this workbench lacks: the arm cannot be measured on it
+        if value := getattr(args, name):
+            if not hasattr(settings, name):
+                raise SystemExit(f"--{name.replace('_', '-')}: this workbench has no {name} setting")
+            setattr(settings, name, value)
     session = await Session.open(settings)
     failing_child["id"] = "a1" if scenario.fail_first_child else ""  # AgentTree.spawn numbers children a1, a2, ...
     started = time.monotonic()
@@ -311,24 +303,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--answer-check", action="store_true", help="ask once which result shows an answer's uncited value"
     )
-    parser.add_argument(
-        "--answer-reminder", choices=("auto", "on", "off"), default="", help="the answer_reminder setting for the run"
-    )
-    parser.add_argument(
-        "--work-nudge", choices=("auto", "on", "off"), default="", help="the work_nudge setting for the run"
-    )
-    parser.add_argument(
-        "--change-check", choices=("auto", "on", "off"), default="", help="the change_check setting for the run"
-    )
-    parser.add_argument(
-        "--undone-check", choices=("auto", "on", "off"), default="", help="the undone_check setting for the run"
-    )
-    parser.add_argument(
-        "--rest-check", choices=("auto", "on", "off"), default="", help="the rest_check setting for the run"
-    )
-    parser.add_argument(
-        "--tool-profile", choices=("full", "core", "auto"), default="", help="the tool_profile setting for the run"
-    )
+    for name, choices in SWITCHES.items():
+        flag = f"--{name.replace('_', '-')}"
+        parser.add_argument(flag, choices=choices, default="", help=f"the {name} setting for the run")
     parser.add_argument("--temperature", type=float, default=None, help="sent with every request")
     parser.add_argument("--seed", type=int, default=None, help="sent with every request")
     parser.add_argument("--max-turns", type=int, default=12, help="model calls of one agent per run")

@@ -63,6 +63,14 @@ You can make this change yourself, and the task asks you to: call edit_file or w
 """)
 
 
+async def test_an_answer_that_only_announces_its_next_step(settings: Settings, scripted_model: ScriptedModel) -> None:
+    replies = (reply("The build folder is there. Now I'll copy app.ini into it."),)
+    assert await answered(settings, scripted_model, "What is in app.ini?", *replies) == snapshot("""\
+[user]
+Your answer ends with a step you are about to take ("Now I'll copy app.ini into it") but makes no call, so that step was not taken. Make the call now; answer when the task is done.\
+""")
+
+
 async def test_a_change_claimed_when_every_changing_call_failed(
     settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:

@@ -23,7 +23,8 @@ class RunState:
     turns: int = 0  # model calls of this run
     outcome: pb.RunFinished | None = None  # how it ended, once it has
     asked_for_evidence: bool = False  # its answer was asked which result shows it (evidence.py)
-    turned_back: str = ""  # the one line its final answer got back (turn_back.py: advice, claims, undone)
+    turned_back: str = ""  # the one line its final answer got back (turn_back.py: advice, claims, undone, rest)
+    announced: str = ""  # the line an answer that only announced its next step got back (announce.py)
     calls: list[tuple[pb.ToolCall, pb.ToolResult]] = field(default_factory=list)  # its calls as they finished
     stopped: str = ""  # why it stops after this turn's calls: it kept repeating one (looping.py)
     text_calls: dict[str, str] = field(default_factory=dict)  # call id -> why a call recovered from text cannot run

@@ -3,7 +3,9 @@ accepted (issue 38), at most one a run: a how-to for work the task asks for (adv
 `work_nudge`), a change claimed when every changing call failed (claims.py, `change_check`), or
 an answer to a task that asks for work when no call did any (undone.py, `undone_check`), or when
 part of it looks left (rest.py, `rest_check`). One turn back a run, shared: a second line after the
-first stacked nudges on a model that had answered twice. The loop appends the line as a
+first stacked nudges on a model that had answered twice. An answer that only announces its next
+step (announce.py, `announce_check`) has an allowance of its own, once a run: it came after one of
+the other lines (the rest line, then "I will make the next call."). The loop appends the line as a
 Workbench-authored user message and takes another turn."""
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING
 
-from workbench.engine import advice, claims, rest, undone
+from workbench.engine import advice, announce, claims, rest, undone
 from workbench.model.gateway import litellm_knows
 
 if TYPE_CHECKING:
@@ -24,9 +26,14 @@ def _on(mode: str, known_model: bool) -> bool:
 
 def line(answer: str, loop: AgentLoop) -> str:
     """The line `answer` gets back ('' none); the run's state remembers which was given."""
+    known = litellm_knows(loop.client.spec)
+    if not loop.state.announced and _on(loop.settings.announce_check, known):
+        loop.state.announced = announce.line(answer)
+        if loop.state.announced:
+            return loop.state.announced
     if loop.state.turned_back:
         return ""
-    text = _line(answer, loop, litellm_knows(loop.client.spec))
+    text = _line(answer, loop, known)
     if text:
         loop.state.turned_back = text
     return text
