@@ -42,6 +42,7 @@ def test_an_announced_step(answer: str, step: str) -> None:
         "Done. Let me know if you need anything else.",
         "I'll be happy to help!",
         "Shall I run it?",
+        "ok, I will not write it",  # a refusal
         "I will run this:\n```bash\nmake test\n```",  # a how-to: advice.py's
         "It needs DEPLOY_REGION (eu or us). I hope this helps.",
         "",

@@ -2,7 +2,8 @@
 server: the argument refusals, the exit-status lines, the notes a failed command's output gets (the
 code it points at, a missing module, the sandbox refusing it, a secret kept from the shells) and the
 note of an output cut to the limit. With one (marked tmux): a failed command, a command not found,
-a timeout, a shell that exited, the tmux tool's answers. A change of wording is a reviewed diff
+a timeout, a shell that exited, a success that printed nothing, an in-place edit that changed
+nothing, the tmux tool's answers. A change of wording is a reviewed diff
 (`pytest --inline-snapshot=review`)."""
 
 from __future__ import annotations
@@ -245,6 +246,26 @@ Error: the shell ended with exit code 137 while the command ran, without reporti
     assert await run(term, "bash", {"command": "exit 4"}) == snapshot(
         "Error: exit code 4; the shell exited (exit code 4); your next bash call starts a fresh shell in <ws>"
     )
+
+
+@pytest.mark.tmux
+async def test_bash_successes_that_did_less_than_they_look(term: ToolContext) -> None:
+    (term.workspace / "net.toml").write_text("timeout = 5\n")
+    assert await run(term, "bash", {"command": "mkdir build"}) == snapshot(
+        "The command succeeded (exit code 0) and printed nothing."
+    )
+    assert await run(term, "bash", {"command": "sed -i 's/timeout = 120/timeout = 30/' net.toml"}) == snapshot("""\
+The command succeeded (exit code 0) and printed nothing.
+sed -i changed nothing: net.toml is as before the command (its pattern matched no line). Read the file to copy its exact text: {"name": "read_file", "arguments": {"path": "net.toml"}}\
+""")
+    assert await run(term, "bash", {"command": "perl -pi -e 's/retries/tries/' net.toml && cat net.toml"}) == snapshot("""\
+timeout = 5
+perl -i changed nothing: net.toml is as before the command (its pattern matched no line). Read the file to copy its exact text: {"name": "read_file", "arguments": {"path": "net.toml"}}\
+""")
+    assert await run(term, "bash", {"command": "sed -i 's/timeout = 5/timeout = 30/' net.toml"}) == snapshot(
+        "The command succeeded (exit code 0) and printed nothing."
+    )
+    assert (term.workspace / "net.toml").read_text() == "timeout = 30\n"
 
 
 @pytest.mark.tmux

@@ -5,10 +5,10 @@ rest line, 2026-12-07). Such an answer gets one line back, once a run, on an all
 (the other lines share one, turn_back.py): the announced step was not taken; take it now.
 
 An announcement is the answer's last sentence, in the first person, about to act ("I will", "I'll",
-"let me", "I am going to", "next, I", "now I need to"); not a question, not an offer ("let me
-know", "I'll be happy to"), not a reply with a code block (that is a how-to: advice.py). Only for
-models litellm does not know (the `announce_check` setting; decided by turn_back.py). Pure
-functions.
+"let me", "I am going to", "next, I", "now I need to"); not a question, not a refusal ("I will
+not"), not an offer ("let me know", "I'll be happy to"), not a reply with a code block (that is a
+how-to: advice.py). Only for models litellm does not know (the `announce_check` setting; decided
+by turn_back.py). Pure functions.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ _ABOUT_TO_ACT = re.compile(
     re.IGNORECASE,
 )
 _OFFER = re.compile(
-    r"^(?:know|be\s+(?:happy|glad)|wait|stop|leave|assume|help|note|mention|point\s+out)\b|^(?:keep|let)\s+you\b",
+    r"^(?:not|never|know|be\s+(?:happy|glad)|wait|stop|leave|assume|help|note|mention|point\s+out)\b"
+    r"|^(?:keep|let)\s+you\b",
     re.IGNORECASE,
 )
 

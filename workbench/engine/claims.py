@@ -15,8 +15,8 @@ import re
 from collections.abc import Collection, Sequence
 
 from workbench.guard.rules import READERS
-from workbench.guard.shell_parse import Command, opaque, parse
 from workbench.pb import workbench_pb2 as pb
+from workbench.terminal.shell_parse import Command, opaque, parse
 
 Calls = Sequence[tuple[pb.ToolCall, pb.ToolResult]]
 

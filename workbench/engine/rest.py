@@ -22,8 +22,8 @@ from collections.abc import Callable, Collection, Sequence
 
 from workbench.engine.advice import work_clauses
 from workbench.engine.claims import arguments, changing_calls, reads
-from workbench.guard.shell_parse import opaque, parse
 from workbench.pb import workbench_pb2 as pb
+from workbench.terminal.shell_parse import opaque, parse
 
 Calls = Sequence[tuple[pb.ToolCall, pb.ToolResult]]
 IsProgram = Callable[[str], bool]

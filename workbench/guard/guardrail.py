@@ -31,10 +31,10 @@ from workbench.config.settings import Settings, effective_approval
 from workbench.guard.model_judge import ModelJudge
 from workbench.guard.review import describe_call
 from workbench.guard.rules import Rule, arguments, bash_rule, file_rule, parse_rules, primary_text
-from workbench.guard.shell_parse import Places, opaque, simple_commands
 from workbench.mcp.deferred import LISTER
 from workbench.mcp.manager import McpManager
 from workbench.pb import workbench_pb2 as pb
+from workbench.terminal.shell_parse import Places, opaque, simple_commands
 from workbench.tools.registry import REGISTRY, builtin_tools
 
 log = logging.getLogger("workbench")

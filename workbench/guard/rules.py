@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.config.settings import ConfigError
-from workbench.guard.shell_parse import SHELLS, Command, Pipeline, Places, parse
 from workbench.pb import workbench_pb2 as pb
+from workbench.terminal.shell_parse import SHELLS, Command, Pipeline, Places, parse
 from workbench.tools.arguments import BadArguments, parse_arguments
 from workbench.tools.registry import is_dynamic
 

@@ -17,6 +17,7 @@ from workbench.terminal.host import TerminalHost
 from workbench.terminal.output_cap import CappedOutput, saved_output_path
 from workbench.terminal.shell_env import missing_secret_hint
 from workbench.terminal.tmux_control import ServerGone, ServerStalled
+from workbench.tools import in_place
 from workbench.tools.code_refs import pointers
 from workbench.tools.not_found import close_commands, missing_command
 from workbench.tools.registry import ToolContext, ToolFn, tool
@@ -51,6 +52,9 @@ def check_text(**values: str | None) -> None:
             ) from err
         if value and "\x00" in value:
             raise Feedback(f"{name} contains a NUL character; remove it")
+
+
+SILENT_SUCCESS = "The command succeeded (exit code 0) and printed nothing."
 
 
 def _status_text(status: int, close: list[str] | None = None) -> str:
@@ -104,6 +108,9 @@ async def bash(
     limit = seconds_of(timeout, ctx.settings.bash_timeout)
     host = host_of(ctx)
     settings = ctx.settings
+    cwd = host.agent(ctx.agent_id).cwd
+    edits = in_place.edits(command, Path(cwd) if cwd else ctx.workspace, ctx.workspace)
+    before = await asyncio.to_thread(in_place.digests, edits) if edits else []
     output = CappedOutput(
         settings.output_limit,
         saved_output_path(ctx.outputs_dir, ctx.call_id),
@@ -130,6 +137,10 @@ async def bash(
         code = await asyncio.to_thread(pointers, text, ctx.workspace, Path(cwd) if cwd else None)
         notes = [*(h for h in (hint, secret) if h), *code, *notes]
         raise Feedback("; ".join([_status_text(status, close), *notes]), output=text, metadata=metadata)
+    if edits and (same := await asyncio.to_thread(in_place.unchanged, edits, before)):
+        notes = [*notes, in_place.note(same, ctx.workspace)]
+    if not text.strip():
+        notes = [SILENT_SUCCESS, *notes]  # a small model read an empty output as a failure (issue 38)
     if not notes and not cut:
         return text  # the common case: no copy through a ToolResult
     result = pb.ToolResult(output=text, notes=notes)

@@ -1,4 +1,5 @@
-"""Reading a bash command line the way bash splits it, for the guard's rules.
+"""Reading a bash command line the way bash splits it: for the guard's rules, the engine's checks
+of what a command did, and the bash tool's in-place edits (pure functions, no I/O but `Places.of`).
 
 Quotes, `;`, `&&`, `||`, `|`, `&`, new lines, subshells, `$(...)`, backticks, `bash -c '...'`
 and `eval` are read, and wrappers such as `sudo`, `env`, `nice` or `timeout` looked through,
