@@ -152,12 +152,19 @@ def line(
     if ready := next((r for c, res in reversed(failed) if (r := corrected(c, res, read))), ""):
         how = f", starting with {ready}"
     elif path := named_file(task, read):
-        was_read = any(c.name == "read_file" and arguments(c).get("path") == path and not r.is_error for c, r in calls)
-        if not was_read and "read_file" in tools:
-            how = f", starting with {_call('read_file', {'path': path})}"
-        elif "edit_file" in tools:
-            how = f" with edit_file on {path} (old_text copied exactly from the file)"
+        how = way_to_change(path, calls, tools)
     return LINE.format(failed=said, how=how)
 
 
-__all__ = ["LINE", "LINE_RUN", "corrected", "did_work", "line", "named_file", "only_runs"]
+def way_to_change(path: str, calls: Calls, tools: Collection[str]) -> str:
+    """How to change a file the task names, as the end of "Make the change now...": starting with
+    its ready read_file call when the run has not read it, else with edit_file on it ('' neither)."""
+    was_read = any(c.name == "read_file" and arguments(c).get("path") == path and not r.is_error for c, r in calls)
+    if not was_read and "read_file" in tools:
+        return f", starting with {_call('read_file', {'path': path})}"
+    if "edit_file" in tools:
+        return f" with edit_file on {path} (old_text copied exactly from the file)"
+    return ""
+
+
+__all__ = ["LINE", "LINE_RUN", "corrected", "did_work", "line", "named_file", "only_runs", "way_to_change"]
