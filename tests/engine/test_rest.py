@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.conftest import run_agent
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config.settings import Settings
-from workbench.engine.rest import LINE_CHECK, LINE_PARTS, line, task_commands
+from workbench.engine.rest import LINE_CHECK, LINE_FILE, LINE_PARTS, line, task_commands, touches
 from workbench.pb import workbench_pb2 as pb
 
 TOOLS = ["read_file", "edit_file", "write_file", "bash", "ls"]
@@ -25,8 +25,12 @@ def made(name: str, ok: bool = True, **arguments: object) -> tuple[pb.ToolCall, 
     return pb.ToolCall(name=name, arguments=json.dumps(arguments)), pb.ToolResult(is_error=not ok)
 
 
+FILES = {"net.toml": "timeout = 5\n", "slug.py": "def slug(s):\n    return s\n", "check_slug.py": "..."}
+WORKSPACE = "/ws"
+
+
 def says(task: str, calls: list[tuple[pb.ToolCall, pb.ToolResult]], tools: list[str] = TOOLS) -> str:
-    return line(task, calls, CHANGING, tools, PROGRAMS.__contains__)
+    return line(task, calls, CHANGING, tools, PROGRAMS.__contains__, FILES.get, WORKSPACE)
 
 
 def test_the_commands_a_task_quotes() -> None:
@@ -49,6 +53,37 @@ def test_more_clauses_than_changes() -> None:
     assert says(TWO_STEPS, [mkdir, made("bash", command="cp app.ini build/")]) == ""
     # a command that only reads, and a failed one, are no change; with no change undone.py speaks
     assert says(TWO_STEPS, [made("bash", command="ls"), made("bash", ok=False, command="cp a b")]) == ""
+
+
+def test_the_file_the_task_names_left_untouched() -> None:
+    lookalike = made("write_file", path="src/config/net.toml", content="[net]\ntimeout = 30")
+    assert says("Set the timeout in net.toml to 30.", [lookalike]) == LINE_FILE.format(
+        path="net.toml",
+        changes="write_file src/config/net.toml",
+        how=', starting with {"name": "read_file", "arguments": {"path": "net.toml"}}',
+    )
+    read = made("read_file", path="net.toml")
+    assert says("Set the timeout in net.toml to 30.", [read, lookalike]).startswith(
+        "The task asks to change net.toml, and no change of this run touched it (its changes: write_file "
+        "src/config/net.toml). Change net.toml itself now with edit_file on net.toml"
+    )
+    # the check changed instead of the code: the line names the code's file, and judges nothing else
+    check = made("edit_file", path="check_slug.py", old_text="a", new_text="b")
+    assert says(CHECKED, [check]).startswith("The task asks to change slug.py, and no change of this run touched it")
+    for touched in (
+        made("edit_file", path="./net.toml", old_text="5", new_text="30"),
+        made("write_file", path="/ws/net.toml", content="timeout = 30\n"),
+        made("bash", command="sed -i 's/5/30/' net.toml"),
+        made("bash", command="echo 'timeout = 30' > net.toml"),
+        made("bash", command='eval "$EDIT"'),  # made at run time: it may have
+    ):
+        assert says("Set the timeout in net.toml to 30.", [touched]) == "", touched[0].arguments
+
+
+def test_what_a_call_touches() -> None:
+    assert not touches(made("bash", command="cat net.toml && mkdir out")[0], "net.toml", WORKSPACE)
+    assert touches(made("bash", command="cd /ws && cp other.toml net.toml")[0], "net.toml", WORKSPACE)
+    assert not touches(made("bash", command="cp net.toml src/net.toml")[0], "src/config/net.toml", WORKSPACE)
 
 
 def test_a_quoted_command_not_run_since_the_last_change() -> None:

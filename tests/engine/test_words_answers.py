@@ -63,6 +63,20 @@ You can make this change yourself, and the task asks you to: call edit_file or w
 """)
 
 
+async def test_a_lookalike_written_instead_of_the_file_the_task_names(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "net.toml").write_text("[net]\ntimeout = 5\n")
+    replies = (
+        reply("", call("write_file", path="src/config/net.toml", content="[net]\ntimeout = 30\n")),
+        reply("I changed the timeout in net.toml to 30."),
+    )
+    assert await answered(settings, scripted_model, "Set the timeout in net.toml to 30.", *replies) == snapshot("""\
+[user]
+The task asks to change net.toml, and no change of this run touched it (its changes: write_file src/config/net.toml). Change net.toml itself now, starting with {"name": "read_file", "arguments": {"path": "net.toml"}}, or, if it needs no change, say why.\
+""")
+
+
 async def test_an_answer_that_only_announces_its_next_step(settings: Settings, scripted_model: ScriptedModel) -> None:
     replies = (reply("The build folder is there. Now I'll copy app.ini into it."),)
     assert await answered(settings, scripted_model, "What is in app.ini?", *replies) == snapshot("""\

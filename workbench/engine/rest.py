@@ -3,6 +3,10 @@ it ("The mkdir command was successful", the copy left undone), or changes the co
 without running the command the task gave to check it (issue 38: one_command 6 of 6 finished runs
 in the 2026-12-02 eval). Such an answer, in a run where a change was made, gets one line back, once
 a run (shared with the other lines, turn_back.py):
+- the task asks to change a file the workspace has (undone.named_file: net.toml in "Set the timeout
+  in net.toml to 30") and no change of the run touched it: the model wrote a lookalike under an
+  invented folder (src/config/net.toml) and said net.toml was updated (set_a_value, both runs of
+  seed 1, 2026-12-07); the line names the file and the changes made, with the way to change it;
 - the task has more clauses of work than the run made changes: the clauses are listed beside the
   changes made, and the model is asked to do what is left or to say that all of it is done;
 - else the task quotes a command (`python3 check_slug.py`, a program the machine has) that has not
@@ -11,17 +15,19 @@ a run (shared with the other lines, turn_back.py):
 Only for models litellm does not know (the `rest_check` setting; decided by the loop), only for a
 task that asks for work (advice.work_clauses), and only when a changing call succeeded (with none,
 undone.py speaks). A run where the guard refused a call gets no line. Pure functions: whether a
-word names a program is asked through `is_program`.
+word names a program is asked through `is_program`, the workspace's files through `read`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Collection, Sequence
 
 from workbench.engine.advice import work_clauses
 from workbench.engine.claims import arguments, changing_calls, reads
+from workbench.engine.undone import Read, named_file, way_to_change
 from workbench.pb import workbench_pb2 as pb
 from workbench.terminal.shell_parse import opaque, parse
 
@@ -36,6 +42,10 @@ CHANGE_CHARS = 60  # of each change named in the line
 LINE_PARTS = (
     "The task asks for {n} things: {clauses}. This run made {k} change{s}: {changes}. "
     "Do what is left now, or, if all of it is done, say so."
+)
+LINE_FILE = (
+    "The task asks to change {path}, and no change of this run touched it (its changes: {changes}). "
+    "Change {path} itself now{how}, or, if it needs no change, say why."
 )
 LINE_CHECK = (
     "The task gives a command, `{command}`, and it has not run since your last change ({change}). "
@@ -74,12 +84,41 @@ def _changes(call: pb.ToolCall) -> int:
     return max(sum(1 for pipeline in parse(command) for c in pipeline if not reads(c)), 1)
 
 
+def touches(call: pb.ToolCall, path: str, workspace: str) -> bool:
+    """Whether a successful changing call may have changed the workspace file `path`: a file tool's
+    path that is that file, or a bash line with a command that names it and does not only read (a
+    line made at run time may have changed anything)."""
+    target = os.path.normpath(os.path.join(workspace, path))
+
+    def same(word: str) -> bool:
+        return os.path.normpath(os.path.join(workspace, word)) == target
+
+    args = arguments(call)
+    if call.name != "bash":
+        named = args.get("path")
+        return not isinstance(named, str) or same(named)
+    command = str(args.get("command", ""))
+    if opaque(command):
+        return True
+    commands = [c for pipeline in parse(command) for c in pipeline if not reads(c)]
+    return any(same(word) for c in commands for word in (*c.words[1:], *c.redirects))
+
+
 def _runs(call: pb.ToolCall, command: str) -> bool:
     return call.name == "bash" and command in " ".join(str(arguments(call).get("command", "")).split())
 
 
-def line(task: str, calls: Calls, changing: Collection[str], tools: Collection[str], is_program: IsProgram) -> str:
-    """The one line for an answer that ends a run with part of its task left ('' none)."""
+def line(
+    task: str,
+    calls: Calls,
+    changing: Collection[str],
+    tools: Collection[str],
+    is_program: IsProgram,
+    read: Read,
+    workspace: str,
+) -> str:
+    """The one line for an answer that ends a run with part of its task left ('' none). `workspace`
+    is the folder the calls' relative paths start from."""
     if any("guard_refused" in result.metadata for _, result in calls):
         return ""
     made = [
@@ -89,6 +128,10 @@ def line(task: str, calls: Calls, changing: Collection[str], tools: Collection[s
     ]
     if not made:
         return ""
+    target = named_file(task, read)
+    if target and not any(touches(call, target, workspace) for _, call in made):
+        changes = "; ".join(_change(call) for _, call in made)
+        return LINE_FILE.format(path=target, changes=changes, how=way_to_change(target, calls, tools))
     clauses, count = work_clauses(task), sum(_changes(call) for _, call in made)
     if len(clauses) > count:
         changes = "; ".join(_change(call) for _, call in made)
@@ -104,4 +147,4 @@ def line(task: str, calls: Calls, changing: Collection[str], tools: Collection[s
     return ""
 
 
-__all__ = ["LINE_CHECK", "LINE_PARTS", "line", "task_commands"]
+__all__ = ["LINE_CHECK", "LINE_FILE", "LINE_PARTS", "line", "task_commands", "touches"]

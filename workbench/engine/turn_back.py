@@ -59,7 +59,7 @@ def _line(answer: str, loop: AgentLoop, known: bool) -> str:
         if text := undone.line(task, verbs, state.calls, changing, tools, read):
             return text
     if _on(settings.rest_check, known) and verbs:
-        return rest.line(task, state.calls, changing, tools, _is_program)
+        return rest.line(task, state.calls, changing, tools, _is_program, read, str(workspace))
     return ""
 
 
