@@ -231,14 +231,26 @@ async def test_a_swap_between_the_check_and_the_open_is_caught(
 @pytest.mark.slow
 async def test_grep_and_glob_patterns_are_shortened_in_errors(tools: Tools, workspace: Path) -> None:
     put(workspace, "a.txt", "x\n")
-    huge = "(" + "a" * 3_000_000
-    text = await tools.fail("grep", pattern=huge)
-    assert "invalid regular expression" in text and "(shortened: 3,000,001 characters)" in text
+    long = "(" + "a" * 20_000
+    text = await tools.fail("grep", pattern=long[:5_000])
+    assert "invalid regular expression" in text and "(shortened: 5,000 characters)" in text
     assert len(text) < 1000
-    text = await tools.ok("grep", pattern="b" * 3_000_000)
-    assert "no matches for" in text and "(shortened: 3,000,000 characters)" in text and len(text) < 1000
-    text = await tools.fail("glob", pattern="c" * 3_000_000)
-    assert "matched no file" in text and "(shortened: 3,000,000 characters)" in text and len(text) < 1000
+    text = await tools.ok("grep", pattern="b" * 10_000)
+    assert "no matches for" in text and "(shortened: 10,000 characters)" in text and len(text) < 1000
+    text = await tools.fail("glob", pattern="c" * 10_000)
+    assert "matched no file" in text and "(shortened: 10,000 characters)" in text and len(text) < 1000
+
+
+@pytest.mark.parametrize(("name", "arguments"), [("grep", {}), ("glob", {}), ("grep", {"pattern": "x", "glob": ""})])
+async def test_a_pattern_over_the_limit_is_refused_at_once(tools: Tools, name: str, arguments: dict[str, str]) -> None:
+    """Compiling a 3 MB pattern took 4-20 s (120 s under load); refused before any work."""
+    huge = "(" + "a" * 3_000_000
+    field = "glob" if "glob" in arguments else "pattern"
+    started = time.monotonic()
+    text = await tools.fail(name, **{**arguments, field: huge})
+    assert time.monotonic() - started < 2.0
+    assert "is too long: a pattern has at most 10,000 characters" in text and len(text) < 1000
+    assert "(shortened: 3,000,001 characters)" in text
 
 
 async def test_a_path_just_under_path_max_is_echoed_within_the_limit(tools: Tools) -> None:

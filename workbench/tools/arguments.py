@@ -17,8 +17,11 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from workbench.core.feedback import Feedback
+
 ECHO_CHARS = 200  # a value the model sent is quoted back in an error at most this long
 PROBLEMS_SHOWN = 10  # argument problems listed in one error; the rest are counted
+PATTERN_CHARS = 10_000  # a longer regular expression or glob is refused at once: compiling 3 MB took 4-20 s
 
 
 def shorten(value: str, limit: int = ECHO_CHARS) -> str:
@@ -26,6 +29,15 @@ def shorten(value: str, limit: int = ECHO_CHARS) -> str:
     if len(value) <= limit:
         return repr(value)
     return f"{value[:limit]!r}… (shortened: {len(value):,} characters)"
+
+
+def bounded_pattern(pattern: str, kind: str) -> None:
+    """Refuse a `kind` pattern (regular expression, glob) longer than PATTERN_CHARS, before any work."""
+    if len(pattern) > PATTERN_CHARS:
+        raise Feedback(
+            f"the {kind} {shorten(pattern)} is too long: a pattern has at most {PATTERN_CHARS:,} characters; "
+            "search for a shorter, distinctive part of it"
+        )
 
 
 def instead_of_unknown(name: str, offered: Iterable[str], arguments: object = None) -> str:

@@ -12,7 +12,7 @@ import regex
 
 from workbench.core.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.arguments import shorten
+from workbench.tools.arguments import bounded_pattern, shorten
 from workbench.tools.files.bounded import run_bounded
 from workbench.tools.files.confined import PathChanged, read_checked
 from workbench.tools.files.found_nothing import count_of, filter_missed, missing_place, nothing_found, place
@@ -48,6 +48,7 @@ def _existing(ctx: ToolContext, path: str) -> Path:
 
 def _compile(pattern: str) -> Any:
     """The pattern compiled by `regex`, checked first by Python's `re` for its familiar error messages."""
+    bounded_pattern(pattern, "regular expression")
     try:
         re.compile(pattern, re.MULTILINE)
         return regex.compile(pattern, regex.MULTILINE | regex.VERSION0)

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from workbench.core.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
-from workbench.tools.arguments import shorten
+from workbench.tools.arguments import bounded_pattern, shorten
 from workbench.tools.files.bounded import run_bounded
 from workbench.tools.files.confined import PathChanged
 from workbench.tools.files.found_nothing import (
@@ -83,6 +83,7 @@ def search_plan(ctx: ToolContext, path: str, pattern: str | None) -> tuple[Searc
         ignore = None  # the person or the model named an ignored folder: search it all
     search = Search(base, rel_dir, "" if base == root else f"{base}/", ignore)
     if pattern:
+        bounded_pattern(pattern, "glob")
         search.name_only = "/" not in pattern
         try:
             search.matcher = glob_regex(pattern)
