@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from inline_snapshot import snapshot
 
 from tests.conftest import run_agent
@@ -74,6 +75,21 @@ async def test_a_lookalike_written_instead_of_the_file_the_task_names(
     assert await answered(settings, scripted_model, "Set the timeout in net.toml to 30.", *replies) == snapshot("""\
 [user]
 The task asks to change net.toml, and no change of this run touched it (its changes: write_file src/config/net.toml). Change net.toml itself now, starting with {"name": "read_file", "arguments": {"path": "net.toml"}}, or, if it needs no change, say why.\
+""")
+
+
+@pytest.mark.tmux
+async def test_a_sed_that_matched_nothing_is_no_change(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "net.toml").write_text("[net]\ntimeout = 5\n")
+    replies = (
+        reply("", call("bash", command="sed -i 's/timeout = 120/timeout = 30/' net.toml")),
+        reply("The file net.toml is unchanged and has not been modified by the command."),
+    )
+    assert await answered(settings, scripted_model, "Set the timeout in net.toml to 30.", *replies) == snapshot("""\
+[user]
+The task asks for a change, and none was made: no call in this run changed anything. Make the change now, starting with {"name": "read_file", "arguments": {"path": "net.toml"}}, or, if it cannot be done, say why.\
 """)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.tools.in_place import digests, edits, unchanged
+from workbench.tools.in_place import digests, edits, only_edits, unchanged
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,11 @@ def test_unchanged_is_by_content(tmp_path: Path) -> None:
     assert [e.shown for e in unchanged(found, before)] == ["net.toml"]  # a missing file is never "unchanged"
     target.write_text("timeout = 30\n")
     assert unchanged(found, before) == []
+
+
+def test_a_line_made_only_of_in_place_edits() -> None:
+    assert only_edits("sed -i s/a/b/ net.toml")
+    assert only_edits("cd conf && perl -pi -e 's/a/b/' net.toml")
+    assert not only_edits("sed -i s/a/b/ net.toml && cat net.toml")  # more than edits: not judged
+    assert not only_edits("sed s/a/b/ net.toml")
+    assert not only_edits('sed -i "$(cat fix)" net.toml')

@@ -205,7 +205,7 @@ class Settings:
     announce_check: str = field(
         default="auto",
         metadata=about(
-            doc="a final answer that ends with a step about to be taken (\"I will make the next call.\") and makes "
+            doc='a final answer that ends with a step about to be taken ("I will make the next call.") and makes '
             "no call gets one line back, once a run, besides the one line the four checks above share; auto: for "
             "models litellm's table does not know, on, off",
             project=USER_ONLY,

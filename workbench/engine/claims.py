@@ -78,11 +78,14 @@ def reads(command: Command) -> bool:
 
 
 def changing_calls(calls: Calls, changing: Collection[str]) -> list[tuple[pb.ToolCall, pb.ToolResult]]:
-    """The run's calls of the `changing` tools, but bash commands that only read."""
+    """The run's calls of the `changing` tools, but bash commands that only read, and a bash line of
+    in-place edits that left every file as it was (`changed_nothing`: tools/in_place.py)."""
     return [
         (call, result)
         for call, result in calls
-        if call.name in changing and not (call.name == "bash" and only_reads(str(arguments(call).get("command", ""))))
+        if call.name in changing
+        and not (call.name == "bash" and only_reads(str(arguments(call).get("command", ""))))
+        and "changed_nothing" not in result.metadata
     ]
 
 

@@ -3,7 +3,8 @@ and prints nothing when its pattern matches no line, and a small model guessed t
 read the silence as a failure or a success (issue 38: set_a_value, every run of the 2026-12-07
 eval). The bash tool hashes the files a command line edits in place (sed -i, perl -i) before it
 runs and again after it succeeds; each one left as it was is named in a note with the ready
-read_file call.
+read_file call. A line made only of such edits that changed none of its files is marked
+`changed_nothing` in its result's metadata: the engine's checks count it as no change.
 
 Only files inside the workspace, at most MAX_FILES of them and MAX_BYTES each; a command line
 the guard calls opaque (words built at run time: `$(...)`, backticks; a wrapper such as sudo)
@@ -92,6 +93,15 @@ def edits(command_line: str, cwd: Path, workspace: Path) -> list[Edit]:
     return found
 
 
+def only_edits(command_line: str) -> bool:
+    """Whether every command of the line is an in-place edit of files (or a `cd`): when all of its
+    files are unchanged, the line changed nothing."""
+    if opaque(command_line):
+        return False
+    commands = [c for pipeline in parse(command_line) for c in pipeline]
+    return bool(commands) and all(c.program == "cd" or _edited_files(c) for c in commands)
+
+
 def _digest(path: Path) -> str | None:
     try:
         if not path.is_file() or path.stat().st_size > MAX_BYTES:
@@ -127,4 +137,4 @@ def note(unchanged: list[Edit], workspace: Path) -> str:
     )
 
 
-__all__ = ["Edit", "digests", "edits", "note", "unchanged"]
+__all__ = ["Edit", "digests", "edits", "note", "only_edits", "unchanged"]

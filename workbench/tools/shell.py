@@ -137,7 +137,8 @@ async def bash(
         code = await asyncio.to_thread(pointers, text, ctx.workspace, Path(cwd) if cwd else None)
         notes = [*(h for h in (hint, secret) if h), *code, *notes]
         raise Feedback("; ".join([_status_text(status, close), *notes]), output=text, metadata=metadata)
-    if edits and (same := await asyncio.to_thread(in_place.unchanged, edits, before)):
+    same = await asyncio.to_thread(in_place.unchanged, edits, before) if edits else []
+    if same:
         notes = [*notes, in_place.note(same, ctx.workspace)]
     if not text.strip():
         notes = [SILENT_SUCCESS, *notes]  # a small model read an empty output as a failure (issue 38)
@@ -145,6 +146,8 @@ async def bash(
         return text  # the common case: no copy through a ToolResult
     result = pb.ToolResult(output=text, notes=notes)
     result.metadata.update(cut)
+    if same and len(same) == len(edits) and in_place.only_edits(command):
+        result.metadata["changed_nothing"] = True  # the engine's checks: no change made
     return result
 
 
