@@ -25,7 +25,7 @@ _ABOUT_TO_ACT = re.compile(
     r"let\s+me|let's|let\s+us|we\s+will|we'll|we\s+need\s+to)\s+(?P<step>\S.*)$",
     re.IGNORECASE,
 )
-_OFFER = re.compile(
+_NO_STEP = re.compile(  # a refusal ("I will not"), an offer ("let me know"), waiting on the person
     r"^(?:not|never|know|be\s+(?:happy|glad)|wait|stop|leave|assume|help|note|mention|point\s+out)\b"
     r"|^(?:keep|let)\s+you\b",
     re.IGNORECASE,
@@ -48,7 +48,7 @@ def announced_step(answer: str) -> str:
         return ""
     last = sentences[-1].rstrip(":")
     match = _ABOUT_TO_ACT.match(last.replace("\u2019", "'"))
-    if match is None or _OFFER.match(match.group("step")):
+    if match is None or _NO_STEP.match(match.group("step")):
         return ""
     return last if len(last) <= QUOTED_CHARS else last[: QUOTED_CHARS - 1].rstrip() + "…"
 

@@ -128,13 +128,12 @@ def line(
     ]
     if not made:
         return ""
+    changes = "; ".join(_change(call) for _, call in made)
     target = named_file(task, read)
     if target and not any(touches(call, target, workspace) for _, call in made):
-        changes = "; ".join(_change(call) for _, call in made)
         return LINE_FILE.format(path=target, changes=changes, how=way_to_change(target, calls, tools))
     clauses, count = work_clauses(task), sum(_changes(call) for _, call in made)
     if len(clauses) > count:
-        changes = "; ".join(_change(call) for _, call in made)
         listed = "; ".join(" ".join(c.split()) for c in clauses)
         return LINE_PARTS.format(n=len(clauses), clauses=listed, k=count, s="" if count == 1 else "s", changes=changes)
     if "bash" not in tools:

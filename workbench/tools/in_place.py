@@ -37,7 +37,7 @@ class Edit:
 
 def _edited_files(command: Command) -> list[str]:
     """The files one sed or perl command edits in place ([] when it does not: no -i)."""
-    program = Path(command.program).name
+    program = command.program
     if program not in _VALUED:
         return []
     args = list(command.words[1:])
@@ -78,19 +78,18 @@ def edits(command_line: str, cwd: Path, workspace: Path) -> list[Edit]:
     """The workspace files the command line edits in place, as it names them."""
     if opaque(command_line):
         return []
-    root = workspace.resolve()
-    found: list[Edit] = []
+    named: list[tuple[str, Path, str]] = []  # program, where the line left it, the file as written
     here = cwd
-    for pipeline in parse(command_line):
+    for pipeline in parse(command_line):  # parsing only (cached): most lines name no file to edit
         for command in pipeline:
             if command.program == "cd" and len(command.words) == 2:
                 here = here / command.words[1]
-                continue
-            for shown in _edited_files(command):
-                path = (here / shown).resolve()
-                if path.is_relative_to(root) and len(found) < MAX_FILES:
-                    found.append(Edit(Path(command.program).name, path, shown))
-    return found
+            named.extend((command.program, here, shown) for shown in _edited_files(command))
+    if not named:
+        return []
+    root = workspace.resolve()
+    found = [Edit(program, (folder / shown).resolve(), shown) for program, folder, shown in named]
+    return [edit for edit in found if edit.path.is_relative_to(root)][:MAX_FILES]
 
 
 def only_edits(command_line: str) -> bool:

@@ -108,8 +108,8 @@ async def bash(
     limit = seconds_of(timeout, ctx.settings.bash_timeout)
     host = host_of(ctx)
     settings = ctx.settings
-    cwd = host.agent(ctx.agent_id).cwd
-    edits = in_place.edits(command, Path(cwd) if cwd else ctx.workspace, ctx.workspace)
+    started_in = host.agent(ctx.agent_id).cwd  # the line may cd: failures read the end
+    edits = in_place.edits(command, Path(started_in) if started_in else ctx.workspace, ctx.workspace)
     before = await asyncio.to_thread(in_place.digests, edits) if edits else []
     output = CappedOutput(
         settings.output_limit,
