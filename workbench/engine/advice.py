@@ -36,7 +36,8 @@ _QUESTION_START = re.compile(
 _FENCE = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _STEP = re.compile(r"^\s*(?:\d+[.)]|step \d+\b)", re.IGNORECASE | re.MULTILINE)
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "terminal", "cmd"}
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,7})(?![\w/(])")
+# a file named in text (conf/app.toml, main.py): a word with an extension, not part of a longer path or a call
+FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,7})(?![\w/(])")
 READ_LIMIT = 200_000  # bytes of a named file read to find the lines a block rewrites
 COMMAND_CHARS = 400  # a longer shell block is not offered as one ready call
 
@@ -136,7 +137,7 @@ def nudge(text: str, tools: Collection[str], read: Callable[[str], str | None]) 
     if command and "bash" in tools:
         return LINE_RUN.format(call=_call("bash", command=command))
     blocks = [body for lang, body in _FENCE.findall(text) if lang.lower() not in _SHELL]
-    paths = {path: read(path) for path in dict.fromkeys(_PATH.findall(text))}
+    paths = {path: read(path) for path in dict.fromkeys(FILE_NAME.findall(text))}
     for path, current in paths.items():  # an existing file first: the lines its block rewrites
         if current is None or "edit_file" not in tools:
             continue

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 
 from workbench.core.feedback import model_text
+from workbench.engine.advice import FILE_NAME
 from workbench.pb import workbench_pb2 as pb
 
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,_]*(?:\.\d+)*(?![\w])")  # 8080, 4.2.1, 1,234
-_PATH = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,7}(?![\w/(])")  # conf/app.toml, main.py
 _QUOTED = re.compile(r"`([^`\n]{2,80})`")
 _NAME = re.compile(r"\b(?:[a-z]+_\w+|[A-Z][a-z]+[A-Z]\w*|[A-Z][A-Z0-9_]{4,})\b")  # max_retries, CheckLogin, WARNING
 SHOWN_VALUES = 3  # values named in the question
@@ -32,7 +32,7 @@ def claimed(answer: str) -> list[str]:
     extension, `quoted` names, identifiers (snake_case, CamelCase, ALL_CAPS of five or more);
     each once, in order."""
     values = [m.group(0) for m in _NUMBER.finditer(answer) if len(m.group(0)) >= 2]
-    values += [m.group(0) for m in _PATH.finditer(answer)]
+    values += [m.group(0) for m in FILE_NAME.finditer(answer)]
     values += [m.group(1).strip() for m in _QUOTED.finditer(answer)]
     values += [m.group(0) for m in _NAME.finditer(answer)]
     return list(dict.fromkeys(v.rstrip(".,") for v in values if v.rstrip(".,")))

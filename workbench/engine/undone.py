@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from workbench.engine.advice import work_clauses
+from workbench.engine.advice import FILE_NAME, work_clauses
 from workbench.engine.claims import arguments, changing_calls
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.files.edit import REGION_FLOOR, closest_region
@@ -38,7 +38,6 @@ _EDITS = re.compile(  # verbs that change a file in place (not make, create, mov
 _RUN_VERBS = re.compile(r"^(?:run|execute|start)$", re.IGNORECASE)
 _DID_YOU_MEAN = re.compile(r"did you mean ([^\s?]+)\? Send")
 _TOKENS = re.compile(r"\w+|\s+|[^\w\s]")
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,7})(?![\w/(])")
 CONTEXT_TOKENS = 6  # tokens of context a carried change may take to sit once in the file's lines
 
 LINE = (
@@ -123,10 +122,10 @@ def named_file(task: str, read: Read) -> str:
     task with such a verb names ("In greet.py, change ..."); '' none (a task to make or copy files)."""
     clauses = [c for c in work_clauses(task) if _EDITS.match(c)]
     for clause in clauses:
-        for path in _PATH.findall(clause):
+        for path in FILE_NAME.findall(clause):
             if read(path) is not None:
                 return str(path)
-    existing = [p for p in dict.fromkeys(_PATH.findall(task)) if read(p) is not None]
+    existing = [p for p in dict.fromkeys(FILE_NAME.findall(task)) if read(p) is not None]
     return existing[0] if clauses and len(existing) == 1 else ""
 
 
