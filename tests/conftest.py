@@ -62,6 +62,10 @@ def settings(tmp_path: Path, workspace: Path, scripted_model: ScriptedModel) -> 
         api_key="sk-test-key",
         workspace=workspace,
         data_dir=tmp_path / "data",
+        # the scripted model is one litellm does not know, for which `task_files` (auto) reads the files
+        # a task names before the first model call; tests of other behaviour script their replies for
+        # a run without those reads (tests/engine/test_task_files.py turns it back on)
+        task_files="off",
     )
 
 

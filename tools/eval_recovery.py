@@ -4,7 +4,7 @@
         --api-base http://127.0.0.1:8089/v1 --api-key none --runs 1 --temperature 0 --seed 7 \\
         [--scenario edit_trap ...] [--group evidence ...] [--ablate-hints] [--answer-reminder off]
         [--work-nudge off] [--change-check off] [--undone-check off] [--rest-check off]
-        [--announce-check off] [--tool-profile core] [--label after]
+        [--announce-check off] [--task-files off] [--tool-profile core] [--label after]
         [--out eval-out]
 
 Per scenario it prints runs, failed (the scenario's failure happened: a model may avoid it),
@@ -19,7 +19,8 @@ measured; --answer-reminder sets the closing line after results (off: to measure
 sets the line after a how-to answer, --change-check the line after a claimed change no call made,
 --undone-check the line after an answer to a task asking for work with no change made, --rest-check
 the line after an answer that left part of its task, --announce-check the line after an answer that
-only announces its next step (off: to measure them; group multistep: issue 38's kinds).
+only announces its next step, --task-files the reads of the files a task names before its first
+model call (off: to measure them; group multistep: issue 38's kinds).
 --temperature and --seed are sent with every model request (Workbench has no such setting:
 the eval adds them to the request it builds). In the failed-child scenarios the root's first
 subagent cannot reach its model: the eval sends that child's requests to a closed port, so it
@@ -101,6 +102,7 @@ SWITCHES = {
     "undone_check": ANSWER_LINE,
     "rest_check": ANSWER_LINE,
     "announce_check": ANSWER_LINE,
+    "task_files": ANSWER_LINE,
     "tool_profile": ("full", "core", "auto"),
 }
 DEAD_ENDPOINT = "http://127.0.0.1:9/v1"  # nothing listens on the discard port: connection refused

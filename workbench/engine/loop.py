@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, interrupted, machinery_bug, to_result
-from workbench.engine import evidence, looping, turn_back
+from workbench.engine import evidence, looping, task_files, turn_back
 from workbench.engine.budget import Budget
 from workbench.engine.calls_in_text import find_calls, result_notes
 from workbench.engine.compaction import Compactor, NothingToCompact
@@ -128,6 +128,8 @@ class AgentLoop:
         if prompt:
             self.append(pb.Message(role=pb.ROLE_USER, text=prompt, author=self.prompt_author))
         try:
+            if prompt:
+                await self._read_task_files(prompt)
             text = await self._turns()
             outcome = pb.RunFinished(status=pb.RUN_STATUS_FINISHED, text=text)
         except RunEnded as end:
@@ -202,6 +204,26 @@ class AgentLoop:
                 raise RunEnded(pb.RUN_STATUS_TERMINATED, "a tool asked to end the run", reply.text)
             if self.state.stopped:  # it kept repeating a call and no person could be asked: it stops here
                 raise RunEnded(pb.RUN_STATUS_STOPPED, self.state.stopped)
+
+    async def _read_task_files(self, task: str) -> None:
+        """With `task_files` on, the files the task names are read before the first model call, by
+        read_file calls Workbench makes (task_files.py); a read the guard would not let through
+        unasked is left out."""
+        if not turn_back.mode_on(self.settings.task_files, litellm_knows(self.client.spec)):
+            return
+        if "read_file" not in self.toolbox.tools:
+            return
+        paths = await asyncio.to_thread(task_files.named_files, task, self.ctx.workspace)
+        reads = task_files.reads(paths)
+        if self.guard is not None:
+            calls = [c for c in reads.tool_calls if self.guard.check(c).verdict == pb.GUARD_VERDICT_RECORD]
+            del reads.tool_calls[:]
+            reads.tool_calls.extend(calls)
+        if not reads.tool_calls:
+            return
+        self.append(reads)
+        for result in await self._run_tools(list(reads.tool_calls)):
+            self.append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
 
     # --- model ----------------------------------------------------------------------------
 

@@ -1,0 +1,109 @@
+"""The files a task names are read before the run's first model call (`task_files`, issue 38).
+
+Which names count is a function of the task and a real workspace folder (`named_files`); what the
+model reads is pinned through the real loop, tree and SQLite store and litellm's HTTP to the
+scripted server: a model litellm does not know (auto: on), and one it knows (auto: off)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inline_snapshot import snapshot
+
+from tests.conftest import run_agent
+from tests.scripted_server import ScriptedModel, reply
+from tests.words import steady, transcript
+from workbench.config.settings import Settings
+from workbench.engine.task_files import FILE_BYTES, NAMES_LOOKED_AT, TASK_FILES, named_files
+from workbench.pb import workbench_pb2 as pb
+
+NET_TOML = '[net]\nhost = "example.org"\ntimeout = 5\n'
+
+
+def test_files_named_at_their_path_in_the_order_named(workspace: Path) -> None:
+    (workspace / "conf").mkdir()
+    (workspace / "conf" / "app.toml").write_text("port = 1\n")
+    (workspace / "main.py").write_text("print(1)\n")
+    task = "Make main.py read conf/app.toml, and see main.py again; example.org and e.g. are no files."
+    assert named_files(task, workspace) == ["main.py", "conf/app.toml"]
+
+
+def test_a_bare_name_finds_the_one_file_of_that_name(workspace: Path) -> None:
+    (workspace / "etc" / "app").mkdir(parents=True)
+    (workspace / "etc" / "app" / "logging.ini").write_text("[log]\nlevel = WARNING\n")
+    assert named_files("What level does logging.ini set?", workspace) == ["etc/app/logging.ini"]
+    (workspace / "old").mkdir()
+    (workspace / "old" / "logging.ini").write_text("[log]\n")
+    assert named_files("What level does logging.ini set?", workspace) == []  # two: which one is not for us to say
+
+
+def test_what_is_not_read_with_the_task(workspace: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("outside\n")
+    (workspace / "link.txt").symlink_to(tmp_path / "secret.txt")
+    (workspace / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    (workspace / "big.log").write_text("x" * (FILE_BYTES + 1))
+    (workspace / "dir.d").mkdir()
+    task = "Look at ../secret.txt, link.txt, logo.png, big.log, dir.d and missing.txt."
+    assert named_files(task, workspace) == []
+
+
+def test_at_most_a_few_files(workspace: Path) -> None:
+    names = [f"f{i}.txt" for i in range(TASK_FILES + 2)]
+    for name in names:
+        (workspace / name).write_text(name + "\n")
+    assert named_files("Merge " + ", ".join(names) + ".", workspace) == names[:TASK_FILES]
+
+
+def test_only_the_first_names_of_a_long_paste_are_looked_at(workspace: Path) -> None:
+    (workspace / "app.py").write_text("x = 1\n")
+    log = "\n".join(f'  File "lib{i}.py", line 3' for i in range(NAMES_LOOKED_AT))
+    assert named_files(f"Fix app.py:\n{log}", workspace) == ["app.py"]
+    assert named_files(f"{log}\nFix app.py.", workspace) == []
+
+
+async def test_the_model_starts_with_the_file_the_task_names(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "net.toml").write_text(NET_TOML)
+    settings.task_files = "auto"  # the fixture's is off
+    scripted_model.add(reply("The timeout is 5."))
+    run = await run_agent(settings, "What is the timeout in net.toml?", ["read_file", "edit_file"])
+    first = scripted_model.requests[0]["messages"]
+    assert steady(transcript(first[1:]), (workspace, "<ws>")) == snapshot("""\
+[user]
+What is the timeout in net.toml?
+
+[assistant calls] read_file {"path": "net.toml"}
+
+[tool]
+     1\t[net]
+     2\thost = "example.org"
+     3\ttimeout = 5
+
+If this answers the task, reply now with the answer in plain words, without a JSON block; else make the next call.\
+""")
+    reads = [m for m in run.of("message") if m.role == pb.ROLE_ASSISTANT and m.author == pb.AUTHOR_WORKBENCH]
+    assert [[c.name for c in m.tool_calls] for m in reads] == [["read_file"]]
+    finished = run.of("tool_call_finished")
+    assert [(f.result.name, f.result.is_error) for f in finished] == [("read_file", False)]
+    assert run.outcome.status == pb.RUN_STATUS_FINISHED and run.outcome.usage.calls == 1
+
+
+async def test_off_and_for_a_model_litellm_knows_nothing_is_read(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "net.toml").write_text(NET_TOML)
+    scripted_model.add(reply("5"))  # the fixture's task_files is off
+    await run_agent(settings, "What is the timeout in net.toml?", ["read_file"])
+    settings.task_files, settings.model = "auto", "openai/gpt-4o-mini"
+    scripted_model.add(reply("5"))
+    await run_agent(settings, "What is the timeout in net.toml?", ["read_file"])
+    assert [[m["role"] for m in r["messages"]] for r in scripted_model.requests] == [["system", "user"]] * 2
+
+
+async def test_no_read_file_no_reads(settings: Settings, scripted_model: ScriptedModel, workspace: Path) -> None:
+    (workspace / "net.toml").write_text(NET_TOML)
+    settings.task_files = "on"
+    scripted_model.add(reply("I cannot read it."))
+    await run_agent(settings, "What is the timeout in net.toml?", ["bash"])
+    assert [m["role"] for m in scripted_model.requests[0]["messages"]] == ["system", "user"]
