@@ -209,9 +209,11 @@ class AgentLoop:
         """With `task_files` on, the files the task names are read before the first model call, by
         read_file calls Workbench makes (task_files.py); a read the guard would not let through
         unasked is left out."""
-        if not turn_back.mode_on(self.settings.task_files, litellm_knows(self.client.spec)):
+        mode = self.settings.task_files
+        if mode == "off" or "read_file" not in self.toolbox.tools:
             return
-        if "read_file" not in self.toolbox.tools:
+        # litellm's table (its first use imports litellm: seconds, off the event loop)
+        if mode == "auto" and await asyncio.to_thread(litellm_knows, self.client.spec):
             return
         paths = await asyncio.to_thread(task_files.named_files, task, self.ctx.workspace)
         reads = task_files.reads(paths)
