@@ -11,7 +11,7 @@ from pathlib import Path
 from inline_snapshot import snapshot
 
 from tests.conftest import run_agent
-from tests.scripted_server import ScriptedModel, reply
+from tests.scripted_server import ScriptedModel, call, reply
 from tests.words import steady, transcript
 from workbench.config.settings import Settings
 from workbench.engine.task_files import FILE_BYTES, NAMES_LOOKED_AT, TASK_FILES, named_files
@@ -107,3 +107,18 @@ async def test_no_read_file_no_reads(settings: Settings, scripted_model: Scripte
     scripted_model.add(reply("I cannot read it."))
     await run_agent(settings, "What is the timeout in net.toml?", ["bash"])
     assert [m["role"] for m in scripted_model.requests[0]["messages"]] == ["system", "user"]
+
+
+async def test_the_model_reading_it_again_is_told_it_was_read_with_the_task(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    (workspace / "net.toml").write_text(NET_TOML)
+    settings.task_files = "auto"
+    scripted_model.add(reply("", call("read_file", path="./net.toml")), reply("5"))
+    run = await run_agent(settings, "What is the timeout in net.toml?", ["read_file"])
+    again = run.results()[-1]
+    assert not again.is_error and again.notes == [
+        "Note: you already have this result: the same call (same tool, same arguments) returned exactly this at "
+        "the start of the run (Workbench read it with the task). Calling it again will not change it; use that "
+        "result: if it answers the task, answer now without a tool call."
+    ]

@@ -45,14 +45,15 @@ REMINDER = (
 )
 ALREADY = (
     "Note: you already have this result: the same call (same tool, same arguments) returned exactly this "
-    "at turn {turn}{ago}. Calling it again will not change it; use that result: if it answers the task, "
+    "at {when}. Calling it again will not change it; use that result: if it answers the task, "
     "answer now without a tool call."
 )
 SAME_AGAIN = (
-    "not run: this exact call (same tool, same arguments) returned the same result twice, at turns {first} "
-    "and {last}, and nothing else has changed since, so you already have its result. Use it: if it answers "
+    "not run: this exact call (same tool, same arguments) returned the same result twice, at {when}, "
+    "and nothing else has changed since, so you already have its result. Use it: if it answers "
     "the task, answer now without a tool call; else take the next step."
 )
+WITH_THE_TASK = "the start of the run (Workbench read it with the task)"  # turn 0: task_files' reads
 SAME_LIMIT = 2  # identical successful results of one call before it is not run again
 STOPPED = (
     "not run: this exact call (same tool, same arguments) failed {n} times in a row and nothing has changed "
@@ -175,7 +176,12 @@ class Repeats:
         if same >= SAME_LIMIT and changes == self._changes:
             first = self._seen[key][0]
             result = pb.ToolResult(
-                call_id=call.id, name=call.name, is_error=True, error=SAME_AGAIN.format(first=first, last=last)
+                call_id=call.id,
+                name=call.name,
+                is_error=True,
+                error=SAME_AGAIN.format(
+                    when=f"turns {first} and {last}" if first else f"{WITH_THE_TASK} and turn {last}"
+                ),
             )
             result.metadata.update({"repeat_refused": True, "same_results": same})
             return result
@@ -225,7 +231,7 @@ class Repeats:
         if seen is not None and seen[1] == digest:
             ago = turn - seen[0]
             when = f" ({ago} turn{'s' if ago != 1 else ''} ago)" if ago else " (earlier in this same turn)"
-            result.notes.append(ALREADY.format(turn=seen[0], ago=when))
+            result.notes.append(ALREADY.format(when=f"turn {seen[0]}{when}" if seen[0] else WITH_THE_TASK))
             same = self._same.get(key, (1, seen[0], 0))[0] + 1
         else:
             self._seen[key] = (turn, digest)
