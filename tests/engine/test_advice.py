@@ -71,6 +71,45 @@ def test_the_line_gives_a_ready_call_from_the_reply_itself() -> None:
     assert nudge("1. a\n2. b", ["read_file"], files.get) == ""
 
 
+GREET = "MESSAGE = 'Hello, %s!'  # shown at login\n\n\ndef greet(name):\n    return MESSAGE % name\n"
+
+
+def ready(line: str) -> dict[str, str]:
+    return dict(json.loads(line.split("now, ", 1)[1])["arguments"])
+
+
+def test_a_whole_file_copied_with_read_files_numbers_and_no_name_edits_the_file_the_task_names() -> None:
+    """Seen (2026-12-07, claimed_change): the 1.5B model gave greet.py back with read_file's line
+    numbers and its first line changed, naming no file."""
+    how_to = "Here is the updated code:\n\n```python\n1\tMESSAGE = 'Howdy, %s!'  # shown at login\n2\t\n3\t\n"
+    how_to += "4\tdef greet(name):\n5\t    return MESSAGE % name\n```"
+    task = "In greet.py, change the greeting word Hello to Howdy."
+    assert ready(nudge(how_to, TOOLS, {"greet.py": GREET}.get, task)) == {
+        "path": "greet.py",
+        "old_text": "MESSAGE = 'Hello, %s!'  # shown at login",
+        "new_text": "MESSAGE = 'Howdy, %s!'  # shown at login",
+    }
+
+
+def test_a_block_whose_first_line_changed_is_placed_where_its_other_lines_are() -> None:
+    code = "import os\n\ndef a():\n    return 1\n\ndef b():\n    return 2\n"
+    renamed = "```python\ndef bb():\nreturn 2\n```"  # written without the indentation: the file's stays
+    assert ready(nudge(renamed, TOOLS, {"f.py": code}.get, "Fix f.py")) == {
+        "path": "f.py",
+        "old_text": "def b():",
+        "new_text": "def bb():",
+    }
+    twice = "x = 1\ny = 2\nx = 1\nz = 3\n"
+    assert ready(nudge("```\ny = 2\nx = 9\nz = 3\n```", TOOLS, {"r.py": twice}.get, "Fix r.py")) == {
+        "path": "r.py",
+        "old_text": "y = 2\nx = 1\nz = 3",  # widened until it is once in the file
+        "new_text": "y = 2\nx = 9\nz = 3",
+    }
+    # two places fit as well, or the block adds lines: no guess
+    for block in ("```\nx = 1\ny = 5\n```", "```\nx = 1\ny = 2\nw = 0\nx = 1\nz = 3\n```"):
+        assert "call edit_file or write_file or bash now" in nudge(block, TOOLS, {"r.py": twice}.get, "Fix r.py")
+
+
 async def test_a_how_to_gets_one_turn_back_and_the_change_is_made(
     settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:

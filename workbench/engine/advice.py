@@ -2,8 +2,8 @@
 how-to (code blocks, numbered steps) and no call, and the run ends with nothing done (issue 38).
 Such an answer gets one turn back, once a run: one line saying the model can do it itself, with
 which tool, and a ready call where one follows from its own text (the command in its shell
-block; an edit of the file it named, from the file's lines its block changes; a new file's
-content). Never for a question, nor for a task that asks for no change or command.
+block; an edit of the file it named, or else the task named, from the file's lines its block
+changes; a new file's content). Never for a question, nor for a task that asks for no change or command.
 
 Only for models litellm does not know (the `work_nudge` setting; decided by the loop). Pure
 functions but `workspace_text`, which reads a file the reply named (a regular file inside the
@@ -38,6 +38,7 @@ _STEP = re.compile(r"^\s*(?:\d+[.)]|step \d+\b)", re.IGNORECASE | re.MULTILINE)
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "terminal", "cmd"}
 # a file named in text (conf/app.toml, main.py): a word with an extension, not part of a longer path or a call
 FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,7})(?![\w/(])")
+_NUMBERED = re.compile(r"^ *\d+\t")  # a line as read_file shows it: its number, a tab
 READ_LIMIT = 200_000  # bytes of a named file read to find the lines a block rewrites
 COMMAND_CHARS = 400  # a longer shell block is not offered as one ready call
 
@@ -112,6 +113,55 @@ def _edit(current: str, block: str) -> tuple[str, str] | None:
     return (old_text, new_text) if old_text != new_text else None
 
 
+def _rewrite(current: str, block: str) -> tuple[str, str] | None:
+    """When the block is the file, or a run of its lines, with some lines changed one for one (its
+    first line may be among them): those lines of the file and the block's for them, as (old_text,
+    new_text), widened by the file's lines around them until old_text is once in the file. The
+    block sits where the most of its other lines equal the file's (ignoring indentation), at least
+    half of them; None when that place is not one, or nothing changes there. A block that adds or
+    drops lines is not placed (an edit of it would be a guess)."""
+    lines, new = current.splitlines(), block.strip("\n").splitlines()
+    if not new or len(new) > len(lines):
+        return None
+    best, places = 0, []
+    for offset in range(len(lines) - len(new) + 1):
+        same = sum(lines[offset + k].strip() == new[k].strip() for k in range(len(new)))
+        if same > best:
+            best, places = same, [offset]
+        elif same == best:
+            places.append(offset)
+    if len(places) != 1 or best == len(new) or best * 2 < len(new):
+        return None
+    offset = places[0]
+    changed = [k for k in range(len(new)) if lines[offset + k].strip() != new[k].strip()]
+    first, last = offset + changed[0], offset + changed[-1] + 1
+    middle = []
+    for k in range(changed[0], changed[-1] + 1):
+        old, line = lines[offset + k], new[k]
+        if old.strip() == line.strip():
+            middle.append(old)  # unchanged: as the file has it
+        else:  # a block written without the file's indentation keeps the file's
+            indent = old[: len(old) - len(old.lstrip())]
+            middle.append(indent + line.lstrip() if line == line.lstrip() else line)
+    start, end = first, last
+    while True:
+        old_text = "\n".join(lines[start:end])
+        if current.count(old_text) == 1:
+            return old_text, "\n".join(lines[start:first] + middle + lines[last:end])
+        if start == 0 and end == len(lines):
+            return None
+        start, end = max(start - 1, 0), min(end + 1, len(lines))
+
+
+def _unnumbered(block: str) -> str:
+    """The block without read_file's line numbers, when every line has one (a model copied its
+    `     3\ttext` lines into its code)."""
+    lines = block.splitlines()
+    if lines and all(_NUMBERED.match(line) for line in lines if line.strip()):
+        return "\n".join(_NUMBERED.sub("", line) for line in lines) + ("\n" if block.endswith("\n") else "")
+    return block
+
+
 def workspace_text(workspace: Path, path: str) -> str | None:
     """The text of `path` under `workspace`; None when it is no regular file there (or is larger
     than READ_LIMIT, or outside the workspace)."""
@@ -130,19 +180,23 @@ def _call(name: str, **arguments: str) -> str:
     return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
 
 
-def nudge(text: str, tools: Collection[str], read: Callable[[str], str | None]) -> str:
+def nudge(text: str, tools: Collection[str], read: Callable[[str], str | None], task: str = "") -> str:
     """The one line after a how-to: with a ready call where the reply's own text gives one. `read`
-    gives a workspace file's text (None: no such file)."""
+    gives a workspace file's text (None: no such file); the files the reply names come first,
+    then the existing ones the task names (a reply with the whole new file and no name)."""
     command = _shell_command(text, tools)
     if command and "bash" in tools:
         return LINE_RUN.format(call=_call("bash", command=command))
-    blocks = [body for lang, body in _FENCE.findall(text) if lang.lower() not in _SHELL]
+    blocks = [_unnumbered(body) for lang, body in _FENCE.findall(text) if lang.lower() not in _SHELL]
     paths = {path: read(path) for path in dict.fromkeys(FILE_NAME.findall(text))}
+    for path in dict.fromkeys(FILE_NAME.findall(task)):
+        if path not in paths and (current := read(path)) is not None:
+            paths[path] = current
     for path, current in paths.items():  # an existing file first: the lines its block rewrites
         if current is None or "edit_file" not in tools:
             continue
         for block in blocks:
-            if edit := _edit(current, block):
+            if edit := _edit(current, block) or _rewrite(current, block):
                 return LINE_EDIT.format(call=_call("edit_file", path=path, old_text=edit[0], new_text=edit[1]))
     new_files = [path for path, current in paths.items() if current is None]
     if new_files and len(blocks) == 1 and "write_file" in tools:  # a new file: the one block is its content

@@ -49,7 +49,7 @@ def _line(answer: str, loop: AgentLoop, known: bool) -> str:
         return advice.workspace_text(workspace, path)
 
     if mode_on(settings.work_nudge, known) and advice.asks_for_work(task) and advice.is_advice(answer):
-        if text := advice.nudge(answer, tools, read):
+        if text := advice.nudge(answer, tools, read, task):
             return text
     if mode_on(settings.change_check, known):
         failed = claims.failed_changes(state.calls, changing)
