@@ -106,6 +106,17 @@ def test_the_line() -> None:
     assert work_verbs("How do I fix slug.py?") == []
 
 
+def test_a_task_to_run_a_command_it_quotes_gets_the_ready_call() -> None:
+    """Seen (2026-12-07, answer_in_error): told only "Run it now with bash", the 1.5B model answered
+    'Error: Command "bash" not found'."""
+    task = "Run `python3 deploy.py` and tell me which environment variable it needs."
+    said = line(task, work_verbs(task), [], CHANGING, TOOLS, {}.get, "python3 deploy.py")
+    assert said.startswith("The task asks you to run a command, and none ran in this run. Run it now with bash: ")
+    called = json.JSONDecoder().raw_decode(said.split("with bash: ", 1)[1])[0]
+    assert called == {"name": "bash", "arguments": {"command": "python3 deploy.py"}}
+    assert "Run it now with bash, or" in line("Run the tests.", ["run"], [], CHANGING, TOOLS, {}.get)
+
+
 async def test_an_answer_with_nothing_changed_gets_one_turn_back(
     settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:

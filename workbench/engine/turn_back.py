@@ -57,7 +57,8 @@ def _line(answer: str, loop: AgentLoop, known: bool) -> str:
             return claims.line(failed)
     verbs = advice.work_verbs(task)
     if mode_on(settings.undone_check, known) and verbs:
-        if text := undone.line(task, verbs, state.calls, changing, tools, read):
+        command = next(iter(rest.task_commands(task, _is_program)), "")
+        if text := undone.line(task, verbs, state.calls, changing, tools, read, command):
             return text
     if mode_on(settings.rest_check, known) and verbs:
         return rest.line(task, state.calls, changing, tools, _is_program, read, str(workspace))

@@ -45,7 +45,7 @@ LINE = (
     "Make the change now{how}, or, if it cannot be done, say why."
 )
 LINE_RUN = (
-    "The task asks you to run a command, and none ran in this run{failed}. Run it now with bash, "
+    "The task asks you to run a command, and none ran in this run{failed}. Run it now with bash{call}, "
     "or, if it cannot be done, say why."
 )
 
@@ -130,10 +130,17 @@ def named_file(task: str, read: Read) -> str:
 
 
 def line(
-    task: str, verbs: Sequence[str], calls: Calls, changing: Collection[str], tools: Collection[str], read: Read
+    task: str,
+    verbs: Sequence[str],
+    calls: Calls,
+    changing: Collection[str],
+    tools: Collection[str],
+    read: Read,
+    command: str = "",
 ) -> str:
     """The one line for an answer that ends a run asking for work with none done ('' when work was
-    done, or no tool that could do it is offered)."""
+    done, or no tool that could do it is offered); `command`, the one the task quotes, is the
+    ready bash call of a task that only asks to run something."""
     run_only = only_runs(verbs)
     if did_work(calls, changing, run_only) or any("guard_refused" in result.metadata for _, result in calls):
         return ""  # work done, or the person (or a rule) stopped a call: not for the model to retry unasked
@@ -146,7 +153,7 @@ def line(
         error = " ".join(result.error.split())
         said = f" (your last try, {call.name}, failed: {error[:117] + '...' if len(error) > 120 else error})"
     if run_only:
-        return LINE_RUN.format(failed=said)
+        return LINE_RUN.format(failed=said, call=f": {_call('bash', {'command': command})}" if command else "")
     how = ""
     if ready := next((r for c, res in reversed(failed) if (r := corrected(c, res, read))), ""):
         how = f", starting with {ready}"
