@@ -14,7 +14,7 @@ from tests.conftest import run_agent
 from tests.scripted_server import ScriptedModel, call, reply
 from tests.words import steady, transcript
 from workbench.config.settings import Settings
-from workbench.engine.task_files import FILE_BYTES, NAMES_LOOKED_AT, TASK_FILES, named_files
+from workbench.engine.task_files import FILE_BYTES, NAMES_LOOKED_AT, TASK_FILES, named_files, task_again
 from workbench.pb import workbench_pb2 as pb
 
 NET_TOML = '[net]\nhost = "example.org"\ntimeout = 5\n'
@@ -80,10 +80,20 @@ What is the timeout in net.toml?
      2\thost = "example.org"
      3\ttimeout = 5
 
-If this answers the task, reply now with the answer in plain words, without a JSON block; else make the next call.\
+[user]
+Above are the files the task names, as they are now. The task:
+
+What is the timeout in net.toml?\
 """)
-    reads = [m for m in run.of("message") if m.role == pb.ROLE_ASSISTANT and m.author == pb.AUTHOR_WORKBENCH]
-    assert [[c.name for c in m.tool_calls] for m in reads] == [["read_file"]]
+    by_workbench = [m for m in run.of("message") if m.author == pb.AUTHOR_WORKBENCH]
+    assert [(m.role, [c.name for c in m.tool_calls]) for m in by_workbench] == [
+        (pb.ROLE_ASSISTANT, ["read_file"]),
+        (pb.ROLE_USER, []),
+    ]
+    assert (
+        task_again("x" * 2_001)
+        == "Above are the files the task names, as they are now. Now do the task given before them."
+    )
     finished = run.of("tool_call_finished")
     assert [(f.result.name, f.result.is_error) for f in finished] == [("read_file", False)]
     assert run.outcome.status == pb.RUN_STATUS_FINISHED and run.outcome.usage.calls == 1

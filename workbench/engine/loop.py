@@ -207,8 +207,8 @@ class AgentLoop:
 
     async def _read_task_files(self, task: str) -> None:
         """With `task_files` on, the files the task names are read before the first model call, by
-        read_file calls Workbench makes (task_files.py); a read the guard would not let through
-        unasked is left out."""
+        read_file calls Workbench makes, and the task follows them again (task_files.py); a read the
+        guard would not let through unasked is left out."""
         mode = self.settings.task_files
         if mode == "off" or "read_file" not in self.toolbox.tools:
             return
@@ -226,6 +226,7 @@ class AgentLoop:
         self.append(reads)
         for result in await self._run_tools(list(reads.tool_calls)):
             self.append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
+        self.append(pb.Message(role=pb.ROLE_USER, text=task_files.task_again(task), author=pb.AUTHOR_WORKBENCH))
 
     # --- model ----------------------------------------------------------------------------
 

@@ -5,7 +5,11 @@ value, or rewrote a file it had never seen (issue 38). Aider adds the files a me
 the chat, and Claude Code reads an @-mentioned file before the model's first turn; here, before a
 run's first model call, the loop reads the workspace files its prompt names with the real
 read_file tool, as calls Workbench makes itself (an assistant message authored AUTHOR_WORKBENCH):
-the model starts with their text, and every part of the harness sees an ordinary read.
+the model starts with their text, and every part of the harness sees an ordinary read. Then
+the task comes again, as a Workbench-authored user message (`task_again`): the first eval had the
+reads last, with the closing line after results ("If this answers the task, reply now..."), and
+the 1.5B model answered "Done" with no call in 4 of 4 change tasks; the task last is where it
+makes its calls (docs/DECISIONS.md).
 
 A name counts when it is a regular text file inside the workspace at that path, or, written
 without a folder, the one file of that name in the workspace (`logging.ini` for
@@ -30,6 +34,9 @@ FILE_BYTES = 12 * 1024  # a larger file is not read with the task
 TOTAL_BYTES = 24 * 1024  # the files read with one task, together
 NAMES_LOOKED_AT = 50  # a pasted log names many: the first are looked at
 TEXT_PROBE = 8 * 1024  # bytes looked at for a NUL: a binary file is not read with the task
+TASK_AGAIN = "Above are the files the task names, as they are now. The task:\n\n{task}"
+TASK_AGAIN_CHARS = 2_000  # a longer task is not written out again
+TASK_AGAIN_LONG = "Above are the files the task names, as they are now. Now do the task given before them."
 
 
 def _size_if_text(path: Path) -> int | None:
@@ -90,3 +97,8 @@ def reads(paths: list[str]) -> pb.Message:
     for path in paths:
         message.tool_calls.add(id=new_call_id(), name="read_file", arguments=json.dumps({"path": path}))
     return message
+
+
+def task_again(task: str) -> str:
+    """The line after the reads: the task once more (a long one only pointed at)."""
+    return TASK_AGAIN.format(task=task) if len(task) <= TASK_AGAIN_CHARS else TASK_AGAIN_LONG
