@@ -77,7 +77,8 @@ async def test_an_acp_turn_runs_in_the_engine_listed_there_and_a_second_client_f
     async with agent(client, data, *flags) as (conn, _):
         await conn.initialize(protocol_version=1)
         new = await conn.new_session(cwd=str(ws))
-        turn = asyncio.create_task(conn.prompt(session_id=new.session_id, prompt=[text_block("read a.txt")]))
+        # a prompt that names no file: task_files (auto, for the scripted model) reads none before the model's call
+        turn = asyncio.create_task(conn.prompt(session_id=new.session_id, prompt=[text_block("read the file a")]))
         await _until(lambda: len(scripted_model.requests) >= 1, FIRST_CALL, "first model call")
         status = await asyncio.to_thread(wb, "engine", "status", "--data-dir", data)
         followed = await follow(new.session_id, data)
