@@ -7,6 +7,7 @@ import json
 import pytest
 
 from workbench.engine.calls_in_text import MAX_CALLS, UNREADABLE, TextCall, find_calls, result_notes
+from workbench.engine.stray_quotes import escape_stray_quotes
 
 TOOLS = ["read_file", "write_file", "edit_file", "bash", "ls"]
 
@@ -328,6 +329,33 @@ def test_a_python_triple_quoted_string_is_read_leniently_as_a_string() -> None:
     assert args(single) == {"command": 'echo "hi"'}
     (strict,), _ = find_calls(block, LENIENT_TOOLS, schemas=SCHEMAS)
     assert strict.error and "not valid JSON" in strict.error
+
+
+def test_quotes_left_unescaped_inside_a_string_are_read_leniently_as_text() -> None:
+    """Seen (2026-12-07, fix_from_check): a docstring's three quotes written into new_text as they
+    are, the same block sent four times to the loop stop."""
+    block = (
+        '```json\n{"name": "edit_file", "arguments": {"path": "slug.py", "old_text": "    return title.lower()", '
+        '"new_text": "    """A slug."""\\n    return "-".join(title.lower().split())"}}\n```'
+    )
+    (found,), _ = lenient(block)
+    assert (found.name, args(found), found.repaired) == (
+        "edit_file",
+        {
+            "path": "slug.py",
+            "old_text": "    return title.lower()",
+            "new_text": '    """A slug."""\n    return "-".join(title.lower().split())',
+        },
+        True,
+    )
+    toml = '{"name": "write_file", "arguments": {"path": "net.toml", "content": "host = "example.org"\\n"}}'
+    (written,), _ = lenient(toml)
+    assert args(written) == {"path": "net.toml", "content": 'host = "example.org"\n'}
+    (items,), _ = lenient('{"name": "grep", "arguments": {"pattern": "say "hi"", "path": "."}}')
+    assert args(items) == {"pattern": 'say "hi"', "path": "."}
+    (strict,), _ = find_calls(block, LENIENT_TOOLS, schemas=SCHEMAS)
+    assert strict.error and "not valid JSON" in strict.error
+    assert escape_stray_quotes('{"a": ["x", "y"], "b": "ok"}') == ""  # nothing to escape: nothing to try
 
 
 def test_braces_doubled_as_in_a_format_string_are_read_leniently_once() -> None:

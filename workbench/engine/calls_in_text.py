@@ -18,7 +18,8 @@ calls and their results go back to the model is the wire's (`model.text_calls`).
 
 `lenient` (for models litellm does not know, decided by the loop): a block that is not strict
 JSON is read as JSON5 (comments, trailing commas, single quotes; Python's triple-quoted strings
-and doubled braces too), and XML-style calls are read (`calls_as_xml`); such calls are
+and doubled braces too, and quotes left unescaped inside a string: `stray_quotes`), and
+XML-style calls are read (`calls_as_xml`); such calls are
 `repaired`. A program called as a tool (`{"name": "mkdir", "arguments": {"path": "build"}}`,
 with bash offered) is read as the bash call it means (`arguments.program_command`), marked with
 its `program`. A call followed by a result the model wrote itself (`<result>...`) is
@@ -37,6 +38,7 @@ import json5
 
 from workbench.engine.call_help import Schema, error_text, json_error_spot, unreadable_help
 from workbench.engine.calls_as_xml import RESULT_TAGS, xml_calls
+from workbench.engine.stray_quotes import escape_stray_quotes
 from workbench.tools.arguments import instead_of_unknown, program_command
 
 MAX_CALLS = 16  # calls taken from one reply; further blocks stay in the prose
@@ -95,16 +97,26 @@ class _Reading:
             try:
                 return json5.loads(block), True
             except (ValueError, RecursionError) as lenient_err:
-                mended = _TRIPLE.sub(lambda m: json.dumps(m.group(2)), block)  # "new_text": """\n...\n"""
-                stripped = mended.strip()
-                if stripped.startswith("{{") and stripped.endswith("}}"):  # braces doubled as in a format string
-                    mended = stripped[1:-1]
-                if mended == block:
-                    raise lenient_err from err
-                try:
-                    return json5.loads(mended), True
-                except (ValueError, RecursionError):
-                    raise lenient_err from err
+                for mended in _mended(block):
+                    try:
+                        return json5.loads(mended), True
+                    except (ValueError, RecursionError):
+                        continue
+                raise lenient_err from err
+
+
+def _mended(block: str) -> list[str]:
+    """The block's mended spellings to try after JSON5 failed, each different from it: Python's
+    triple-quoted strings and an object's doubled braces read, then quotes left unescaped inside
+    strings escaped (stray_quotes)."""
+    mended = _TRIPLE.sub(lambda m: json.dumps(m.group(2)), block)  # "new_text": """\n...\n"""
+    stripped = mended.strip()
+    if stripped.startswith("{{") and stripped.endswith("}}"):  # braces doubled as in a format string
+        mended = stripped[1:-1]
+    tries = [mended] if mended != block else []
+    if escaped := escape_stray_quotes(block):
+        tries.append(escaped)
+    return tries
 
 
 def find_calls(
