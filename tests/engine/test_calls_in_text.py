@@ -266,7 +266,7 @@ def test_leniently_a_call_with_its_arguments_beside_its_name_is_read() -> None:
     the run ended with it as the answer. Leniently the other keys are the arguments of an offered tool."""
     text = '<tools>\n{\n  "type": "bash",\n  "command": "sed -i \'s/a/b/\' x.py {} \\;"\n}\n</tools>'
     (found,), _ = lenient(text)
-    assert (found.name, args(found), found.repaired) == ("bash", {"command": "sed -i 's/a/b/' x.py {} ;"}, True)
+    assert (found.name, args(found), found.repaired) == ("bash", {"command": "sed -i 's/a/b/' x.py {} \\;"}, True)
     (found,), _ = lenient('{"name": "read_file", "path": "a.py", "limit": 3}')
     assert (found.name, args(found)) == ("read_file", {"path": "a.py", "limit": 3})
     for prose in ['{"type": "module", "main": "index.js"}', '{"name": "my-package", "version": "1.0"}']:
@@ -356,6 +356,18 @@ def test_quotes_left_unescaped_inside_a_string_are_read_leniently_as_text() -> N
     (strict,), _ = find_calls(block, LENIENT_TOOLS, schemas=SCHEMAS)
     assert strict.error and "not valid JSON" in strict.error
     assert escape_stray_quotes('{"a": ["x", "y"], "b": "ok"}') == ""  # nothing to escape: nothing to try
+
+
+def test_a_backslash_json_does_not_escape_is_kept_leniently() -> None:
+    """Seen (2026-12-07, rename_across_files): `{} \\;` of find -exec read by JSON5 as `{} ;`, and
+    find failed four times to the loop stop with "missing argument to `-exec'"."""
+    block = '{"name": "bash", "arguments": {"command": "find . -name \'*.py\' -exec sed -i \'s/a\\.b/c/\' {} \\;"}}'
+    (found,), _ = lenient(block)
+    assert (args(found), found.repaired) == ({"command": "find . -name '*.py' -exec sed -i 's/a\\.b/c/' {} \\;"}, True)
+    (commented,), _ = lenient('{"name": "bash", "arguments": {"command": "echo \\$HOME",}} // a comment')
+    assert args(commented) == {"command": "echo \\$HOME"}
+    (strict,), _ = find_calls(block, LENIENT_TOOLS, schemas=SCHEMAS)
+    assert strict.error and "not valid JSON" in strict.error
 
 
 def test_braces_doubled_as_in_a_format_string_are_read_leniently_once() -> None:

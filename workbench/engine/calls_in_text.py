@@ -60,6 +60,8 @@ _EMPTY_WRAPPER = re.compile(  # a tag or fence left empty once what it held was 
 )
 _NAME = re.compile(r"""["']?(?:name|tool|tool_name)["']?\s*[:=]\s*["']([A-Za-z0-9_.-]{1,64})["']""")
 _PARAGRAPH_END = re.compile(r"\n\s*\n")
+# a backslash (after an even run of them) before a character no JSON or JSON5 escape starts with
+_BAD_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\([^\"\\/bfnrtu'\n])")
 _ARGUMENTS = re.compile(r"""["']?(?:arguments|parameters|args|input)["']?\s*:""")
 
 
@@ -94,6 +96,14 @@ class _Reading:
         except (json.JSONDecodeError, RecursionError) as err:
             if not self.lenient or len(block) > LENIENT_CHARS:
                 raise
+            # a backslash before a character JSON does not escape (`\;` of find -exec, `\.` of a
+            # regex) is the text's own: kept, where JSON5 would drop it
+            kept = _BAD_ESCAPE.sub(lambda m: m.group(1) + "\\\\" + m.group(2), block)
+            if kept != block:
+                try:
+                    return json.loads(kept, strict=False), True
+                except (json.JSONDecodeError, RecursionError):
+                    block = kept
             try:
                 return json5.loads(block), True
             except (ValueError, RecursionError) as lenient_err:
