@@ -89,6 +89,14 @@ def test_a_whole_file_copied_with_read_files_numbers_and_no_name_edits_the_file_
         "old_text": "MESSAGE = 'Hello, %s!'  # shown at login",
         "new_text": "MESSAGE = 'Howdy, %s!'  # shown at login",
     }
+    # the file as it was, then as it should be, each under a comment of the model's own
+    rest = "2\t\n3\t\n4\tdef greet(name):\n```"
+    both = f"```python\n# Original content of greet.py\n1\tMESSAGE = 'Hello, %s!'  # shown at login\n{rest}\n"
+    both += f"```python\n# Modified content of greet.py\n1\tMESSAGE = 'Howdy, %s!'  # shown at login\n{rest}"
+    assert (
+        ready(nudge(both, TOOLS, {"greet.py": GREET}.get, task))["new_text"]
+        == "MESSAGE = 'Howdy, %s!'  # shown at login"
+    )
 
 
 def test_a_block_whose_first_line_changed_is_placed_where_its_other_lines_are() -> None:

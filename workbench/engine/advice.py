@@ -39,6 +39,7 @@ _SHELL = {"bash", "sh", "shell", "console", "zsh", "terminal", "cmd"}
 # a file named in text (conf/app.toml, main.py): a word with an extension, not part of a longer path or a call
 FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,7})(?![\w/(])")
 _NUMBERED = re.compile(r"^ *\d+\t")  # a line as read_file shows it: its number, a tab
+_COMMENT = re.compile(r"^\s*(?:#|//|--|;)")
 READ_LIMIT = 200_000  # bytes of a named file read to find the lines a block rewrites
 COMMAND_CHARS = 400  # a longer shell block is not offered as one ready call
 
@@ -154,12 +155,16 @@ def _rewrite(current: str, block: str) -> tuple[str, str] | None:
 
 
 def _unnumbered(block: str) -> str:
-    """The block without read_file's line numbers, when every line has one (a model copied its
-    `     3\ttext` lines into its code)."""
-    lines = block.splitlines()
-    if lines and all(_NUMBERED.match(line) for line in lines if line.strip()):
-        return "\n".join(_NUMBERED.sub("", line) for line in lines) + ("\n" if block.endswith("\n") else "")
-    return block
+    """The block without read_file's line numbers, when every line but comments has one (a model
+    copied its `     3\ttext` lines into its code); a comment line without a number is the
+    model's own ("# Modified content of greet.py": a line of the file would have its number) and
+    goes too."""
+    lines = [line for line in block.splitlines() if line.strip()]
+    numbered = [line for line in lines if _NUMBERED.match(line)]
+    if not numbered or any(not _NUMBERED.match(line) and not _COMMENT.match(line) for line in lines):
+        return block
+    kept = [_NUMBERED.sub("", line) for line in block.splitlines() if _NUMBERED.match(line) or not line.strip()]
+    return "\n".join(kept).strip("\n") + ("\n" if block.endswith("\n") else "")
 
 
 def workspace_text(workspace: Path, path: str) -> str | None:
