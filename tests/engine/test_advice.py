@@ -61,6 +61,11 @@ def test_the_line_gives_a_ready_call_from_the_reply_itself() -> None:
     assert json.loads(nudge(mixed, TOOLS, files.get).split("now, ", 1)[1])["arguments"] == {
         "command": "sed -i 's/0.1/0.2/' prices.py"
     }
+    # an editor that waits for a person is no part of the ready command (seen: `nano greet.py` first)
+    edit = "Do this:\n```bash\n# Open the file\nnano prices.py\nsed -i 's/0.1/0.2/' prices.py\n```"
+    assert json.loads(nudge(edit, TOOLS, files.get).split("now, ", 1)[1])["arguments"] == {
+        "command": "sed -i 's/0.1/0.2/' prices.py"
+    }
     new = nudge("Create `notes.txt` with:\n```\nhello\n```", TOOLS, files.get)
     assert json.loads(new.split("now, ", 1)[1])["arguments"] == {"path": "notes.txt", "content": "hello\n"}
     # nothing ready in its text: the tools, by name

@@ -269,6 +269,20 @@ async def test_a_new_file_in_a_new_folder_that_resembles_one_at_its_paths_tail_i
     assert "\nNote: net.toml already exists and this new file is much like it" in text
 
 
+async def test_a_copy_made_by_writing_is_no_misplaced_change(tools: Tools, workspace: Path) -> None:
+    """Seen (2026-12-07, one_command): asked to copy app.ini into build/, the 1.5B model wrote its
+    text there without the final newline and was told to write app.ini instead."""
+    (workspace / "app.ini").write_text("[app]\nname = demo\n")
+    assert await tools.ok("write_file", path="build/app.ini", content="[app]\nname = demo") == (
+        "wrote 17 bytes, 2 lines to build/app.ini (new file, created folder build)\n"
+        "Note: this is app.ini's text without the newline app.ini ends with; for an exact copy, end content "
+        "with a newline, or copy the file: cp app.ini build/app.ini"
+    )
+    assert await tools.ok("write_file", path="dist/app.ini", content="[app]\nname = demo\n") == (
+        "wrote 18 bytes, 2 lines to dist/app.ini (new file, created folder dist)"
+    )
+
+
 async def test_write_file_of_the_same_content_says_unchanged_and_does_not_write(tools: Tools, workspace: Path) -> None:
     # a 1.5B model wrote the same file ten times, each time told "wrote 30 bytes ... (replaced 30 bytes)"
     content = '{"debug": false, "port": 8080}'

@@ -35,6 +35,7 @@ _QUESTION_START = re.compile(
 )
 _FENCE = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _STEP = re.compile(r"^\s*(?:\d+[.)]|step \d+\b)", re.IGNORECASE | re.MULTILINE)
+_INTERACTIVE = {"nano", "pico", "vi", "vim", "nvim", "emacs", "less", "more", "top", "htop"}
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "terminal", "cmd"}
 # a file named in text (conf/app.toml, main.py): a word with an extension, not part of a longer path or a call
 FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,7})(?![\w/(])")
@@ -81,13 +82,14 @@ def is_advice(text: str) -> bool:
 def _shell_command(text: str, tools: Collection[str] = ()) -> str:
     """The command of the reply's shell block ($ prompts and comments dropped, lines joined with
     &&); '' when it has none, or one too long to offer. A line that starts with a tool's name
-    (`read_file greet.py`: a 1.5B model wrote its tools as commands) is no command and is dropped."""
+    (`read_file greet.py`: a 1.5B model wrote its tools as commands) is no command and is dropped,
+    and so is an editor or pager that waits for a person (`nano greet.py` before its sed)."""
     for lang, body in _FENCE.findall(text):
         lines = [line.strip() for line in body.splitlines()]
         if lang.lower() not in _SHELL and not (lines and lines[0].startswith("$ ")):
             continue
         commands = [line.removeprefix("$ ").strip() for line in lines if line and not line.startswith("#")]
-        commands = [c for c in commands if c.split(maxsplit=1)[0] not in tools]
+        commands = [c for c in commands if c.split(maxsplit=1)[0] not in tools and c.split()[0] not in _INTERACTIVE]
         command = " && ".join(commands)
         if command and len(command) <= COMMAND_CHARS:
             return command

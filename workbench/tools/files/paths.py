@@ -276,19 +276,19 @@ def _with_path(ctx: ToolContext, given: str, path: str) -> str:
     return ctx.call_with(**{key: path}) if ctx.call_name and key else ""
 
 
-def resembled_twin(ctx: ToolContext, target: Path, data: bytes) -> str:
+def resembled_twin(ctx: ToolContext, target: Path, data: bytes) -> tuple[str, bytes]:
     """For a new file written into folders the write created: an existing file at the same path
     without some of its leading folders (`src/slug.py` when `slug.py` is there) whose text the new
     one resembles (at least TWIN_SIMILARITY of its non-blank lines are lines of it, stripped): a
     small model wrote its fix of slug.py, or a guessed net.toml with its [net] line,
-    to an invented src/ (issue 38). Shown workspace-relative; '' when there is none. A new file
-    that does not resemble it (a second README.md elsewhere) is no twin."""
+    to an invented src/ (issue 38). (shown workspace-relative, its bytes); ('', b'') when there is
+    none. A new file that does not resemble it (a second README.md elsewhere) is no twin."""
     root = workspace_root(ctx)
     if len(data) > TWIN_BYTES or not inside(target, root):
-        return ""
+        return "", b""
     new_lines = [line.strip() for line in data.decode("utf-8", errors="replace").splitlines() if line.strip()]
     if not new_lines:
-        return ""
+        return "", b""
     for folder in target.parents:
         if not inside(folder, root):
             break
@@ -305,8 +305,8 @@ def resembled_twin(ctx: ToolContext, target: Path, data: bytes) -> str:
                 continue
             present = {line.strip() for line in old.decode("utf-8", errors="replace").splitlines()}
             if sum(line in present for line in new_lines) >= TWIN_SIMILARITY * len(new_lines):
-                return shown(ctx, twin)
-    return ""
+                return shown(ctx, twin), old
+    return "", b""
 
 
 def suggest(ctx: ToolContext, target: Path, limit: int = 5) -> list[str]:

@@ -353,7 +353,13 @@ def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.T
             created = True
             new_folders = [p for p in target.parents if not p.exists() and inside(p, workspace_root(ctx))]
             what = "new file" + (f", created folder {shown(ctx, new_folders[0])}" if new_folders else "")
-            if new_folders and (twin := resembled_twin(ctx, target, data)):  # the write goes on: a note, no refusal
+            twin, twin_data = resembled_twin(ctx, target, data) if new_folders else ("", b"")
+            if twin_data == data + b"\n":  # a copy made by writing, its final newline lost
+                note = (
+                    f"\nNote: this is {twin}'s text without the newline {twin} ends with; for an exact copy, "
+                    f"end content with a newline, or copy the file: cp {twin} {name}"
+                )
+            elif twin and twin_data != data:  # the write goes on (a copy is no mistake): a note, no refusal
                 note = (
                     f"\nNote: {twin} already exists and this new file is much like it; if you meant to change "
                     f"{twin}, write there instead: {ctx.call_with(path=twin)}"
