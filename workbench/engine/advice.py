@@ -89,7 +89,7 @@ def _shell_command(text: str, tools: Collection[str] = ()) -> str:
         if lang.lower() not in _SHELL and not (lines and lines[0].startswith("$ ")):
             continue
         commands = [line.removeprefix("$ ").strip() for line in lines if line and not line.startswith("#")]
-        commands = [c for c in commands if c.split(maxsplit=1)[0] not in tools and c.split()[0] not in _INTERACTIVE]
+        commands = [c for c in commands if (first := c.split(maxsplit=1)[0]) not in tools and first not in _INTERACTIVE]
         command = " && ".join(commands)
         if command and len(command) <= COMMAND_CHARS:
             return command

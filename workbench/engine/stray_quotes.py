@@ -6,7 +6,7 @@ JSON5 both stop at the first inner quote, the call cannot run, and the model sen
 again to the loop stop. Here a quote inside a string ends it only where JSON could go on after
 it: a key's before a colon, an object value's before `}` or before `, "key":`, an array item's
 before `,` or `]`; any other quote is taken as part of the text and escaped. The result is only
-tried when strict JSON and JSON5 failed, and only kept when it then reads as JSON.
+tried when strict JSON and JSON5 failed, and only kept when JSON5 then reads it.
 """
 
 from __future__ import annotations

@@ -20,15 +20,14 @@ if TYPE_CHECKING:
     from workbench.engine.loop import AgentLoop
 
 
-def mode_on(mode: str, known_model: bool) -> bool:
-    """Whether an auto/on/off setting is on for this model (auto: on for models litellm does not know)."""
+def _on(mode: str, known_model: bool) -> bool:
     return mode == "on" or (mode == "auto" and not known_model)
 
 
 def line(answer: str, loop: AgentLoop) -> str:
     """The line `answer` gets back ('' none); the run's state remembers which was given."""
     known = litellm_knows(loop.client.spec)
-    if not loop.state.announced and mode_on(loop.settings.announce_check, known):
+    if not loop.state.announced and _on(loop.settings.announce_check, known):
         loop.state.announced = announce.line(answer)
         if loop.state.announced:
             return loop.state.announced
@@ -48,19 +47,19 @@ def _line(answer: str, loop: AgentLoop, known: bool) -> str:
     def read(path: str) -> str | None:
         return advice.workspace_text(workspace, path)
 
-    if mode_on(settings.work_nudge, known) and advice.asks_for_work(task) and advice.is_advice(answer):
+    if _on(settings.work_nudge, known) and advice.asks_for_work(task) and advice.is_advice(answer):
         if text := advice.nudge(answer, tools, read, task):
             return text
-    if mode_on(settings.change_check, known):
+    if _on(settings.change_check, known):
         failed = claims.failed_changes(state.calls, changing)
         if failed and claims.claims_change(answer):
             return claims.line(failed)
     verbs = advice.work_verbs(task)
-    if mode_on(settings.undone_check, known) and verbs:
+    if _on(settings.undone_check, known) and verbs:
         command = next(iter(rest.task_commands(task, _is_program)), "")
         if text := undone.line(task, verbs, state.calls, changing, tools, read, command):
             return text
-    if mode_on(settings.rest_check, known) and verbs:
+    if _on(settings.rest_check, known) and verbs:
         return rest.line(task, state.calls, changing, tools, _is_program, read, str(workspace))
     return ""
 
@@ -69,4 +68,4 @@ def _is_program(word: str) -> bool:
     return shutil.which(word) is not None
 
 
-__all__ = ["line", "mode_on"]
+__all__ = ["line"]
