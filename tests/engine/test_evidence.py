@@ -71,7 +71,8 @@ async def test_it_is_asked_only_once_a_run(settings: Settings, scripted_model: S
         reply("", call("read_file", path="a.txt")), reply("It is QUUX_LIMIT."), reply("Still QUUX_LIMIT.")
     )
     run = await run_agent(settings, "what number?", ["read_file"])
-    assert run.outcome.text == "Still QUUX_LIMIT." and len(scripted_model.requests) == 3
+    # the answer asked about, with no call after the question, stays in the run's answer (loop._answer)
+    assert run.outcome.text == "It is QUUX_LIMIT.\n\nStill QUUX_LIMIT." and len(scripted_model.requests) == 3
 
 
 async def test_off_by_default_the_answer_is_accepted(

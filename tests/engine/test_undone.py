@@ -166,8 +166,27 @@ async def test_never_for_a_question_nor_a_command_that_ran_nor_twice(
     # one line back a run, shared: after the how-to's line, an answer with nothing changed ends the run
     scripted_model.add(reply("Change it:\n```python\ndef slug(title):\n    return title\n```"), reply("It works."))
     run = await run_agent(settings, "Fix slug.py.", TOOLS)
-    assert run.outcome.text == "It works." and len(scripted_model.requests) == 6
+    assert run.outcome.text.endswith("\n\nIt works.") and len(scripted_model.requests) == 6  # after the how-to
     assert len([m for m in run.of("message") if m.author == pb.AUTHOR_WORKBENCH]) == 1
+
+
+async def test_an_answer_turned_back_stays_when_no_call_follows(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Seen (2026-12-07, answer_in_error, 2 of 3 runs): the 1.5B model answered from the file it was
+    shown, was told to run the command, and replied it could not; that reply alone was the answer."""
+    (workspace / "deploy.py").write_text("import sys\nsys.exit('error: set DEPLOY_REGION (eu-west, us-east)')\n")
+    scripted_model.add(reply("It needs DEPLOY_REGION: eu-west or us-east."), reply("I cannot run commands."))
+    run = await run_agent(settings, "Run `python3 deploy.py` and tell me which variable it needs.", TOOLS)
+    assert run.outcome.text == "It needs DEPLOY_REGION: eu-west or us-east.\n\nI cannot run commands."
+    # a call after the line: the answer after it stands alone
+    scripted_model.add(
+        reply("It needs DEPLOY_REGION."),
+        reply("", call("bash", command="python3 deploy.py")),
+        reply("It needs DEPLOY_REGION, one of eu-west and us-east."),
+    )
+    run = await run_agent(settings, "Run `python3 deploy.py` and tell me which variable it needs.", TOOLS)
+    assert run.outcome.text == "It needs DEPLOY_REGION, one of eu-west and us-east."
 
 
 async def test_off_the_answer_stands(settings: Settings, scripted_model: ScriptedModel, workspace: Path) -> None:

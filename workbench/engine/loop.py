@@ -150,6 +150,12 @@ class AgentLoop:
         """The conversation's last assistant text ('' before any)."""
         return next((m.text for m in reversed(self.messages) if m.role == pb.ROLE_ASSISTANT and m.text), "")
 
+    def _answer(self, text: str) -> str:
+        """The run's answer: the last reply, after the answers a Workbench line turned back that no
+        call followed (the reply to the line alone could drop an answer to the person's task: a
+        small model asked to run the command it had answered about said it could not)."""
+        return "\n\n".join(dict.fromkeys(t for t in (*self.state.held, text) if t))
+
     def append(self, message: pb.Message) -> None:
         """A message joins the conversation, recorded as the agent's event (the one way it grows)."""
         self.messages.append(message)
@@ -169,6 +175,8 @@ class AgentLoop:
 
     def _take_prompts(self) -> None:
         prompts, self.prompts = self.prompts, []
+        if prompts:
+            self.state.held.clear()  # the person spoke since: the next answer is to them
         for text in prompts:
             self.append(pb.Message(role=pb.ROLE_USER, text=text, author=pb.AUTHOR_PERSON))
 
@@ -195,8 +203,10 @@ class AgentLoop:
                     await self._wait_for_children()
                     continue
                 if self._asks_for_evidence(reply.text) or self._turned_back(reply.text):
+                    self.state.held.append(reply.text)
                     continue
-                return reply.text
+                return self._answer(reply.text)
+            self.state.held.clear()  # work followed the answers turned back: the next answer stands alone
             results = await self._run_tools(list(reply.tool_calls))
             for result in results:
                 self.append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))

@@ -25,6 +25,7 @@ class RunState:
     asked_for_evidence: bool = False  # its answer was asked which result shows it (evidence.py)
     turned_back: str = ""  # the one line its final answer got back (turn_back.py: advice, claims, undone, rest)
     announced: str = ""  # the line an answer that only announced its next step got back (announce.py)
+    held: list[str] = field(default_factory=list)  # answers a Workbench line turned back, no call since: kept
     calls: list[tuple[pb.ToolCall, pb.ToolResult]] = field(default_factory=list)  # its calls as they finished
     stopped: str = ""  # why it stops after this turn's calls: it kept repeating one (looping.py)
     text_calls: dict[str, str] = field(default_factory=dict)  # call id -> why a call recovered from text cannot run
