@@ -39,6 +39,19 @@ You can run this yourself, and the task asks you to: make the call now, {"name":
 """)
 
 
+async def test_a_how_to_that_runs_a_variant_of_the_command_the_task_quotes(
+    settings: Settings, scripted_model: ScriptedModel
+) -> None:
+    """Seen (2026-12-07, answer_in_error): the ready call was the how-to's variant, the model ran it
+    ("deployed to eu-west") and reported that run instead of what the task asked."""
+    how_to = "Set it first:\n```sh\nexport DEPLOY_REGION=eu-west\npython3 deploy.py\n```"
+    task = "Run `python3 deploy.py` and tell me which variable it needs."
+    assert await answered(settings, scripted_model, task, reply(how_to)) == snapshot("""\
+[user]
+You can run this yourself, and the task asks you to: make the call now, {"name": "bash", "arguments": {"command": "python3 deploy.py"}}\
+""")
+
+
 async def test_a_how_to_for_an_edit(settings: Settings, scripted_model: ScriptedModel, workspace: Path) -> None:
     (workspace / "app.py").write_text("def total(xs):\n    retrun sum(xs)\n")
     how_to = "In app.py, fix the typo:\n```python\ndef total(xs):\n    return sum(xs)\n```"

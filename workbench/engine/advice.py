@@ -187,11 +187,15 @@ def _call(name: str, **arguments: str) -> str:
     return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
 
 
-def nudge(text: str, tools: Collection[str], read: Callable[[str], str | None], task: str = "") -> str:
+def nudge(
+    text: str, tools: Collection[str], read: Callable[[str], str | None], task: str = "", task_command: str = ""
+) -> str:
     """The one line after a how-to: with a ready call where the reply's own text gives one. `read`
     gives a workspace file's text (None: no such file); the files the reply names come first,
-    then the existing ones the task names (a reply with the whole new file and no name)."""
-    command = _shell_command(text, tools)
+    then the existing ones the task names (a reply with the whole new file and no name).
+    `task_command`, the command a task that only asks to run one quotes, is the ready call
+    before any of the reply's (its how-to ran a variant: `export X=1 && python3 deploy.py`)."""
+    command = task_command or _shell_command(text, tools)
     if command and "bash" in tools:
         return LINE_RUN.format(call=_call("bash", command=command))
     blocks = [_unnumbered(body) for lang, body in _FENCE.findall(text) if lang.lower() not in _SHELL]

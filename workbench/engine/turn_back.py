@@ -47,16 +47,17 @@ def _line(answer: str, loop: AgentLoop, known: bool) -> str:
     def read(path: str) -> str | None:
         return advice.workspace_text(workspace, path)
 
+    verbs = advice.work_verbs(task)
+    # a task that only asks to run a command it quotes: that command is the ready call
+    command = next(iter(rest.task_commands(task, _is_program)), "") if undone.only_runs(verbs) else ""
     if _on(settings.work_nudge, known) and advice.asks_for_work(task) and advice.is_advice(answer):
-        if text := advice.nudge(answer, tools, read, task):
+        if text := advice.nudge(answer, tools, read, task, command):
             return text
     if _on(settings.change_check, known):
         failed = claims.failed_changes(state.calls, changing)
         if failed and claims.claims_change(answer):
             return claims.line(failed)
-    verbs = advice.work_verbs(task)
     if _on(settings.undone_check, known) and verbs:
-        command = next(iter(rest.task_commands(task, _is_program)), "")
         if text := undone.line(task, verbs, state.calls, changing, tools, read, command):
             return text
     if _on(settings.rest_check, known) and verbs:
