@@ -380,3 +380,22 @@ def test_braces_doubled_as_in_a_format_string_are_read_leniently_once() -> None:
     )
     (strict,), _ = find_calls(block, LENIENT_TOOLS, schemas=SCHEMAS)
     assert strict.error
+
+
+def test_a_call_wrapped_in_a_results_tag_inside_a_block_is_read_leniently() -> None:
+    """Seen (2026-12-07, claimed_change): turned back, the 1.5B model wrote its right edit as
+    "You can now run `edit_file`:" and a ```python block holding <tool_response>{call}</tool_response>,
+    left unclosed; it was read as prose and the run ended with nothing changed."""
+    edit = '{"name": "edit_file", "arguments": {"path": "greet.py", "old_text": "Hello", "new_text": "Howdy"}}'
+    reply = f"You can now run `edit_file`:\n\n```python\n<tool_response>\n    {edit}\n</tool_response>"
+    (found,), prose = lenient(reply)
+    assert (found.name, args(found), found.repaired) == (
+        "edit_file",
+        {"path": "greet.py", "old_text": "Hello", "new_text": "Howdy"},
+        True,
+    )
+    assert prose == "You can now run `edit_file`:"
+    assert find_calls(reply, LENIENT_TOOLS, schemas=SCHEMAS) == ([], reply)  # strictly: prose
+    # a result the model wrote (numbered lines) in such a tag is no call
+    shown = "```python\n<tool_response>\n     1\tMESSAGE = 'Howdy'\n</tool_response>\n```"
+    assert lenient(shown) == ([], shown)

@@ -62,6 +62,7 @@ _NAME = re.compile(r"""["']?(?:name|tool|tool_name)["']?\s*[:=]\s*["']([A-Za-z0-
 _PARAGRAPH_END = re.compile(r"\n\s*\n")
 # a backslash (after an even run of them) before a character no JSON or JSON5 escape starts with
 _BAD_ESCAPE = re.compile(r"(?<!\\)((?:\\\\)*)\\([^\"\\/bfnrtu'\n])")
+_WRAPPED = re.compile(r"<(\w+)[^>]*>\s*([\[{].*?)\s*(?:</\1>\s*)?\Z", re.DOTALL)  # one tag around the whole body
 _ARGUMENTS = re.compile(r"""["']?(?:arguments|parameters|args|input)["']?\s*:""")
 
 
@@ -289,6 +290,9 @@ def _from_body(body: str, reading: _Reading, *, tagged: bool) -> list[TextCall]:
     if reading.lenient and stripped.startswith("<"):  # <tool_call><function=read_file>...
         if spans := _xml(stripped, reading):
             return [span.call for span in spans]
+        # a call wrapped in a result's tag (```python\n<tool_response>\n{"name": ...}): the call
+        if RESULT_TAGS.match(stripped) and (wrapped := _WRAPPED.match(stripped)):
+            return [replace(c, repaired=True) for c in _from_body(wrapped.group(2), reading, tagged=False)]
     if not stripped.startswith(("{", "[")):
         if tagged:
             return [_unreadable(stripped, None, reading)]
