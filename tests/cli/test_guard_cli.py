@@ -91,5 +91,5 @@ def test_on_a_terminal_a_y_n_prompt_decides(scripted_model: ScriptedModel, works
         os.close(master)
     assert proc.returncode == 0, "".join(seen)[-2000:]
     assert out.strip() == "done"
-    assert (workspace / "yes.md").read_text() == "y" and not (workspace / "no.md").exists()
+    assert (workspace / "yes.md").read_text() == "y\n" and not (workspace / "no.md").exists()
     assert "The person denied this call: notes go in docs/" in tool_messages(scripted_model.requests[2])[-1]

@@ -230,11 +230,11 @@ async def test_reading_saved_outputs_read_roots_andhome_skills(
 
 async def test_write_file_creates_folders_and_reports(tools: Tools, workspace: Path) -> None:
     result = await tools.result("write_file", path="a/b/c.txt", content="one\ntwo\nthree")
-    assert model_text(result) == "wrote 13 bytes, 3 lines to a/b/c.txt (new file, created folder a/b)"
-    assert (workspace / "a/b/c.txt").read_text() == "one\ntwo\nthree"
+    assert model_text(result) == "wrote 14 bytes, 3 lines to a/b/c.txt (new file, created folder a/b)"
+    assert (workspace / "a/b/c.txt").read_text() == "one\ntwo\nthree\n"
     assert "+one" in result.metadata["diff"]
     text = await tools.ok("write_file", path="a/b/c.txt", content="héllo\n")
-    assert text == "wrote 7 bytes, 1 line to a/b/c.txt (replaced 13 bytes)"
+    assert text == "wrote 7 bytes, 1 line to a/b/c.txt (replaced 14 bytes)"
     assert "a/b is a directory" in await tools.fail("write_file", path="a/b", content="x")
     assert "a/b/c.txt is a file, not a directory" in await tools.fail("write_file", path="a/b/c.txt/d.txt", content="x")
     text = await tools.fail("write_file", path="bad.txt", content="a\ud800b")
@@ -271,15 +271,32 @@ async def test_a_new_file_in_a_new_folder_that_resembles_one_at_its_paths_tail_i
 
 async def test_a_copy_made_by_writing_is_no_misplaced_change(tools: Tools, workspace: Path) -> None:
     """Seen (2026-12-07, one_command): asked to copy app.ini into build/, the 1.5B model wrote its
-    text there without the final newline and was told to write app.ini instead."""
+    text there without the final newline (read_file never shows one) and was told to write app.ini
+    instead. The file written ends with a newline, and an exact copy gets no note."""
     (workspace / "app.ini").write_text("[app]\nname = demo\n")
     assert await tools.ok("write_file", path="build/app.ini", content="[app]\nname = demo") == (
-        "wrote 17 bytes, 2 lines to build/app.ini (new file, created folder build)\n"
-        "Note: this is app.ini's text without the newline app.ini ends with; for an exact copy, end content "
-        "with a newline, or copy the file: cp app.ini build/app.ini"
+        "wrote 18 bytes, 2 lines to build/app.ini (new file, created folder build)"
     )
-    assert await tools.ok("write_file", path="dist/app.ini", content="[app]\nname = demo\n") == (
-        "wrote 18 bytes, 2 lines to dist/app.ini (new file, created folder dist)"
+    assert (workspace / "build" / "app.ini").read_bytes() == (workspace / "app.ini").read_bytes()
+
+
+async def test_a_written_file_ends_with_a_newline_unless_the_one_it_replaces_did_not(
+    tools: Tools, workspace: Path
+) -> None:
+    await tools.ok("write_file", path="new.txt", content="one\ntwo")
+    assert (workspace / "new.txt").read_bytes() == b"one\ntwo\n"
+    put(workspace, "bare.txt", "no newline")  # a file that ends without one keeps that
+    await tools.ok("read_file", path="bare.txt")
+    await tools.ok("write_file", path="bare.txt", content="still none")
+    assert (workspace / "bare.txt").read_bytes() == b"still none"
+    (workspace / "dos.txt").write_bytes(b"a\r\nb\r\n")  # its own line break
+    await tools.ok("read_file", path="dos.txt")
+    await tools.ok("write_file", path="dos.txt", content="a\r\nc")
+    assert (workspace / "dos.txt").read_bytes() == b"a\r\nc\r\n"
+    await tools.ok("write_file", path="empty.txt", content="")  # empty stays empty
+    assert (workspace / "empty.txt").read_bytes() == b""
+    assert await tools.ok("write_file", path="new.txt", content="one\ntwo") == (
+        "new.txt unchanged: it already holds exactly this content (8 bytes, 2 lines)"
     )
 
 

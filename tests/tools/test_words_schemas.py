@@ -68,7 +68,8 @@ on. Also reads saved tool outputs and skill files.\
                 "description": """\
 Write a whole file (create or overwrite), creating parent folders as needed.
 
-Prefer edit_file for changing part of an existing file.\
+Prefer edit_file for changing part of an existing file. A file ends with a newline: one is
+added when content lacks it, unless the file being replaced ends without one.\
 """,
                 "parameters": {
                     "additionalProperties": False,

@@ -287,7 +287,8 @@ def _size_text(data: bytes) -> str:
 async def write_file(path: str, content: str, ctx: ToolContext) -> pb.ToolResult:
     """Write a whole file (create or overwrite), creating parent folders as needed.
 
-    Prefer edit_file for changing part of an existing file.
+    Prefer edit_file for changing part of an existing file. A file ends with a newline: one is
+    added when content lacks it, unless the file being replaced ends without one.
 
     Args:
         path: file path relative to the workspace root
@@ -316,12 +317,21 @@ def blind_note(ctx: ToolContext, target: Path, before: str | None, after: str) -
     )
 
 
+def with_final_newline(data: bytes, old: bytes | None) -> bytes:
+    """`data` ending with a line break, as text files do, when it lacks one and the file it replaces
+    (`old`, None: a new file or one too large to hold) is empty or ends with one: read_file shows
+    numbered lines and never whether a final newline follows, so a model's whole copy of a file
+    dropped it (a copy the eval checked byte for byte)."""
+    if not data or data.endswith(b"\n") or (old and not old.endswith(b"\n")):
+        return data
+    return data + (b"\r\n" if b"\r\n" in (old or data) else b"\n")
+
+
 def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.ToolResult:
     if len(data) > LONG_BYTES:
         may_take_long()
     check_writable(ctx, target, path)
     name = shown(ctx, target)
-    text = data.decode("utf-8")  # encode_text made it from text
     before: str | None = None
     created, note = False, ""
     with path_lock(str(target)):
@@ -333,9 +343,11 @@ def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.T
             raise explain(ctx, err, target, path, "writing") from err
         if size > FILE_MAX_BYTES:  # too large to hold for a diff; it cannot have been read either
             what = f"replaced {size:,} bytes"
+            data = with_final_newline(data, None)
         elif size >= 0:
             old = read_whole(ctx, target, path, "reading", read=False)
             check_fresh(ctx, target, old)
+            data = with_final_newline(data, old)
             if old == data:  # no write: a rename would only change the file's time and inode
                 remember(ctx, target, data)
                 result = pb.ToolResult(
@@ -348,24 +360,21 @@ def _write_whole(ctx: ToolContext, target: Path, path: str, data: bytes) -> pb.T
             except UnicodeDecodeError:
                 before = None
             what = f"replaced {len(old):,} bytes"
-            note = blind_note(ctx, target, before, text)
+            note = blind_note(ctx, target, before, data.decode("utf-8"))
         else:
             created = True
+            data = with_final_newline(data, None)
             new_folders = [p for p in target.parents if not p.exists() and inside(p, workspace_root(ctx))]
             what = "new file" + (f", created folder {shown(ctx, new_folders[0])}" if new_folders else "")
             twin, twin_data = resembled_twin(ctx, target, data) if new_folders else ("", b"")
-            if twin_data == data + b"\n":  # a copy made by writing, its final newline lost
-                note = (
-                    f"\nNote: this is {twin}'s text without the newline {twin} ends with; for an exact copy, "
-                    f"end content with a newline, or copy the file: cp {twin} {name}"
-                )
-            elif twin and twin_data != data:  # the write goes on (a copy is no mistake): a note, no refusal
+            if twin and twin_data != data:  # the write goes on (a copy is no mistake): a note, no refusal
                 note = (
                     f"\nNote: {twin} already exists and this new file is much like it; if you meant to change "
                     f"{twin}, write there instead: {ctx.call_with(path=twin)}"
                 )
         write_checked(ctx, target, path, data)
         remember(ctx, target, data)
+    text = data.decode("utf-8")  # encode_text made it from text
     result = pb.ToolResult(output=f"wrote {_size_text(data)} to {name} ({what}){note}")
     result.metadata.update({"path": name})
     if created:
