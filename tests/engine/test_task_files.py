@@ -14,7 +14,16 @@ from tests.conftest import run_agent
 from tests.scripted_server import ScriptedModel, call, reply
 from tests.words import steady, transcript
 from workbench.config.settings import Settings
-from workbench.engine.task_files import FILE_BYTES, NAMES_LOOKED_AT, TASK_FILES, named_files, task_again
+from workbench.engine.task_files import (
+    FILE_BYTES,
+    NAMES_LOOKED_AT,
+    SYMBOL_LINES,
+    TASK_FILES,
+    named_files,
+    named_identifiers,
+    symbol_pattern,
+    task_again,
+)
 from workbench.pb import workbench_pb2 as pb
 
 NET_TOML = '[net]\nhost = "example.org"\ntimeout = 5\n'
@@ -111,6 +120,52 @@ async def test_off_and_for_a_model_litellm_knows_nothing_is_read(
     assert [[m["role"] for m in r["messages"]] for r in scripted_model.requests] == [["system", "user"]] * 2
 
 
+def test_the_code_names_a_task_gives(workspace: Path) -> None:
+    task = "Rename area_of to circle_area in shapes.py (see check_slug.py, docs/read_me.md); getUser too."
+    assert named_identifiers(task) == ["area_of", "circle_area"]  # the first two; file names are no code names
+    assert named_identifiers("Fix the login check in auth.go. What does MAX_RETRIES do?") == ["MAX_RETRIES"]
+    assert named_identifiers("Set the timeout in net.toml to 30, e.g. like example.org.") == []
+    (workspace / "shapes.py").write_text("def area_of(r):\n    return r * r\n")
+    assert symbol_pattern(["area_of", "circle_area"], workspace) == r"\b(?:area_of|circle_area)\b"
+    assert symbol_pattern(["area_of"], workspace) == r"\barea_of\b"
+    assert symbol_pattern(["circle_area"], workspace) == ""  # nowhere: no search
+    (workspace / "many.py").write_text("area_of(1)\n" * SYMBOL_LINES)
+    assert symbol_pattern(["area_of"], workspace) == ""  # on more lines than SYMBOL_LINES: left to the model
+
+
+async def test_the_model_starts_with_where_the_names_the_task_gives_occur(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Seen (every run of five evals, rename_across_files): asked to rename area_of across files it
+    had not been shown, the 1.5B model edited files it invented (src/utils/circle.py)."""
+    (workspace / "shapes.py").write_text("def area_of(r):\n    return r * r\n")
+    (workspace / "main.py").write_text("from shapes import area_of\n\nprint(area_of(2))\n")
+    settings.task_files = "auto"
+    scripted_model.add(reply("Renamed."))
+    await run_agent(settings, "Rename area_of to circle_area everywhere.", ["read_file", "grep", "edit_file"])
+    first = scripted_model.requests[0]["messages"]
+    assert steady(transcript(first[1:]), (workspace, "<ws>")) == snapshot("""\
+[user]
+Rename area_of to circle_area everywhere.
+
+[assistant calls] grep {"pattern": "\\\\b(?:area_of|circle_area)\\\\b"}
+
+[tool]
+main.py:1:from shapes import area_of
+main.py:3:print(area_of(2))
+shapes.py:1:def area_of(r):
+
+[user]
+Above are the lines where the names the task gives occur, as they are now. The task:
+
+Rename area_of to circle_area everywhere.\
+""")
+    scripted_model.add(reply("Renamed."))
+    before = len(scripted_model.requests)
+    await run_agent(settings, "Rename area_of to circle_area everywhere.", ["read_file", "edit_file"])
+    assert [m["role"] for m in scripted_model.requests[before]["messages"]] == ["system", "user"]  # no grep: none
+
+
 async def test_no_read_file_no_reads(settings: Settings, scripted_model: ScriptedModel, workspace: Path) -> None:
     (workspace / "net.toml").write_text(NET_TOML)
     settings.task_files = "on"
@@ -129,6 +184,6 @@ async def test_the_model_reading_it_again_is_told_it_was_read_with_the_task(
     again = run.results()[-1]
     assert not again.is_error and again.notes == [
         "Note: you already have this result: the same call (same tool, same arguments) returned exactly this at "
-        "the start of the run (Workbench read it with the task). Calling it again will not change it; use that "
+        "the start of the run (Workbench made this call with the task). Calling it again will not change it; use that "
         "result: if it answers the task, answer now without a tool call."
     ]

@@ -217,7 +217,8 @@ class Settings:
         metadata=about(
             doc="before a run's first model call, the workspace files its prompt names (at most 3 text files of at "
             "most 12 KB, 24 KB together; a bare name also finds the one file of that name in a folder) are read "
-            "with read_file, as calls Workbench makes; auto: for models litellm's table does not know, on, off",
+            "with read_file, and the code names it gives (snake_case, camelCase) searched with grep, as calls "
+            "Workbench makes; auto: for models litellm's table does not know, on, off",
             project=USER_ONLY,
             choices=ANSWER_REMINDER,
         ),

@@ -216,17 +216,20 @@ class AgentLoop:
                 raise RunEnded(pb.RUN_STATUS_STOPPED, self.state.stopped)
 
     async def _read_task_files(self, task: str) -> None:
-        """With `task_files` on, the files the task names are read before the first model call, by
-        read_file calls Workbench makes, and the task follows them again (task_files.py); a read the
-        guard would not let through unasked is left out."""
+        """With `task_files` on, the files the task names are read before the first model call, and
+        the code names it gives searched, by read_file and grep calls Workbench makes, and the task
+        follows them again (task_files.py); a call the guard would not let through unasked is left out."""
         mode = self.settings.task_files
-        if mode == "off" or "read_file" not in self.toolbox.tools:
+        if mode == "off" or not {"read_file", "grep"} & set(self.toolbox.tools):
             return
         # litellm's table (its first use imports litellm: seconds, off the event loop)
         if mode == "auto" and await asyncio.to_thread(litellm_knows, self.client.spec):
             return
         paths = await asyncio.to_thread(task_files.named_files, task, self.ctx.workspace)
-        reads = task_files.reads(paths)
+        paths = paths if "read_file" in self.toolbox.tools else []
+        names = task_files.named_identifiers(task) if "grep" in self.toolbox.tools else []
+        pattern = await asyncio.to_thread(task_files.symbol_pattern, names, self.ctx.workspace)
+        reads = task_files.reads(paths, pattern)
         if self.guard is not None:
             calls = [c for c in reads.tool_calls if self.guard.check(c).verdict == pb.GUARD_VERDICT_RECORD]
             del reads.tool_calls[:]
@@ -236,7 +239,8 @@ class AgentLoop:
         self.append(reads)
         for result in await self._run_tools(list(reads.tool_calls)):
             self.append(pb.Message(role=pb.ROLE_TOOL, tool_result=result))
-        self.append(pb.Message(role=pb.ROLE_USER, text=task_files.task_again(task), author=pb.AUTHOR_WORKBENCH))
+        again = task_files.task_again(task, reads)
+        self.append(pb.Message(role=pb.ROLE_USER, text=again, author=pb.AUTHOR_WORKBENCH))
 
     # --- model ----------------------------------------------------------------------------
 

@@ -53,7 +53,7 @@ SAME_AGAIN = (
     "and nothing else has changed since, so you already have its result. Use it: if it answers "
     "the task, answer now without a tool call; else take the next step."
 )
-WITH_THE_TASK = "the start of the run (Workbench read it with the task)"  # turn 0: task_files' reads
+WITH_THE_TASK = "the start of the run (Workbench made this call with the task)"  # turn 0: task_files' calls
 SAME_LIMIT = 2  # identical successful results of one call before it is not run again
 STOPPED = (
     "not run: this exact call (same tool, same arguments) failed {n} times in a row and nothing has changed "
