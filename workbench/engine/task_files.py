@@ -49,8 +49,10 @@ TASK_AGAIN = "Above {what}, as they are now. The task:\n\n{task}"
 TASK_AGAIN_CHARS = 2_000  # a longer task is not written out again
 TASK_AGAIN_LONG = "Above {what}, as they are now. Now do the task given before them."
 # an identifier written as code: snake_case (area_of, MAX_RETRIES) or camelCase (checkLogin), not
-# part of a path or file name, nor a call's name in prose followed by "(" (it is still a name)
-_IDENTIFIER = re.compile(r"(?<![\w./\\-])([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)(?![\w/\\-]|\.\w)")
+# part of a path or file name; one written as a call (calc_total(items)) counts
+_IDENTIFIER = re.compile(
+    r"(?<![\w./\\-])([A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[A-Z][A-Za-z0-9]*)(?![\w/\\-]|\.\w)"
+)
 
 
 def _size_if_text(path: Path) -> int | None:
