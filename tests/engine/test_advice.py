@@ -66,6 +66,15 @@ def test_the_line_gives_a_ready_call_from_the_reply_itself() -> None:
     assert json.loads(nudge(edit, TOOLS, files.get).split("now, ", 1)[1])["arguments"] == {
         "command": "sed -i 's/0.1/0.2/' prices.py"
     }
+    # every shell block of the how-to, in order, a line repeated once (seen: a rename of three files
+    # as one sed in a first block and two in a second)
+    blocks = (
+        "For main.py:\n```bash\nsed -i 's/a/b/g' main.py\n```\nSimilarly:\n```bash\nsed -i 's/a/b/g' r.py\n"
+        "sed -i 's/a/b/g' main.py\n```"
+    )
+    assert json.loads(nudge(blocks, TOOLS, files.get).split("now, ", 1)[1])["arguments"] == {
+        "command": "sed -i 's/a/b/g' main.py && sed -i 's/a/b/g' r.py"
+    }
     new = nudge("Create `notes.txt` with:\n```\nhello\n```", TOOLS, files.get)
     assert json.loads(new.split("now, ", 1)[1])["arguments"] == {"path": "notes.txt", "content": "hello\n"}
     # nothing ready in its text: the tools, by name
@@ -152,6 +161,26 @@ async def test_once_a_run_and_never_for_a_question(
     run = await run_agent(settings, "How would I change the tax in prices.py to 20%?", TOOLS)
     assert run.outcome.text == HOW_TO and len(scripted_model.requests) == 3
     assert (workspace / "prices.py").read_text() == PRICES
+
+
+async def test_a_line_without_a_ready_call_may_be_followed_by_one_with_it(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Seen (2026-12-07, rename_across_files): told only to call a tool, the 1.5B model answered
+    with a how-to that held the right sed commands, and the run ended on it."""
+    (workspace / "main.py").write_text("print(area_of(2))\n")
+    steps = "1. Open main.py.\n2. Replace area_of with circle_area."
+    sed = "Use:\n```bash\nsed -i 's/area_of/circle_area/g' main.py\n```"
+    scripted_model.add(reply(steps), reply(sed), reply(sed))
+    run = await run_agent(settings, "Rename area_of to circle_area in main.py.", TOOLS)
+    told = [m.text for m in run.of("message") if m.author == pb.AUTHOR_WORKBENCH]
+    assert told == [nudge(steps, TOOLS, {}.get), nudge(sed, TOOLS, {}.get)]
+    assert '"command": "sed -i \'s/area_of/circle_area/g\' main.py"' in told[1]
+    assert len(scripted_model.requests) == 3  # no third line: the answer after the ready call ends the run
+    # a first line that had its ready call gets no second one
+    scripted_model.add(reply(sed), reply(sed.replace("main.py", "other.py")))
+    run = await run_agent(settings, "Rename area_of to circle_area in main.py.", TOOLS)
+    assert len([m for m in run.of("message") if m.author == pb.AUTHOR_WORKBENCH]) == 1
 
 
 async def test_off_the_how_to_is_the_answer(settings: Settings, scripted_model: ScriptedModel, workspace: Path) -> None:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
+from typing import Any
 
 from workbench.core.regular_files import read_regular
 
@@ -42,6 +43,7 @@ FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,7})(?![\
 _NUMBERED = re.compile(r"^ *\d+\t")  # a line as read_file shows it: its number, a tab
 _COMMENT = re.compile(r"^\s*(?:#|//|--|;)")
 READ_LIMIT = 200_000  # bytes of a named file read to find the lines a block rewrites
+_READY_CALL = re.compile(r'\{"name": "[\w.-]+", "arguments": \{')
 COMMAND_CHARS = 400  # a longer shell block is not offered as one ready call
 
 LINE_RUN = "You can run this yourself, and the task asks you to: make the call now, {call}"
@@ -80,20 +82,21 @@ def is_advice(text: str) -> bool:
 
 
 def _shell_command(text: str, tools: Collection[str] = ()) -> str:
-    """The command of the reply's shell block ($ prompts and comments dropped, lines joined with
-    &&); '' when it has none, or one too long to offer. A line that starts with a tool's name
-    (`read_file greet.py`: a 1.5B model wrote its tools as commands) is no command and is dropped,
-    and so is an editor or pager that waits for a person (`nano greet.py` before its sed)."""
+    """The command of the reply's shell blocks, in order ($ prompts and comments dropped, a line
+    repeated once, lines joined with &&); '' when it has none, or one too long to offer. A line
+    that starts with a tool's name (`read_file greet.py`: a 1.5B model wrote its tools as
+    commands) is no command and is dropped, and so is an editor or pager that waits for a person
+    (`nano greet.py` before its sed). Every block counts: a how-to gave its rename of three files
+    as one sed in a first block and two in a second."""
+    commands: list[str] = []
     for lang, body in _FENCE.findall(text):
         lines = [line.strip() for line in body.splitlines()]
         if lang.lower() not in _SHELL and not (lines and lines[0].startswith("$ ")):
             continue
-        commands = [line.removeprefix("$ ").strip() for line in lines if line and not line.startswith("#")]
-        commands = [c for c in commands if (first := c.split(maxsplit=1)[0]) not in tools and first not in _INTERACTIVE]
-        command = " && ".join(commands)
-        if command and len(command) <= COMMAND_CHARS:
-            return command
-    return ""
+        block = [line.removeprefix("$ ").strip() for line in lines if line and not line.startswith("#")]
+        commands += [c for c in block if (first := c.split(maxsplit=1)[0]) not in tools and first not in _INTERACTIVE]
+    command = " && ".join(dict.fromkeys(commands))
+    return command if len(command) <= COMMAND_CHARS else ""
 
 
 def _edit(current: str, block: str) -> tuple[str, str] | None:
@@ -183,8 +186,14 @@ def workspace_text(workspace: Path, path: str) -> str | None:
     return data.decode("utf-8", errors="replace") if len(data) <= READ_LIMIT else None
 
 
-def _call(name: str, **arguments: str) -> str:
-    return json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+def ready_call(name: str, arguments: Mapping[str, Any]) -> str:
+    """A call written out for a line to offer, as the model would send it in text."""
+    return json.dumps({"name": name, "arguments": dict(arguments)}, ensure_ascii=False)
+
+
+def has_ready_call(line: str) -> bool:
+    """Whether a line offers a ready call (one `ready_call` wrote)."""
+    return _READY_CALL.search(line) is not None
 
 
 def nudge(
@@ -197,7 +206,7 @@ def nudge(
     before any of the reply's (its how-to ran a variant: `export X=1 && python3 deploy.py`)."""
     command = task_command or _shell_command(text, tools)
     if command and "bash" in tools:
-        return LINE_RUN.format(call=_call("bash", command=command))
+        return LINE_RUN.format(call=ready_call("bash", {"command": command}))
     blocks = [_unnumbered(body) for lang, body in _FENCE.findall(text) if lang.lower() not in _SHELL]
     paths = {path: read(path) for path in dict.fromkeys(FILE_NAME.findall(text))}
     for path in dict.fromkeys(FILE_NAME.findall(task)):
@@ -208,12 +217,22 @@ def nudge(
             continue
         for block in blocks:
             if edit := _edit(current, block) or _rewrite(current, block):
-                return LINE_EDIT.format(call=_call("edit_file", path=path, old_text=edit[0], new_text=edit[1]))
+                call = ready_call("edit_file", {"path": path, "old_text": edit[0], "new_text": edit[1]})
+                return LINE_EDIT.format(call=call)
     new_files = [path for path, current in paths.items() if current is None]
     if new_files and len(blocks) == 1 and "write_file" in tools:  # a new file: the one block is its content
-        return LINE_EDIT.format(call=_call("write_file", path=new_files[0], content=blocks[0]))
+        return LINE_EDIT.format(call=ready_call("write_file", {"path": new_files[0], "content": blocks[0]}))
     offered = [t for t in ("edit_file", "write_file", "bash") if t in tools]
     return LINE_TOOL.format(tools=" or ".join(offered)) if offered else ""
 
 
-__all__ = ["asks_for_work", "is_advice", "nudge", "work_clauses", "work_verbs", "workspace_text"]
+__all__ = [
+    "asks_for_work",
+    "has_ready_call",
+    "is_advice",
+    "nudge",
+    "ready_call",
+    "work_clauses",
+    "work_verbs",
+    "workspace_text",
+]

@@ -20,12 +20,11 @@ word names a program is asked through `is_program`, the workspace's files throug
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from workbench.engine.advice import work_clauses
+from workbench.engine.advice import ready_call, work_clauses
 from workbench.engine.claims import arguments, changing_calls, reads
 from workbench.engine.undone import Read, named_file, way_to_change
 from workbench.pb import workbench_pb2 as pb
@@ -141,7 +140,7 @@ def line(
     last, last_call = made[-1]
     for command in task_commands(task, is_program):
         if not any(_runs(call, command) for call, _ in calls[last:]):
-            ready = json.dumps({"name": "bash", "arguments": {"command": command}}, ensure_ascii=False)
+            ready = ready_call("bash", {"command": command})
             return LINE_CHECK.format(command=command, change=_change(last_call), call=ready)
     return ""
 

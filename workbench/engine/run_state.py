@@ -24,6 +24,7 @@ class RunState:
     outcome: pb.RunFinished | None = None  # how it ended, once it has
     asked_for_evidence: bool = False  # its answer was asked which result shows it (evidence.py)
     turned_back: str = ""  # the one line its final answer got back (turn_back.py: advice, claims, undone, rest)
+    turned_back_twice: bool = False  # a second line came, with the ready call the first lacked (turn_back.py)
     announced: str = ""  # the line an answer that only announced its next step got back (announce.py)
     held: list[str] = field(default_factory=list)  # answers a Workbench line turned back, no call since: kept
     calls: list[tuple[pb.ToolCall, pb.ToolResult]] = field(default_factory=list)  # its calls as they finished

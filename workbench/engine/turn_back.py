@@ -3,7 +3,9 @@ accepted (issue 38), at most one a run: a how-to for work the task asks for (adv
 `work_nudge`), a change claimed when every changing call failed (claims.py, `change_check`), or
 an answer to a task that asks for work when no call did any (undone.py, `undone_check`), or when
 part of it looks left (rest.py, `rest_check`). One turn back a run, shared: a second line after the
-first stacked nudges on a model that had answered twice. An answer that only announces its next
+first stacked nudges on a model that had answered twice. The one exception: when the first line
+gave no ready call and the answer after it gives one (its how-to now holds the commands), that
+line comes once more, with the call. An answer that only announces its next
 step (announce.py, `announce_check`) has an allowance of its own, once a run: it came after one of
 the other lines (the rest line, then "I will make the next call."). The loop appends the line as a
 Workbench-authored user message and takes another turn."""
@@ -32,7 +34,14 @@ def line(answer: str, loop: AgentLoop) -> str:
         if loop.state.announced:
             return loop.state.announced
     if loop.state.turned_back:
-        return ""
+        if advice.has_ready_call(loop.state.turned_back) or loop.state.turned_back_twice:
+            return ""
+        # the first line gave no ready call: a line with one, from the answer after it, once
+        text = _line(answer, loop, known)
+        if not advice.has_ready_call(text):
+            return ""
+        loop.state.turned_back_twice = True
+        return text
     text = _line(answer, loop, known)
     if text:
         loop.state.turned_back = text

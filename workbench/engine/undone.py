@@ -17,12 +17,10 @@ through the `read` callable.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections.abc import Callable, Collection, Sequence
-from typing import Any
 
-from workbench.engine.advice import FILE_NAME, work_clauses
+from workbench.engine.advice import FILE_NAME, ready_call, work_clauses
 from workbench.engine.claims import arguments, changing_calls
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.files.edit import REGION_FLOOR, closest_region
@@ -88,10 +86,6 @@ def _carried(old: str, new: str, lines: str) -> str | None:
     return result if result != lines else None
 
 
-def _call(name: str, args: dict[str, Any]) -> str:
-    return json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
-
-
 def corrected(call: pb.ToolCall, result: pb.ToolResult, read: Read) -> str:
     """A failed change's call made right, ready to send ('' when none follows): the path its error
     suggested ("did you mean X?"), or an edit's own change carried onto the file's closest lines."""
@@ -99,7 +93,7 @@ def corrected(call: pb.ToolCall, result: pb.ToolResult, read: Read) -> str:
     path = args.get("path")
     if suggested := _DID_YOU_MEAN.search(result.error):
         if isinstance(path, str) and call.name in ("edit_file", "write_file"):
-            return _call(call.name, {**args, "path": suggested.group(1)})
+            return ready_call(call.name, {**args, "path": suggested.group(1)})
     old, new = args.get("old_text"), args.get("new_text")
     if call.name != "edit_file" or not (isinstance(path, str) and isinstance(old, str) and isinstance(new, str)):
         return ""
@@ -113,7 +107,7 @@ def corrected(call: pb.ToolCall, result: pb.ToolResult, read: Read) -> str:
     changed = _carried(old, new, found)
     if changed is None or text.count(found) != 1:
         return ""
-    return _call("edit_file", {"path": path, "old_text": found, "new_text": changed})
+    return ready_call("edit_file", {"path": path, "old_text": found, "new_text": changed})
 
 
 def named_file(task: str, read: Read) -> str:
@@ -153,7 +147,7 @@ def line(
         error = " ".join(result.error.split())
         said = f" (your last try, {call.name}, failed: {error[:117] + '...' if len(error) > 120 else error})"
     if run_only:
-        return LINE_RUN.format(failed=said, call=f": {_call('bash', {'command': command})}" if command else "")
+        return LINE_RUN.format(failed=said, call=f": {ready_call('bash', {'command': command})}" if command else "")
     how = ""
     if ready := next((r for c, res in reversed(failed) if (r := corrected(c, res, read))), ""):
         how = f", starting with {ready}"
@@ -167,7 +161,7 @@ def way_to_change(path: str, calls: Calls, tools: Collection[str]) -> str:
     its ready read_file call when the run has not read it, else with edit_file on it ('' neither)."""
     was_read = any(c.name == "read_file" and arguments(c).get("path") == path and not r.is_error for c, r in calls)
     if not was_read and "read_file" in tools:
-        return f", starting with {_call('read_file', {'path': path})}"
+        return f", starting with {ready_call('read_file', {'path': path})}"
     if "edit_file" in tools:
         return f" with edit_file on {path} (old_text copied exactly from the file)"
     return ""
