@@ -197,7 +197,7 @@ async def test_other_agents_keep_running_while_one_waits(
         await session.wait()
     finally:
         await session.close()
-    assert (workspace / "w.md").read_text() == "w"
+    assert (workspace / "w.md").read_text() == "w\n"
 
 
 async def test_headless_with_no_person_a_review_is_a_denial_naming_the_flag(
