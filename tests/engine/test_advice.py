@@ -132,6 +132,30 @@ def test_a_block_whose_first_line_changed_is_placed_where_its_other_lines_are() 
         assert "call edit_file or write_file or bash now" in nudge(block, TOOLS, {"r.py": twice}.get, "Fix r.py")
 
 
+def test_a_numbered_copy_is_placed_by_its_numbers() -> None:
+    """Seen (2026-12-07, claimed_change): "# Before modification" and "# After modification" in one
+    block, each `1\tMESSAGE = ...`, were read as one block of two lines, and the ready edit doubled
+    the line."""
+    files = {"greet.py": GREET}
+    before_after = (
+        "```python\n# Before modification\n1\tMESSAGE = 'Hello, %s!'  # shown at login\n\n"
+        "# After modification\n1\tMESSAGE = 'Howdy, %s!'  # shown at login\n```"
+    )
+    said = nudge(before_after, TOOLS, files.get, "In greet.py, change Hello to Howdy")
+    assert json.loads(said.split("now, ", 1)[1])["arguments"] == {
+        "path": "greet.py",
+        "old_text": "MESSAGE = 'Hello, %s!'  # shown at login",
+        "new_text": "MESSAGE = 'Howdy, %s!'  # shown at login",
+    }
+    # indented in the file, written flush in the copy: the file's indentation stays
+    code = "def f():\n    x = 1\n    return x\n"
+    said = nudge("```python\n2\tx = 2\n```", TOOLS, {"f.py": code}.get, "Fix f.py")
+    assert json.loads(said.split("now, ", 1)[1])["arguments"]["new_text"] == "    x = 2"
+    # a number that points at another line (not alike): no guess
+    wrong = "```python\n4\tMESSAGE = 'Howdy, %s!'  # shown at login\n```"
+    assert "call edit_file or write_file or bash now" in nudge(wrong, TOOLS, files.get, "In greet.py, change it")
+
+
 async def test_a_how_to_gets_one_turn_back_and_the_change_is_made(
     settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:

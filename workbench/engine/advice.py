@@ -12,6 +12,7 @@ workspace, at most READ_LIMIT bytes).
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -40,10 +41,11 @@ _INTERACTIVE = {"nano", "pico", "vi", "vim", "nvim", "emacs", "less", "more", "t
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "terminal", "cmd"}
 # a file named in text (conf/app.toml, main.py): a word with an extension, not part of a longer path or a call
 FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,7})(?![\w/(])")
-_NUMBERED = re.compile(r"^ *\d+\t")  # a line as read_file shows it: its number, a tab
+_NUMBERED = re.compile(r"^ *(\d+)\t")  # a line as read_file shows it: its number, a tab
 _COMMENT = re.compile(r"^\s*(?:#|//|--|;)")
 READ_LIMIT = 200_000  # bytes of a named file read to find the lines a block rewrites
 _READY_CALL = re.compile(r'\{"name": "[\w.-]+", "arguments": \{')
+LINE_LIKENESS = 0.6  # a changed numbered line is that line edited when at least this alike (difflib)
 COMMAND_CHARS = 400  # a longer shell block is not offered as one ready call
 
 LINE_RUN = "You can run this yourself, and the task asks you to: make the call now, {call}"
@@ -141,14 +143,47 @@ def _rewrite(current: str, block: str) -> tuple[str, str] | None:
     offset = places[0]
     changed = [k for k in range(len(new)) if lines[offset + k].strip() != new[k].strip()]
     first, last = offset + changed[0], offset + changed[-1] + 1
-    middle = []
-    for k in range(changed[0], changed[-1] + 1):
-        old, line = lines[offset + k], new[k]
-        if old.strip() == line.strip():
-            middle.append(old)  # unchanged: as the file has it
-        else:  # a block written without the file's indentation keeps the file's
-            indent = old[: len(old) - len(old.lstrip())]
-            middle.append(indent + line.lstrip() if line == line.lstrip() else line)
+    middle = [  # unchanged lines as the file has them
+        old if old.strip() == line.strip() else _in_place(old, line)
+        for old, line in ((lines[offset + k], new[k]) for k in range(changed[0], changed[-1] + 1))
+    ]
+    return _widened(current, lines, first, last, middle)
+
+
+def _numbered_edit(current: str, block: str) -> tuple[str, str] | None:
+    """For a block of read_file's numbered lines (its last copy when the numbers start again): the
+    file's lines at those numbers that the block changed, as (old_text, new_text), widened by the
+    lines around them until old_text is once in the file; None when it is no such block, changes
+    nothing, or a changed line does not resemble the file's line of its number (another line,
+    numbered by a guess). A one-line copy is placed by its number alone (seen: `1\tMESSAGE =
+    'Howdy, %s!'` under "# After modification")."""
+    if _unnumbered(block) == block:
+        return None
+    found = [(int(m.group(1)), _NUMBERED.sub("", line)) for line in block.splitlines() if (m := _NUMBERED.match(line))]
+    copy_starts = [k for k in range(1, len(found)) if found[k][0] <= found[k - 1][0]]
+    copy = dict(found[copy_starts[-1] if copy_starts else 0 :])
+    lines = current.splitlines()
+    if max(copy) > len(lines) or min(copy) < 1:
+        return None
+    changed = sorted(n for n, line in copy.items() if line.strip() != lines[n - 1].strip())
+    if not changed or any(
+        difflib.SequenceMatcher(None, lines[n - 1].strip(), copy[n].strip()).ratio() < LINE_LIKENESS for n in changed
+    ):
+        return None
+    middle = [
+        _in_place(lines[n - 1], copy[n]) if n in changed else lines[n - 1] for n in range(changed[0], changed[-1] + 1)
+    ]
+    return _widened(current, lines, changed[0] - 1, changed[-1], middle)
+
+
+def _in_place(old: str, line: str) -> str:
+    """A changed line as it goes into the file: written without indentation, it keeps the file's."""
+    return old[: len(old) - len(old.lstrip())] + line if line == line.lstrip() else line
+
+
+def _widened(current: str, lines: list[str], first: int, last: int, middle: list[str]) -> tuple[str, str] | None:
+    """(old_text, new_text) for replacing lines[first:last] by `middle`, widened by the file's lines
+    around them until old_text is once in the file (None: never)."""
     start, end = first, last
     while True:
         old_text = "\n".join(lines[start:end])
@@ -163,12 +198,18 @@ def _unnumbered(block: str) -> str:
     """The block without read_file's line numbers, when every line but comments has one (a model
     copied its `     3\ttext` lines into its code); a comment line without a number is the
     model's own ("# Modified content of greet.py": a line of the file would have its number) and
-    goes too."""
+    goes too. Numbers that start again (`# Before` 1, 2, then `# After` 1, 2) are copies of the
+    same lines: the last copy is the block (seen: both in one block, read as one, made a ready
+    edit that doubled the line)."""
     lines = [line for line in block.splitlines() if line.strip()]
     numbered = [line for line in lines if _NUMBERED.match(line)]
     if not numbered or any(not _NUMBERED.match(line) and not _COMMENT.match(line) for line in lines):
         return block
-    kept = [_NUMBERED.sub("", line) for line in block.splitlines() if _NUMBERED.match(line) or not line.strip()]
+    raw = block.splitlines()
+    numbers = [(i, int(m.group(1))) for i, line in enumerate(raw) if (m := _NUMBERED.match(line))]
+    restarts = [i for (i, n), (_, before) in zip(numbers[1:], numbers, strict=False) if n <= before]
+    raw = raw[restarts[-1] :] if restarts else raw
+    kept = [_NUMBERED.sub("", line) for line in raw if _NUMBERED.match(line) or not line.strip()]
     return "\n".join(kept).strip("\n") + ("\n" if block.endswith("\n") else "")
 
 
@@ -207,7 +248,8 @@ def nudge(
     command = task_command or _shell_command(text, tools)
     if command and "bash" in tools:
         return LINE_RUN.format(call=ready_call("bash", {"command": command}))
-    blocks = [_unnumbered(body) for lang, body in _FENCE.findall(text) if lang.lower() not in _SHELL]
+    bodies = [body for lang, body in _FENCE.findall(text) if lang.lower() not in _SHELL]
+    blocks = [_unnumbered(body) for body in bodies]
     paths = {path: read(path) for path in dict.fromkeys(FILE_NAME.findall(text))}
     for path in dict.fromkeys(FILE_NAME.findall(task)):
         if path not in paths and (current := read(path)) is not None:
@@ -215,8 +257,8 @@ def nudge(
     for path, current in paths.items():  # an existing file first: the lines its block rewrites
         if current is None or "edit_file" not in tools:
             continue
-        for block in blocks:
-            if edit := _edit(current, block) or _rewrite(current, block):
+        for body, block in zip(bodies, blocks, strict=True):
+            if edit := _numbered_edit(current, body) or _edit(current, block) or _rewrite(current, block):
                 call = ready_call("edit_file", {"path": path, "old_text": edit[0], "new_text": edit[1]})
                 return LINE_EDIT.format(call=call)
     new_files = [path for path, current in paths.items() if current is None]
