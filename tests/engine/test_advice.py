@@ -195,7 +195,7 @@ async def test_a_line_without_a_ready_call_may_be_followed_by_one_with_it(
     (workspace / "main.py").write_text("print(area_of(2))\n")
     steps = "1. Open main.py.\n2. Replace area_of with circle_area."
     sed = "Use:\n```bash\nsed -i 's/area_of/circle_area/g' main.py\n```"
-    scripted_model.add(reply(steps), reply(sed), reply(sed))
+    scripted_model.add(reply(steps), reply(sed), reply("Renamed."))
     run = await run_agent(settings, "Rename area_of to circle_area in main.py.", TOOLS)
     told = [m.text for m in run.of("message") if m.author == pb.AUTHOR_WORKBENCH]
     assert told == [nudge(steps, TOOLS, {}.get), nudge(sed, TOOLS, {}.get)]
@@ -205,6 +205,29 @@ async def test_a_line_without_a_ready_call_may_be_followed_by_one_with_it(
     scripted_model.add(reply(sed), reply(sed.replace("main.py", "other.py")))
     run = await run_agent(settings, "Rename area_of to circle_area in main.py.", TOOLS)
     assert len([m for m in run.of("message") if m.author == pb.AUTHOR_WORKBENCH]) == 1
+
+
+async def test_the_offered_command_sent_back_in_a_shell_block_is_that_call(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Seen (2026-12-07, one_command): offered `mkdir build && cp app.ini build/` as a ready call,
+    the 1.5B model answered with that line in a ```bash block and no call; the run ended."""
+    (workspace / "app.ini").write_text("[app]\n")
+    how_to = "Like this:\n```bash\nmkdir build\ncp app.ini build/\n```"
+    sent = "```bash\nmkdir build && cp app.ini build/\n```\n\nThis creates build and copies app.ini."
+    scripted_model.add(reply(how_to), reply(sent), reply("Done."))
+    run = await run_agent(settings, "Make a folder named build and copy app.ini into it.", TOOLS)
+    assert (workspace / "build" / "app.ini").read_text() == "[app]\n" and run.outcome.text == "Done."
+    (bash,) = [started.call for started in run.of("tool_call_started")]
+    assert (bash.name, json.loads(bash.arguments), bash.from_text) == (
+        "bash",
+        {"command": "mkdir build && cp app.ini build/"},
+        True,
+    )
+    # another command in the block is no call: the answer after the line ends the run
+    scripted_model.add(reply(how_to), reply("```bash\nmkdir dist\n```"))
+    run = await run_agent(settings, "Make a folder named dist and copy app.ini into it.", TOOLS)
+    assert not run.of("tool_call_started") and not (workspace / "dist").exists()
 
 
 async def test_off_the_how_to_is_the_answer(settings: Settings, scripted_model: ScriptedModel, workspace: Path) -> None:

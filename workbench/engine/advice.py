@@ -237,6 +237,21 @@ def has_ready_call(line: str) -> bool:
     return _READY_CALL.search(line) is not None
 
 
+def offered_command_sent(line: str, reply: str, tools: Collection[str]) -> str:
+    """The command of the ready bash call `line` offered, when the reply's shell blocks hold just
+    that command ('' otherwise): the model sent the call in its own way (seen: offered `mkdir build
+    && cp app.ini build/`, the 1.5B model answered with that line in a ```bash block, no call)."""
+    match = _READY_CALL.search(line)
+    if match is None:
+        return ""
+    try:
+        offered, _ = json.JSONDecoder().raw_decode(line, match.start())
+    except ValueError:
+        return ""
+    command = offered.get("arguments", {}).get("command") if offered.get("name") == "bash" else None
+    return command if isinstance(command, str) and command and _shell_command(reply, tools) == command else ""
+
+
 def nudge(
     text: str, tools: Collection[str], read: Callable[[str], str | None], task: str = "", task_command: str = ""
 ) -> str:
@@ -273,6 +288,7 @@ __all__ = [
     "has_ready_call",
     "is_advice",
     "nudge",
+    "offered_command_sent",
     "ready_call",
     "work_clauses",
     "work_verbs",

@@ -9,6 +9,7 @@ budget, a model call that failed after its retries, or cancellation.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -16,9 +17,9 @@ from typing import TYPE_CHECKING
 
 from workbench.config.settings import Settings
 from workbench.core.feedback import Feedback, interrupted, machinery_bug, to_result
-from workbench.engine import evidence, looping, task_files, turn_back
+from workbench.engine import advice, evidence, looping, task_files, turn_back
 from workbench.engine.budget import Budget
-from workbench.engine.calls_in_text import find_calls, result_notes
+from workbench.engine.calls_in_text import TextCall, find_calls, result_notes
 from workbench.engine.compaction import Compactor, NothingToCompact
 from workbench.engine.gates import CallRefused, Gate, keep_workspace, own_checks
 from workbench.engine.inbox import Inbox
@@ -343,6 +344,11 @@ class AgentLoop:
         lenient = not litellm_knows(self.client.spec)
         # in a thread: reading a long block as JSON5 takes up to about a second (calls_in_text.LENIENT_CHARS)
         found, _prose = await asyncio.to_thread(find_calls, reply.text, tools, schemas=schemas, lenient=lenient)
+        line = self.messages[-1] if self.messages else None
+        if not found and lenient and line is not None and line.author == pb.AUTHOR_WORKBENCH:
+            # the ready bash call a Workbench line offered, sent back as a shell block: that call
+            if command := advice.offered_command_sent(line.text, reply.text, tools):
+                found = [TextCall("bash", json.dumps({"command": command}), repaired=True)]
         for text_call in found:
             call = reply.tool_calls.add(id=new_call_id(), name=text_call.name, arguments=text_call.arguments)
             call.from_text, call.repaired = True, text_call.repaired
