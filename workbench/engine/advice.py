@@ -159,9 +159,7 @@ def _numbered_edit(current: str, block: str) -> tuple[str, str] | None:
     'Howdy, %s!'` under "# After modification")."""
     if _unnumbered(block) == block:
         return None
-    found = [(int(m.group(1)), _NUMBERED.sub("", line)) for line in block.splitlines() if (m := _NUMBERED.match(line))]
-    copy_starts = [k for k in range(1, len(found)) if found[k][0] <= found[k - 1][0]]
-    copy = dict(found[copy_starts[-1] if copy_starts else 0 :])
+    copy = {int(m.group(1)): _NUMBERED.sub("", line) for line in _last_copy(block) if (m := _NUMBERED.match(line))}
     lines = current.splitlines()
     if max(copy) > len(lines) or min(copy) < 1:
         return None
@@ -194,6 +192,15 @@ def _widened(current: str, lines: list[str], first: int, last: int, middle: list
         start, end = max(start - 1, 0), min(end + 1, len(lines))
 
 
+def _last_copy(block: str) -> list[str]:
+    """The block's lines from where read_file's line numbers last start again (all of them when
+    the numbers never do)."""
+    raw = block.splitlines()
+    numbers = [(i, int(m.group(1))) for i, line in enumerate(raw) if (m := _NUMBERED.match(line))]
+    restarts = [i for (i, n), (_, before) in zip(numbers[1:], numbers, strict=False) if n <= before]
+    return raw[restarts[-1] :] if restarts else raw
+
+
 def _unnumbered(block: str) -> str:
     """The block without read_file's line numbers, when every line but comments has one (a model
     copied its `     3\ttext` lines into its code); a comment line without a number is the
@@ -205,11 +212,7 @@ def _unnumbered(block: str) -> str:
     numbered = [line for line in lines if _NUMBERED.match(line)]
     if not numbered or any(not _NUMBERED.match(line) and not _COMMENT.match(line) for line in lines):
         return block
-    raw = block.splitlines()
-    numbers = [(i, int(m.group(1))) for i, line in enumerate(raw) if (m := _NUMBERED.match(line))]
-    restarts = [i for (i, n), (_, before) in zip(numbers[1:], numbers, strict=False) if n <= before]
-    raw = raw[restarts[-1] :] if restarts else raw
-    kept = [_NUMBERED.sub("", line) for line in raw if _NUMBERED.match(line) or not line.strip()]
+    kept = [_NUMBERED.sub("", line) for line in _last_copy(block) if _NUMBERED.match(line) or not line.strip()]
     return "\n".join(kept).strip("\n") + ("\n" if block.endswith("\n") else "")
 
 
