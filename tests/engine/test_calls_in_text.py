@@ -399,3 +399,35 @@ def test_a_call_wrapped_in_a_results_tag_inside_a_block_is_read_leniently() -> N
     # a result the model wrote (numbered lines) in such a tag is no call
     shown = "```python\n<tool_response>\n     1\tMESSAGE = 'Howdy'\n</tool_response>\n```"
     assert lenient(shown) == ([], shown)
+
+
+def test_a_block_of_one_call_a_line_is_those_calls() -> None:
+    """Seen (2026-12-07, one_command): two write_file calls on consecutive lines of one ```json
+    block were refused as one unreadable call, four times, to the loop stop."""
+    text = (
+        "Here is the result:\n\n```json\n"
+        '{"name": "write_file", "arguments": {"content": "a", "path": "build/a.ini"}}\n'
+        '{"name": "ls", "arguments": {"path": "build"}}\n```\n\nThis creates the file.'
+    )
+    for lenient in (False, True):
+        calls, prose = find_calls(text, TOOLS, lenient=lenient)
+        assert [(c.name, args(c), c.error) for c in calls] == [
+            ("write_file", {"content": "a", "path": "build/a.ini"}, ""),
+            ("ls", {"path": "build"}, ""),
+        ]
+        assert prose == "Here is the result:\n\nThis creates the file."
+    # a line that is no call: the block stays one unreadable call, with its spot
+    broken = text.replace('{"name": "ls", "arguments": {"path": "build"}}', '{"name": "ls", "arguments": {"path": ')
+    (call,) = find_calls(broken, TOOLS)[0]
+    assert call.error and "not valid JSON" in call.error
+
+
+def test_leniently_a_call_written_twice_in_one_reply_runs_once() -> None:
+    """Seen (2026-12-07, one_command): each call written in a numbered step and again at the
+    reply's end ran twice; the second edit failed on the first's result and the model repeated."""
+    edit = '{"name": "edit_file", "arguments": {"path": "a.ini", "old_text": "x", "new_text": "y"}}'
+    text = f"1. Edit it:\n   ```json\n   {edit}\n   ```\n\n2. Done.\n\n```json\n{edit}\n```"
+    assert [c.name for c in find_calls(text, TOOLS, lenient=True)[0]] == ["edit_file"]
+    assert [c.name for c in find_calls(text, TOOLS)[0]] == ["edit_file", "edit_file"]  # strict: as written
+    other = text.replace('"new_text": "y"}}\n```', '"new_text": "z"}}\n```')
+    assert len(find_calls(other, TOOLS, lenient=True)[0]) == 2

@@ -9,7 +9,8 @@ the tool-calling interface, in one of three forms, with or without prose around 
     <tool_call>{"name": "read_file", "arguments": {"path": "auth.go"}}</tool_call>
     {"name": "read_file", "arguments": {"path": "auth.go"}}
 
-`find_calls` finds them (a list of several in one block too) and gives the prose without them.
+`find_calls` finds them (a list of several in one block too, or one a line) and gives the prose
+without them.
 A block that looks like a call but names no offered tool, or does not parse, is returned with
 an `error` for the model to read: the exact spot and the call written right (`call_help`).
 A JSON block that is not call-shaped (a package.json, an example) is prose: a call object has a
@@ -20,7 +21,8 @@ calls and their results go back to the model is the wire's (`model.text_calls`).
 JSON is read as JSON5 (comments, trailing commas, single quotes; Python's triple-quoted strings
 and doubled braces too, and quotes left unescaped inside a string: `stray_quotes`), and
 XML-style calls are read (`calls_as_xml`); such calls are
-`repaired`. A program called as a tool (`{"name": "mkdir", "arguments": {"path": "build"}}`,
+`repaired`; a call written twice in one reply (in a step, then again at its end) is one call.
+A program called as a tool (`{"name": "mkdir", "arguments": {"path": "build"}}`,
 with bash offered) is read as the bash call it means (`arguments.program_command`), marked with
 its `program`. A call followed by a result the model wrote itself (`<result>...`) is
 `wrote_result`. Pure functions: no I/O, no state.
@@ -174,6 +176,8 @@ def find_calls(
     if not found:
         stray = _stray_tag(text, reading) if lenient else None
         return ([stray], text) if stray else ([], text)
+    if lenient:  # a call written again in the same reply (a step, then "in full" at its end) runs once
+        found = list({(c.name, c.arguments) if not c.error else id(c): c for c in found}.values())
     prose.append(text[last:])
     rest = _EMPTY_WRAPPER.sub("", "".join(prose))  # a tag or fence that held a fence or tag taken
     return found, re.sub(r"\n{3,}", "\n\n", rest).strip()
@@ -300,6 +304,8 @@ def _from_body(body: str, reading: _Reading, *, tagged: bool) -> list[TextCall]:
     try:
         value, repaired = reading.loads(stripped)
     except (ValueError, RecursionError) as err:
+        if lines := _json_lines(stripped, reading):
+            return lines
         starts = _LENIENT_START if reading.lenient else _CALL_START
         if tagged or starts.match(stripped):
             return [_unreadable(stripped, err, reading)]
@@ -308,6 +314,25 @@ def _from_body(body: str, reading: _Reading, *, tagged: bool) -> list[TextCall]:
     if not calls and tagged:
         return [_unreadable(stripped, None, reading)]
     return [replace(c, repaired=c.repaired or repaired) if not c.error else c for c in calls]
+
+
+def _json_lines(body: str, reading: _Reading) -> list[TextCall]:
+    """The calls of a body that is one call object a line (JSON Lines); [] when any line is not
+    (seen: two write_file calls on consecutive lines of one block, refused as one unreadable call
+    until the loop stop)."""
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    if len(lines) < 2 or not all(line.startswith("{") for line in lines):
+        return []
+    calls: list[TextCall] = []
+    for line in lines:
+        try:
+            value, repaired = reading.loads(line)
+        except (ValueError, RecursionError):
+            return []
+        if len(found := _from_value(value, reading, tagged=False)) != 1:
+            return []
+        calls.append(replace(found[0], repaired=found[0].repaired or repaired) if not found[0].error else found[0])
+    return calls
 
 
 def _from_value(value: Any, reading: _Reading, *, tagged: bool) -> list[TextCall]:
