@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.conftest import run_agent
 from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config.settings import Settings
-from workbench.engine.advice import asks_for_work, is_advice, nudge
+from workbench.engine.advice import asks_for_work, is_advice, nudge, offered_command_sent
 from workbench.pb import workbench_pb2 as pb
 
 PRICES = "def total(items):\n    return sum(items)\n\n\ndef tax(amount):\n    return amount * 0.1\n"
@@ -230,6 +230,16 @@ async def test_the_offered_command_sent_back_in_a_shell_block_is_that_call(
     assert not run.of("tool_call_started") and not (workspace / "dist").exists()
 
 
+def test_the_offered_command_sent_back_under_bash_c_is_that_call() -> None:
+    """Seen (2026-12-07, rename_across_files): the offered sed line came back as `bash -c "..."`."""
+    command = "sed -i 's/area_of/circle_area/g' main.py && sed -i 's/area_of/circle_area/g' *.py"
+    line = nudge(f"```bash\n{command}\n```", TOOLS, {}.get)
+    wrapped = f'To rename, run:\n\n```bash\nbash -c "{command}"\n```\n\nThis runs the sed commands.'
+    assert offered_command_sent(line, wrapped, TOOLS) == command
+    assert offered_command_sent(line, wrapped.replace("bash -c", "bash -x"), TOOLS) == ""
+    assert offered_command_sent(line, "```bash\nsh -c 'sed -i s/a/b/ x.py'\n```", TOOLS) == ""
+
+
 async def test_off_the_how_to_is_the_answer(settings: Settings, scripted_model: ScriptedModel, workspace: Path) -> None:
     (workspace / "prices.py").write_text(PRICES)
     settings.work_nudge = "off"
@@ -237,3 +247,48 @@ async def test_off_the_how_to_is_the_answer(settings: Settings, scripted_model: 
     scripted_model.add(reply(HOW_TO))
     run = await run_agent(settings, "Fix the tax in prices.py: it should be 20%.", TOOLS)
     assert run.outcome.text == HOW_TO and len(scripted_model.requests) == 1
+
+
+def test_a_replacement_stated_in_the_reply_is_the_ready_edit() -> None:
+    """Seen (2026-12-07, the 1.5B model): the unchanged greet.py under a `# greet.py` label, then
+    "change the line `A` to `B`" in prose; and a sed inside a tmux line (tmux offered: no command)."""
+    labelled = (
+        "The current content of `greet.py` is:\n\n```python\n# greet.py\nMESSAGE = 'Hello, %s!'  # shown at login\n\n"
+        "def greet(name):\n    return MESSAGE % name\n```\n\nYou need to change the line `MESSAGE = 'Hello, %s!'` "
+        "to `MESSAGE = 'Howdy, %s!'`. Save the file."
+    )
+    assert ready(nudge(labelled, TOOLS, {"greet.py": GREET}.get, "In greet.py, change Hello to Howdy.")) == {
+        "path": "greet.py",
+        "old_text": "MESSAGE = 'Hello, %s!'",
+        "new_text": "MESSAGE = 'Howdy, %s!'",
+    }
+    net = '[net]\nhost = "example.org"\ntimeout = 5\nretries = 3\n'
+    wrapped = (
+        'Use:\n\n```bash\ntmux send -t "your_agent_id" "sed -i \'s/timeout = 5/timeout = 30/\' net.toml" Enter\n```'
+    )
+    assert ready(nudge(wrapped, [*TOOLS, "tmux"], {"net.toml": net}.get, "Set the timeout in net.toml to 30.")) == {
+        "path": "net.toml",
+        "old_text": "timeout = 5",
+        "new_text": "timeout = 30",
+    }
+    # an old text in two files, or twice in one, or a pattern: no single edit
+    files = {"a.py": "x = old_name\n", "b.py": "old_name()\n"}
+    for how_to, task in (
+        ("1. Replace `old_name` with `new_name`\n2. save", "Fix a.py and b.py"),
+        ("1. Replace `old_name` with `new_name`\n2. save", "Fix c.py"),
+        ("```\nsed -i 's/time.*/timeout = 30/' net.toml\n```", "Set net.toml"),
+    ):
+        assert "call edit_file" in nudge(
+            how_to, ["edit_file"], {**files, "c.py": "old_name\nold_name\n", "net.toml": net}.get, task
+        )
+
+
+def test_a_labelled_copy_of_the_file_as_it_is_gives_no_edit() -> None:
+    """Seen (2026-12-07, fix_from_check and claimed_change): the file unchanged under a label comment,
+    a blank line fewer; it was placed as an edit that added the label or dropped the blank line."""
+    same = "I'll fix it:\n\n```python\n# greet.py\nMESSAGE = 'Hello, %s!'  # shown at login\n\ndef greet(name):\n"
+    same += "    return MESSAGE % name\n```"
+    assert nudge(same, TOOLS, {"greet.py": GREET}.get, "Fix greet.py") == (
+        "You can make this change yourself, and the task asks you to: call edit_file or write_file or bash now "
+        "instead of describing the change."
+    )

@@ -134,6 +134,31 @@ async def test_an_answer_with_nothing_changed_gets_one_turn_back(
     assert [m.text for m in run.of("message") if m.author == pb.AUTHOR_WORKBENCH] == [told]
 
 
+async def test_commands_written_as_results_are_said_not_to_have_run_and_are_the_ready_call(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Seen (2026-12-07, one_command): the 1.5B model wrote `mkdir build` and `cp app.ini build/`
+    each inside <tool_response> tags, no call; told only "Make the change now", it said both
+    commands were executed successfully."""
+    (workspace / "app.ini").write_text("[app]\n")
+    written = (
+        'To create a folder named "build", use `mkdir`; then copy with `cp`.\n\n<tool_response>\n    mkdir build\n'
+        "</tool_response>\n\n<tool_response>\n    cp app.ini build/\n</tool_response>"
+    )
+    scripted_model.add(
+        reply(written), reply("", call("bash", command="mkdir build && cp app.ini build/")), reply("Done.")
+    )
+    run = await run_agent(settings, "Make a folder named build and copy app.ini into it.", TOOLS)
+    assert run.outcome.text == "Done." and (workspace / "build" / "app.ini").read_text() == "[app]\n"
+    told = scripted_model.requests[1]["messages"][-1]["content"]
+    assert "(the commands your reply wrote inside result tags did not run: a command runs only as a bash call)" in told
+    assert ready_call(told) == {"name": "bash", "arguments": {"command": "mkdir build && cp app.ini build/"}}
+    # a result tag holding output, not commands, gives no ready call
+    scripted_model.add(reply("Done.\n\n<tool_response>\n    build\n</tool_response>"))
+    run = await run_agent(settings, "Make a folder named dist and copy app.ini into it.", TOOLS)
+    assert scripted_model.requests[-1]["messages"][-1]["content"] == LINE.format(failed="", how="")
+
+
 async def test_a_failed_edit_gets_its_corrected_call(
     settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:

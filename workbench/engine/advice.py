@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+import shlex
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,15 @@ READ_LIMIT = 200_000  # bytes of a named file read to find the lines a block rew
 _READY_CALL = re.compile(r'\{"name": "[\w.-]+", "arguments": \{')
 LINE_LIKENESS = 0.6  # a changed numbered line is that line edited when at least this alike (difflib)
 COMMAND_CHARS = 400  # a longer shell block is not offered as one ready call
+# a change the reply states in its prose: "change `A` to `B`", "replace `A` with `B`"
+_PAIR = re.compile(r"`([^`\n]+)`\s+(?:to|with|into|by|->|→|=>)\s+`([^`\n]+)`")
+# a sed substitution anywhere in the reply (a how-to wrapped it in a tmux line): s/A/B/
+_SED = re.compile(r"""(?<=['"\s])s([/|#])((?:\\.|(?!\1)[^\n])+)\1((?:\\.|(?!\1)[^\n])*)\1g?(?=['"\s])""")
+_RESULT_BODY = re.compile(
+    r"<(result|tool_result|tool_response|function_results?|output|observation)\b[^>]*>(.*?)</\1>", re.DOTALL
+)
+_SED_ESCAPE = re.compile(r"\\([/|#.])")
+_REGEX_CHARS = re.compile(r"[\\*+?\[\]^$(){}|&]")
 
 LINE_RUN = "You can run this yourself, and the task asks you to: make the call now, {call}"
 LINE_EDIT = "You can make this change yourself, and the task asks you to: make the call now, {call}"
@@ -88,14 +98,15 @@ def _shell_command(text: str, tools: Collection[str] = ()) -> str:
     repeated once, lines joined with &&); '' when it has none, or one too long to offer. A line
     that starts with a tool's name (`read_file greet.py`: a 1.5B model wrote its tools as
     commands) is no command and is dropped, and so is an editor or pager that waits for a person
-    (`nano greet.py` before its sed). Every block counts: a how-to gave its rename of three files
-    as one sed in a first block and two in a second."""
+    (`nano greet.py` before its sed). A `bash -c '...'` line is the line it runs. Every block
+    counts: a how-to gave its rename of three files as one sed in a first block and two in a second."""
     commands: list[str] = []
     for lang, body in _FENCE.findall(text):
         lines = [line.strip() for line in body.splitlines()]
         if lang.lower() not in _SHELL and not (lines and lines[0].startswith("$ ")):
             continue
         block = [line.removeprefix("$ ").strip() for line in lines if line and not line.startswith("#")]
+        block = [_unwrapped(line) or line for line in block]
         commands += [c for c in block if (first := c.split(maxsplit=1)[0]) not in tools and first not in _INTERACTIVE]
     command = " && ".join(dict.fromkeys(commands))
     return command if len(command) <= COMMAND_CHARS else ""
@@ -216,6 +227,58 @@ def _unnumbered(block: str) -> str:
     return "\n".join(kept).strip("\n") + ("\n" if block.endswith("\n") else "")
 
 
+def commands_written_as_run(text: str, tools: Collection[str], is_program: Callable[[str], bool]) -> str:
+    """The command lines a reply wrote inside result tags as if they had run, in order, joined
+    with && (seen: `<tool_response>\n    mkdir build\n</tool_response>`, then "both commands were
+    executed successfully" with none run): a tag's body counts when each of its lines starts with
+    a program (`is_program`) that is no tool's name; '' none, or too long to offer."""
+    commands: list[str] = []
+    for _, body in _RESULT_BODY.findall(text):
+        lines = [line.strip().removeprefix("$ ") for line in body.splitlines() if line.strip()]
+        if lines and all((first := line.split(maxsplit=1)[0]) not in tools and is_program(first) for line in lines):
+            commands += lines
+    command = " && ".join(dict.fromkeys(commands))
+    return command if len(command) <= COMMAND_CHARS else ""
+
+
+def _unlabelled(block: str) -> str:
+    """The block without a first line that is a comment naming a file (`# greet.py`, `// File:
+    app.js`): the model's label over a copy of the file, not one of its lines (seen: a label over
+    the unchanged file made a ready edit that added it)."""
+    first, _, rest = block.lstrip("\n").partition("\n")
+    return rest if _COMMENT.match(first) and FILE_NAME.search(first) and rest.strip() else block
+
+
+def _unchanged(current: str, block: str) -> bool:
+    """Whether the block's lines, blank lines left out and indentation ignored, are a run of the
+    file's lines: a copy of the file as it is (seen: the unchanged file shown with one blank line
+    fewer, placed as an edit that dropped it)."""
+    new = [line.strip() for line in block.splitlines() if line.strip()]
+    lines = [line.strip() for line in current.splitlines() if line.strip()]
+    return bool(new) and any(lines[i : i + len(new)] == new for i in range(len(lines) - len(new) + 1))
+
+
+def _stated_pairs(text: str) -> list[tuple[str, str]]:
+    """The replacements the reply states outside its calls, in order: "change `A` to `B`" and
+    sed's s/A/B/ (a plain text A: no pattern but an escaped delimiter or dot; no & or group in B)."""
+    pairs = [(a, b) for a, b in _PAIR.findall(text)]
+    for _, old, new in _SED.findall(text):
+        old, new = _SED_ESCAPE.sub(r"\1", old), _SED_ESCAPE.sub(r"\1", new)
+        if not _REGEX_CHARS.search(old) and not _REGEX_CHARS.search(new):
+            pairs.append((old, new))
+    return [(a, b) for a, b in dict.fromkeys(pairs) if a.strip() and a != b]
+
+
+def _pair_edit(text: str, files: Mapping[str, str | None]) -> tuple[str, str, str] | None:
+    """The first stated replacement whose old text is in exactly one of the files, once: (path,
+    old_text, new_text); None when none is (a name in several files is a rename, not one edit)."""
+    for old, new in _stated_pairs(text):
+        holders = [path for path, current in files.items() if current is not None and old in current]
+        if len(holders) == 1 and (current := files[holders[0]]) is not None and current.count(old) == 1:
+            return holders[0], old, new
+    return None
+
+
 def workspace_text(workspace: Path, path: str) -> str | None:
     """The text of `path` under `workspace`; None when it is no regular file there (or is larger
     than READ_LIMIT, or outside the workspace)."""
@@ -252,7 +315,19 @@ def offered_command_sent(line: str, reply: str, tools: Collection[str]) -> str:
     except ValueError:
         return ""
     command = offered.get("arguments", {}).get("command") if offered.get("name") == "bash" else None
-    return command if isinstance(command, str) and command and _shell_command(reply, tools) == command else ""
+    if not isinstance(command, str) or not command:
+        return ""
+    return command if _shell_command(reply, tools) == command else ""
+
+
+def _unwrapped(command: str) -> str:
+    """The command line a `bash -c '...'` (sh, zsh) runs; '' for any other command (seen: the
+    offered sed line sent back as `bash -c "sed ... && sed ..."`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return ""
+    return words[2] if len(words) == 3 and words[0] in ("bash", "sh", "zsh") and words[1] == "-c" else ""
 
 
 def nudge(
@@ -262,12 +337,15 @@ def nudge(
     gives a workspace file's text (None: no such file); the files the reply names come first,
     then the existing ones the task names (a reply with the whole new file and no name).
     `task_command`, the command a task that only asks to run one quotes, is the ready call
-    before any of the reply's (its how-to ran a variant: `export X=1 && python3 deploy.py`)."""
+    before any of the reply's (its how-to ran a variant: `export X=1 && python3 deploy.py`).
+    A block that is the file as it is (under a `# name.py` label, blank lines aside) gives no
+    edit; a replacement the reply states ("change `A` to `B`", sed's s/A/B/) does, when A is
+    once in one of those files."""
     command = task_command or _shell_command(text, tools)
     if command and "bash" in tools:
         return LINE_RUN.format(call=ready_call("bash", {"command": command}))
     bodies = [body for lang, body in _FENCE.findall(text) if lang.lower() not in _SHELL]
-    blocks = [_unnumbered(body) for body in bodies]
+    blocks = [_unlabelled(_unnumbered(body)) for body in bodies]
     paths = {path: read(path) for path in dict.fromkeys(FILE_NAME.findall(text))}
     for path in dict.fromkeys(FILE_NAME.findall(task)):
         if path not in paths and (current := read(path)) is not None:
@@ -276,9 +354,14 @@ def nudge(
         if current is None or "edit_file" not in tools:
             continue
         for body, block in zip(bodies, blocks, strict=True):
+            if _unchanged(current, block):
+                continue
             if edit := _numbered_edit(current, body) or _edit(current, block) or _rewrite(current, block):
                 call = ready_call("edit_file", {"path": path, "old_text": edit[0], "new_text": edit[1]})
                 return LINE_EDIT.format(call=call)
+    if "edit_file" in tools and (stated := _pair_edit(text, paths)):  # "change `A` to `B`", s/A/B/
+        call = ready_call("edit_file", {"path": stated[0], "old_text": stated[1], "new_text": stated[2]})
+        return LINE_EDIT.format(call=call)
     new_files = [path for path, current in paths.items() if current is None]
     if new_files and len(blocks) == 1 and "write_file" in tools:  # a new file: the one block is its content
         return LINE_EDIT.format(call=ready_call("write_file", {"path": new_files[0], "content": blocks[0]}))
@@ -288,6 +371,7 @@ def nudge(
 
 __all__ = [
     "asks_for_work",
+    "commands_written_as_run",
     "has_ready_call",
     "is_advice",
     "nudge",

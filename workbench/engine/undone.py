@@ -3,7 +3,8 @@ stated fact ("The slug function works correctly", "The build folder does not exi
 tool error echoed back, with nothing changed (issue 38: the habit seen most). Such an answer gets
 one turn back, once a run: the task asks for a change and none was made, with a ready call where
 one follows from the run (a failed change's call corrected: the path its error suggested, or its
-own edit carried onto the file's real lines; else a read of the file the task names).
+own edit carried onto the file's real lines; the commands the answer wrote inside result tags as
+if they had run; else a read of the file the task names).
 
 Only for models litellm does not know (the `undone_check` setting; decided by the loop), only for
 a task that asks for work (advice.asks_for_work, never a question), and only when no call that
@@ -42,6 +43,7 @@ LINE = (
     "The task asks for a change, and none was made: no call in this run changed anything{failed}. "
     "Make the change now{how}, or, if it cannot be done, say why."
 )
+NOT_RUN = " (the commands your reply wrote inside result tags did not run: a command runs only as a bash call)"
 LINE_RUN = (
     "The task asks you to run a command, and none ran in this run{failed}. Run it now with bash{call}, "
     "or, if it cannot be done, say why."
@@ -131,10 +133,13 @@ def line(
     tools: Collection[str],
     read: Read,
     command: str = "",
+    written: str = "",
 ) -> str:
     """The one line for an answer that ends a run asking for work with none done ('' when work was
     done, or no tool that could do it is offered); `command`, the one the task quotes, is the
-    ready bash call of a task that only asks to run something."""
+    ready bash call of a task that only asks to run something; `written`, the commands the answer
+    wrote inside result tags as if they had run (advice.commands_written_as_run), the ready bash
+    call after it, said not to have run."""
     run_only = only_runs(verbs)
     if did_work(calls, changing, run_only) or any("guard_refused" in result.metadata for _, result in calls):
         return ""  # work done, or the person (or a rule) stopped a call: not for the model to retry unasked
@@ -146,11 +151,19 @@ def line(
         call, result = failed[-1]
         error = " ".join(result.error.split())
         said = f" (your last try, {call.name}, failed: {error[:117] + '...' if len(error) > 120 else error})"
+    elif written and "bash" in tools:
+        said = NOT_RUN
+    written = written if "bash" in tools else ""
     if run_only:
-        return LINE_RUN.format(failed=said, call=f": {ready_call('bash', {'command': command})}" if command else "")
+        ready_command = command or written
+        return LINE_RUN.format(
+            failed=said, call=f": {ready_call('bash', {'command': ready_command})}" if ready_command else ""
+        )
     how = ""
     if ready := next((r for c, res in reversed(failed) if (r := corrected(c, res, read))), ""):
         how = f", starting with {ready}"
+    elif written:
+        how = f", starting with {ready_call('bash', {'command': written})}"
     elif path := named_file(task, read):
         how = way_to_change(path, calls, tools)
     return LINE.format(failed=said, how=how)
