@@ -13,7 +13,7 @@ from tests.scripted_server import ScriptedModel, call, reply
 from workbench.config.settings import Settings
 from workbench.engine.advice import work_verbs
 from workbench.engine.claims import only_reads
-from workbench.engine.undone import LINE, corrected, did_work, line, named_file
+from workbench.engine.undone import LINE, corrected, did_work, line, named_file, rename_command
 from workbench.pb import workbench_pb2 as pb
 
 GREET = "MESSAGE = 'Hello, %s!'  # shown at login\n\n\ndef greet(name):\n    return MESSAGE % name\n"
@@ -157,6 +157,39 @@ async def test_commands_written_as_results_are_said_not_to_have_run_and_are_the_
     scripted_model.add(reply("Done.\n\n<tool_response>\n    build\n</tool_response>"))
     run = await run_agent(settings, "Make a folder named dist and copy app.ini into it.", TOOLS)
     assert scripted_model.requests[-1]["messages"][-1]["content"] == LINE.format(failed="", how="")
+
+
+async def test_a_rename_the_run_found_and_did_not_make_gets_its_sed_line(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Seen (2026-12-07, rename_across_files): shown the grep lines of area_of with the task, the
+    1.5B model sent the same grep, said the names were "already consistent", and, told no change
+    was made, that there were none to rename."""
+    (workspace / "shapes.py").write_text("def area_of(r):\n    return 3.14 * r * r\n")
+    (workspace / "main.py").write_text("from shapes import area_of\n\nprint(area_of(2))\n")
+    (workspace / "notes.txt").write_text("area_of_circle is another name\n")
+    scripted_model.add(
+        reply("", call("grep", pattern=r"\barea_of\b")),
+        reply("No change needed; the function names are already consistent."),
+    )
+    task = "Rename the function area_of to circle_area everywhere in this project."
+    run = await run_agent(settings, task, [*TOOLS, "grep"])
+    told = scripted_model.requests[2]["messages"][-1]["content"]
+    sed = "sed -i 's/\\barea_of\\b/circle_area/g' main.py shapes.py"
+    assert ready_call(told) == {"name": "bash", "arguments": {"command": sed}}
+    assert run.outcome.text == "No change needed; the function names are already consistent."
+    # the ready line does what the task asks (the real bash tool, in the workspace)
+    scripted_model.add(reply("", call("bash", command=sed)), reply("Renamed."))
+    await run_agent(settings, "Run the line.", TOOLS)
+    assert (workspace / "main.py").read_text() == "from shapes import circle_area\n\nprint(circle_area(2))\n"
+    assert (workspace / "notes.txt").read_text() == "area_of_circle is another name\n"
+    # no grep that showed the name, or a file rename: no sed line
+    assert rename_command("Rename area_of to circle_area.", [], {}.get) == ""
+    assert rename_command("Rename notes.txt to todo.txt.", run_grep_calls(), {"notes.txt": "x"}.get) == ""
+
+
+def run_grep_calls() -> list[tuple[pb.ToolCall, pb.ToolResult]]:
+    return [(pb.ToolCall(name="grep", arguments="{}"), pb.ToolResult(output="notes.txt:1:notes"))]
 
 
 async def test_a_failed_edit_gets_its_corrected_call(

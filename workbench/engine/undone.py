@@ -4,7 +4,8 @@ tool error echoed back, with nothing changed (issue 38: the habit seen most). Su
 one turn back, once a run: the task asks for a change and none was made, with a ready call where
 one follows from the run (a failed change's call corrected: the path its error suggested, or its
 own edit carried onto the file's real lines; the commands the answer wrote inside result tags as
-if they had run; else a read of the file the task names).
+if they had run; for a task to rename a code name, the sed line renaming it in the files a grep
+of the run showed it in; else a read of the file the task names).
 
 Only for models litellm does not know (the `undone_check` setting; decided by the loop), only for
 a task that asks for work (advice.asks_for_work, never a question), and only when no call that
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import shlex
 from collections.abc import Callable, Collection, Sequence
 
 from workbench.engine.advice import FILE_NAME, ready_call, work_clauses
@@ -37,6 +39,13 @@ _EDITS = re.compile(  # verbs that change a file in place (not make, create, mov
 _RUN_VERBS = re.compile(r"^(?:run|execute|start)$", re.IGNORECASE)
 _DID_YOU_MEAN = re.compile(r"did you mean ([^\s?]+)\? Send")
 _TOKENS = re.compile(r"\w+|\s+|[^\w\s]")
+# "Rename (the function) area_of to circle_area": two code names (a file's rename has a dot)
+_RENAME = re.compile(
+    r"\brename\s+(?:(?:the|a|an)\s+)?(?:\w+\s+)?`?([A-Za-z_]\w*)`?\s+(?:to|as|into)\s+`?([A-Za-z_]\w*)`?(?![\w.])",
+    re.IGNORECASE,
+)
+_GREP_LINE = re.compile(r"^([^:\n]+):\d+:(.*)$", re.MULTILINE)
+RENAME_CHARS = 400  # a longer rename command is not offered
 CONTEXT_TOKENS = 6  # tokens of context a carried change may take to sit once in the file's lines
 
 LINE = (
@@ -112,6 +121,30 @@ def corrected(call: pb.ToolCall, result: pb.ToolResult, read: Read) -> str:
     return ready_call("edit_file", {"path": path, "old_text": found, "new_text": changed})
 
 
+def rename_command(task: str, calls: Calls, read: Read) -> str:
+    """For a task that asks to rename one code name to another ("Rename the function area_of to
+    circle_area everywhere"): the sed line that renames it as a whole word in every file a grep of
+    the run showed it in and that still holds it; '' when the task asks no such rename or no grep
+    result shows the name (seen: the 1.5B model, shown those lines with the task, said "the
+    function names are already consistent", and again when told no change was made)."""
+    asked = _RENAME.search(task)
+    if asked is None or asked.group(1) == asked.group(2):
+        return ""
+    old, new = asked.groups()
+    word = re.compile(rf"\b{re.escape(old)}\b")
+    paths: list[str] = []
+    for call, result in calls:
+        if call.name != "grep" or result.is_error:
+            continue
+        for path, text in _GREP_LINE.findall(result.output):
+            if word.search(text) and path not in paths and (current := read(path)) and word.search(current):
+                paths.append(path)
+    if not paths:
+        return ""
+    command = f"sed -i 's/\\b{old}\\b/{new}/g' " + " ".join(shlex.quote(p) for p in paths)
+    return command if len(command) <= RENAME_CHARS else ""
+
+
 def named_file(task: str, read: Read) -> str:
     """The workspace file the task asks to change in place: the first existing file named in a
     clause that starts with an editing verb ("Fix slug.py so ..."), else the one existing file a
@@ -162,8 +195,8 @@ def line(
     how = ""
     if ready := next((r for c, res in reversed(failed) if (r := corrected(c, res, read))), ""):
         how = f", starting with {ready}"
-    elif written:
-        how = f", starting with {ready_call('bash', {'command': written})}"
+    elif bash_line := written or (rename_command(task, calls, read) if "bash" in tools else ""):
+        how = f", starting with {ready_call('bash', {'command': bash_line})}"
     elif path := named_file(task, read):
         how = way_to_change(path, calls, tools)
     return LINE.format(failed=said, how=how)
@@ -180,4 +213,14 @@ def way_to_change(path: str, calls: Calls, tools: Collection[str]) -> str:
     return ""
 
 
-__all__ = ["LINE", "LINE_RUN", "corrected", "did_work", "line", "named_file", "only_runs", "way_to_change"]
+__all__ = [
+    "LINE",
+    "LINE_RUN",
+    "corrected",
+    "did_work",
+    "line",
+    "named_file",
+    "only_runs",
+    "rename_command",
+    "way_to_change",
+]
