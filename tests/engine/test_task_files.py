@@ -183,7 +183,7 @@ async def test_the_model_reading_it_again_is_told_it_was_read_with_the_task(
     run = await run_agent(settings, "What is the timeout in net.toml?", ["read_file"])
     again = run.results()[-1]
     assert not again.is_error and again.notes == [
-        "Note: you already have this result: the same call (same tool, same arguments) returned exactly this at "
-        "the start of the run (Workbench made this call with the task). Calling it again will not change it; use that "
-        "result: if it answers the task, answer now without a tool call."
+        "Note: Workbench made this same call with the task, before your first turn, and its result (this same "
+        "result) is above the task. Calling it again will not change it: take the task's next step with it, the "
+        "change or command the task asks for (a question this result answers: answer now without a tool call)."
     ]

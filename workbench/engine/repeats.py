@@ -54,6 +54,14 @@ SAME_AGAIN = (
     "the task, answer now without a tool call; else take the next step."
 )
 WITH_THE_TASK = "the start of the run (Workbench made this call with the task)"  # turn 0: task_files' calls
+# the ALREADY note for a call Workbench made with the task (task_files): its "answer now" made the
+# 1.5B model, which re-sent that call first in 3 of 18 work runs, claim the change done; this one
+# points at the task's next step (docs/DECISIONS.md)
+ALREADY_WITH_THE_TASK = (
+    "Note: Workbench made this same call with the task, before your first turn, and its result (this same "
+    "result) is above the task. Calling it again will not change it: take the task's next step with it, the "
+    "change or command the task asks for (a question this result answers: answer now without a tool call)."
+)
 SAME_LIMIT = 2  # identical successful results of one call before it is not run again
 STOPPED = (
     "not run: this exact call (same tool, same arguments) failed {n} times in a row and nothing has changed "
@@ -231,7 +239,7 @@ class Repeats:
         if seen is not None and seen[1] == digest:
             ago = turn - seen[0]
             when = f" ({ago} turn{'s' if ago != 1 else ''} ago)" if ago else " (earlier in this same turn)"
-            result.notes.append(ALREADY.format(when=f"turn {seen[0]}{when}" if seen[0] else WITH_THE_TASK))
+            result.notes.append(ALREADY.format(when=f"turn {seen[0]}{when}") if seen[0] else ALREADY_WITH_THE_TASK)
             same = self._same.get(key, (1, seen[0], 0))[0] + 1
         else:
             self._seen[key] = (turn, digest)
