@@ -130,7 +130,7 @@ async def test_an_answer_with_nothing_changed_gets_one_turn_back(
     run = await run_agent(settings, "Make a folder named build and copy app.ini into it.", TOOLS)
     assert run.outcome.text == "Done." and (workspace / "build" / "app.ini").read_text() == "[app]\n"
     told = scripted_model.requests[2]["messages"][-1]["content"]
-    assert told == LINE.format(failed="", how="")
+    assert told == LINE.format(failed="", how=" with a call to edit_file or write_file or bash")
     assert [m.text for m in run.of("message") if m.author == pb.AUTHOR_WORKBENCH] == [told]
 
 
@@ -156,7 +156,9 @@ async def test_commands_written_as_results_are_said_not_to_have_run_and_are_the_
     # a result tag holding output, not commands, gives no ready call
     scripted_model.add(reply("Done.\n\n<tool_response>\n    build\n</tool_response>"))
     run = await run_agent(settings, "Make a folder named dist and copy app.ini into it.", TOOLS)
-    assert scripted_model.requests[-1]["messages"][-1]["content"] == LINE.format(failed="", how="")
+    assert scripted_model.requests[-1]["messages"][-1]["content"] == LINE.format(
+        failed="", how=" with a call to edit_file or write_file or bash"
+    )
 
 
 async def test_a_rename_the_run_found_and_did_not_make_gets_its_sed_line(

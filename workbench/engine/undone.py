@@ -199,6 +199,8 @@ def line(
         how = f", starting with {ready_call('bash', {'command': bash_line})}"
     elif path := named_file(task, read):
         how = way_to_change(path, calls, tools)
+    if not how:  # the tools by name (seen: told only "Make the change now", the 1.5B model said the task back)
+        how = " with a call to " + " or ".join(t for t in ("edit_file", "write_file", "bash") if t in tools)
     return LINE.format(failed=said, how=how)
 
 
