@@ -205,3 +205,39 @@ async def test_a_one_line_closest_region_is_given_exactly(tools: Tools, workspac
     )
     assert result.is_error and "these lines of old_text are not there: 'def login(username, password):'" in result.error
     assert "exactly (escaped as inside a JSON string, on the next line):\ndef login(user):\nIf they are" in result.error
+
+
+NET = '[net]\nhost = "example.org"\ntimeout = 5\nretries = 3\n'
+
+
+async def test_a_line_break_at_a_replaced_lines_end_stays_as_the_file_has_it(tools: Tools, workspace: Path) -> None:
+    """Seen (2026-12-07, set_a_value): the 1.5B model's edit `timeout = 5` -> `timeout = 30\\n`
+    added a blank line under it; the reverse would join the next line onto the new one."""
+    put(workspace, "net.toml", NET)
+    result = await tools.result("edit_file", path="net.toml", old_text="timeout = 5", new_text="timeout = 30\n")
+    assert not result.is_error, result.error
+    assert "no blank line added" in result.output.splitlines()[0]
+    assert (workspace / "net.toml").read_text() == NET.replace("= 5", "= 30")
+    put(workspace, "joined.toml", NET)
+    await tools.result("edit_file", path="joined.toml", old_text="timeout = 5\n", new_text="timeout = 30")
+    assert (workspace / "joined.toml").read_text() == NET.replace("= 5", "= 30")
+    # CRLF lines keep theirs
+    put(workspace, "win.ini", NET.replace("\n", "\r\n"))
+    await tools.result("edit_file", path="win.ini", old_text="timeout = 5", new_text="timeout = 30\r\n")
+    assert (workspace / "win.ini").read_bytes() == NET.replace("= 5", "= 30").replace("\n", "\r\n").encode()
+
+
+async def test_line_breaks_the_edit_means_are_kept(tools: Tools, workspace: Path) -> None:
+    for old, new, after in (
+        ("timeout = 5\n", "", NET.replace("timeout = 5\n", "")),  # a line removed
+        ("timeout = 5", "timeout = 30\n\n", NET.replace("= 5\n", "= 30\n\n\n")),  # a blank line asked for
+        ("timeout = 5", "timeout = 5\n", NET.replace("= 5\n", "= 5\n\n")),  # only a line break added
+        ("time", "time\n", NET.replace("timeout", "time\nout")),  # inside a line
+        ("retries = 3\n", "retries = 4", NET.replace("retries = 3\n", "retries = 4")),  # the file's last line
+    ):
+        name = f"case{tools.calls}.toml"  # a file not read before: no "changed since you read it"
+        put(workspace, name, NET)
+        result = await tools.result("edit_file", path=name, old_text=old, new_text=new)
+        assert not result.is_error, result.error
+        assert (workspace / name).read_text() == after, (old, new)
+        assert "line break" not in result.output.splitlines()[0]

@@ -15,7 +15,7 @@ from pathlib import Path
 from workbench.core.feedback import Feedback
 from workbench.pb import workbench_pb2 as pb
 from workbench.tools.files.bounded import may_take_long, path_lock, run_bounded
-from workbench.tools.files.edit_match import find_occurrences
+from workbench.tools.files.edit_match import Span, find_occurrences
 from workbench.tools.files.paths import resolve_and, shown
 from workbench.tools.files.read_write import (
     check_fresh,
@@ -254,6 +254,36 @@ def _diagnosis(
     )
 
 
+def _line_breaks_kept(text: str, spans: list[Span], old_text: str) -> tuple[list[Span], str]:
+    """The spans with the line break at a replaced line's end kept as the file has it, and what
+    was done ('' nothing): old_text that stops before a line's break with new_text ending in one
+    would add a blank line (seen: `timeout = 5` to `timeout = 30\n`, a 1.5B model's edit), and
+    old_text ending in a line's break with new_text not would join the next line onto it. Not
+    for a new_text that is only line breaks (a line removed), nor one that ends in a blank line."""
+    kept, done = [], ""
+    for start, end, replacement in spans:
+        after = text[end : end + 1]
+        if replacement.strip() and not old_text.endswith("\n") and replacement.endswith("\n"):
+            if after == "\n" or text[end : end + 2] == "\r\n":
+                ending = "\r\n" if replacement.endswith("\r\n") else "\n"
+                if not replacement[: -len(ending)].endswith("\n") and replacement[: -len(ending)] != text[start:end]:
+                    replacement, done = replacement[: -len(ending)], LINE_BREAK_NOT_ADDED
+        elif replacement.strip() and old_text.endswith("\n") and not replacement.endswith("\n"):
+            if after and after not in "\r\n":
+                ending = "\r\n" if text[start:end].endswith("\r\n") else "\n"
+                replacement, done = replacement + ending, LINE_BREAK_NOT_DROPPED
+        kept.append((start, end, replacement))
+    return kept, done
+
+
+LINE_BREAK_NOT_ADDED = (
+    "new_text's final line break was taken as the line's own, which old_text left out: no blank line added"
+)
+LINE_BREAK_NOT_DROPPED = (
+    "old_text's final line break was kept, which new_text left out: the next line was not joined on"
+)
+
+
 def _line_of(text: str, index: int) -> int:
     return text.count("\n", 0, index) + 1
 
@@ -315,6 +345,8 @@ def _planned(ctx: ToolContext, target: Path, path: str, old_text: str, new_text:
     spans, note = find_occurrences(text, old_text, new_text, by_indentation=not replace_all)
     if not spans:
         raise _not_found(ctx, target, data, text, old_text)
+    spans, kept = _line_breaks_kept(text, spans, old_text)
+    note = f"{note} ({kept})" if kept else note
     count = len(spans)
     at_lines = [_line_of(text, start) for start, _, _ in spans]
     if count > 1 and not replace_all:
