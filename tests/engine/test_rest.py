@@ -120,6 +120,35 @@ async def test_the_second_step_is_asked_for_once(
     assert len(scripted_model.requests) == 4
 
 
+async def test_a_rename_left_in_files_a_grep_showed_gets_its_sed_line(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Seen (2026-12-07, rename_across_files): the 1.5B model renamed the two import lines and the
+    definition, left both calls, and said the project now used the new name."""
+    (workspace / "shapes.py").write_text("def area_of(r):\n    return 3.14 * r * r\n")
+    (workspace / "main.py").write_text("from shapes import area_of\n\nprint(area_of(2))\n")
+    import_line = {"old_text": "from shapes import area_of", "new_text": "from shapes import circle_area"}
+    scripted_model.add(
+        reply("", call("grep", pattern=r"\barea_of\b")),
+        reply("", call("edit_file", path="main.py", **import_line)),
+        reply("", call("edit_file", path="shapes.py", old_text="def area_of(r):", new_text="def circle_area(r):")),
+        reply("The project now uses circle_area."),
+    )
+    run = await run_agent(settings, "Rename the function area_of to circle_area everywhere.", [*TOOLS, "grep"])
+    told = scripted_model.requests[4]["messages"][-1]["content"]
+    assert told.startswith("The task asks to rename area_of to circle_area, and area_of is still in main.py (this")
+    ready = json.JSONDecoder().raw_decode(told.split("too now: ", 1)[1])[0]
+    assert ready == {"name": "bash", "arguments": {"command": "sed -i 's/\\barea_of\\b/circle_area/g' main.py"}}
+    assert run.outcome.text == "The project now uses circle_area."
+    # all of it renamed: no line
+    grep = (pb.ToolCall(name="grep", arguments="{}"), pb.ToolResult(output="main.py:3:print(area_of(2))"))
+    renamed = {"main.py": "from shapes import circle_area\n\nprint(circle_area(2))\n"}
+    calls = [grep, made("edit_file", path="main.py")]
+    assert (
+        line("Rename area_of to circle_area.", calls, CHANGING, TOOLS, PROGRAMS.__contains__, renamed.get, "/ws") == ""
+    )
+
+
 async def test_off_the_answer_stands(settings: Settings, scripted_model: ScriptedModel) -> None:
     settings.rest_check = "off"
     scripted_model.add(reply("", call("write_file", path="a.txt", content="a")), reply("Done."))

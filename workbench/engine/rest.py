@@ -9,6 +9,10 @@ a run (shared with the other lines, turn_back.py):
   seed 1, 2026-12-07); the line names the file and the changes made, with the way to change it;
 - the task has more clauses of work than the run made changes: the clauses are listed beside the
   changes made, and the model is asked to do what is left or to say that all of it is done;
+- the task asks to rename a code name to another ("Rename the function area_of to circle_area")
+  and files a grep of the run showed the old name in still hold it: the model renamed the import
+  lines and the definition and left the calls (rename_across_files, 2026-12-07); the line names
+  those files, with the ready sed line (undone.rename_left);
 - else the task quotes a command (`python3 check_slug.py`, a program the machine has) that has not
   run since the run's last change: the model is asked to run it, with the ready call.
 
@@ -26,7 +30,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from workbench.engine.advice import ready_call, work_clauses
 from workbench.engine.claims import arguments, changing_calls, reads
-from workbench.engine.undone import Read, named_file, way_to_change
+from workbench.engine.undone import Read, named_file, rename_left, way_to_change
 from workbench.pb import workbench_pb2 as pb
 from workbench.terminal.shell_parse import opaque, parse
 
@@ -45,6 +49,10 @@ LINE_PARTS = (
 LINE_FILE = (
     "The task asks to change {path}, and no change of this run touched it (its changes: {changes}). "
     "Change {path} itself now{how}, or, if it needs no change, say why."
+)
+LINE_RENAME = (
+    "The task asks to rename {old} to {new}, and {old} is still in {paths} (this run's changes: {changes}). "
+    "Rename it there too now: {call}"
 )
 LINE_CHECK = (
     "The task gives a command, `{command}`, and it has not run since your last change ({change}). "
@@ -131,6 +139,9 @@ def line(
     target = named_file(task, read)
     if target and not any(touches(call, target, workspace) for _, call in made):
         return LINE_FILE.format(path=target, changes=changes, how=way_to_change(target, calls, tools))
+    if "bash" in tools and (left := rename_left(task, calls, read)) and left.command:
+        ready = ready_call("bash", {"command": left.command})
+        return LINE_RENAME.format(old=left.old, new=left.new, paths=", ".join(left.paths), changes=changes, call=ready)
     clauses, count = work_clauses(task), sum(_changes(call) for _, call in made)
     if len(clauses) > count:
         listed = "; ".join(" ".join(c.split()) for c in clauses)
@@ -145,4 +156,4 @@ def line(
     return ""
 
 
-__all__ = ["LINE_CHECK", "LINE_FILE", "LINE_PARTS", "line", "task_commands", "touches"]
+__all__ = ["LINE_CHECK", "LINE_FILE", "LINE_PARTS", "LINE_RENAME", "line", "task_commands", "touches"]

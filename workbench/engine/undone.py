@@ -22,6 +22,7 @@ import difflib
 import re
 import shlex
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 
 from workbench.engine.advice import FILE_NAME, ready_call, work_clauses
 from workbench.engine.claims import arguments, changing_calls
@@ -121,15 +122,30 @@ def corrected(call: pb.ToolCall, result: pb.ToolResult, read: Read) -> str:
     return ready_call("edit_file", {"path": path, "old_text": found, "new_text": changed})
 
 
-def rename_command(task: str, calls: Calls, read: Read) -> str:
+@dataclass(frozen=True)
+class RenameLeft:
+    """A rename the task asks for (`old` to `new`, code names) and the files that still hold `old`."""
+
+    old: str
+    new: str
+    paths: list[str]
+
+    @property
+    def command(self) -> str:
+        """The sed line renaming `old` as a whole word in those files ('' when too long to offer)."""
+        line = f"sed -i 's/\\b{self.old}\\b/{self.new}/g' " + " ".join(shlex.quote(p) for p in self.paths)
+        return line if len(line) <= RENAME_CHARS else ""
+
+
+def rename_left(task: str, calls: Calls, read: Read) -> RenameLeft | None:
     """For a task that asks to rename one code name to another ("Rename the function area_of to
-    circle_area everywhere"): the sed line that renames it as a whole word in every file a grep of
-    the run showed it in and that still holds it; '' when the task asks no such rename or no grep
-    result shows the name (seen: the 1.5B model, shown those lines with the task, said "the
-    function names are already consistent", and again when told no change was made)."""
+    circle_area everywhere"): the files a grep of the run showed the old name in that still hold
+    it as a whole word; None when the task asks no such rename or none is left (seen: the 1.5B
+    model, shown those lines with the task, said "the function names are already consistent";
+    another renamed the import lines and the definition and left the calls)."""
     asked = _RENAME.search(task)
     if asked is None or asked.group(1) == asked.group(2):
-        return ""
+        return None
     old, new = asked.groups()
     word = re.compile(rf"\b{re.escape(old)}\b")
     paths: list[str] = []
@@ -139,10 +155,13 @@ def rename_command(task: str, calls: Calls, read: Read) -> str:
         for path, text in _GREP_LINE.findall(result.output):
             if word.search(text) and path not in paths and (current := read(path)) and word.search(current):
                 paths.append(path)
-    if not paths:
-        return ""
-    command = f"sed -i 's/\\b{old}\\b/{new}/g' " + " ".join(shlex.quote(p) for p in paths)
-    return command if len(command) <= RENAME_CHARS else ""
+    return RenameLeft(old, new, paths) if paths else None
+
+
+def rename_command(task: str, calls: Calls, read: Read) -> str:
+    """The ready sed line of the rename the task asks for and the run left (rename_left); '' none."""
+    left = rename_left(task, calls, read)
+    return left.command if left else ""
 
 
 def named_file(task: str, read: Read) -> str:
@@ -218,11 +237,13 @@ def way_to_change(path: str, calls: Calls, tools: Collection[str]) -> str:
 __all__ = [
     "LINE",
     "LINE_RUN",
+    "RenameLeft",
     "corrected",
     "did_work",
     "line",
     "named_file",
     "only_runs",
     "rename_command",
+    "rename_left",
     "way_to_change",
 ]
