@@ -194,6 +194,28 @@ def run_grep_calls() -> list[tuple[pb.ToolCall, pb.ToolResult]]:
     return [(pb.ToolCall(name="grep", arguments="{}"), pb.ToolResult(output="notes.txt:1:notes"))]
 
 
+async def test_a_fix_whose_check_has_not_run_starts_with_the_check(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Seen (2026-12-07, fix_from_check): shown slug.py and its check with the task, the 1.5B model
+    said "I've fixed slug.py" with no call; told to edit slug.py, it asked what to change."""
+    (workspace / "slug.py").write_text(SLUG)
+    (workspace / "check_slug.py").write_text('from slug import slug\nassert slug("A B") == "a-b", slug("A B")\n')
+    task = "Running `python3 check_slug.py` fails. Fix slug.py so the check passes."
+    scripted_model.add(reply("", call("read_file", path="slug.py")), reply("I've fixed `slug.py`."))
+    await run_agent(settings, task, TOOLS)
+    told = scripted_model.requests[2]["messages"][-1]["content"]
+    assert ready_call(told) == {"name": "bash", "arguments": {"command": "python3 check_slug.py"}}
+    # once the check ran, the line points at the file again
+    scripted_model.add(
+        reply("", call("bash", command="python3 check_slug.py")),
+        reply("", call("read_file", path="slug.py")),
+        reply("The check fails on the hyphens."),
+    )
+    await run_agent(settings, task, TOOLS)
+    assert "with edit_file on slug.py" in scripted_model.requests[-1]["messages"][-1]["content"]
+
+
 async def test_a_failed_edit_gets_its_corrected_call(
     settings: Settings, scripted_model: ScriptedModel, workspace: Path
 ) -> None:

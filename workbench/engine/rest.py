@@ -115,6 +115,11 @@ def _runs(call: pb.ToolCall, command: str) -> bool:
     return call.name == "bash" and command in " ".join(str(arguments(call).get("command", "")).split())
 
 
+def not_run(task: str, calls: Calls, is_program: IsProgram) -> str:
+    """The first command the task quotes (task_commands) that no bash call of the run ran ('' none)."""
+    return next((c for c in task_commands(task, is_program) if not any(_runs(call, c) for call, _ in calls)), "")
+
+
 def line(
     task: str,
     calls: Calls,
@@ -156,4 +161,4 @@ def line(
     return ""
 
 
-__all__ = ["LINE_CHECK", "LINE_FILE", "LINE_PARTS", "LINE_RENAME", "line", "task_commands", "touches"]
+__all__ = ["LINE_CHECK", "LINE_FILE", "LINE_PARTS", "LINE_RENAME", "line", "not_run", "task_commands", "touches"]

@@ -68,7 +68,8 @@ def _line(answer: str, loop: AgentLoop, known: bool) -> str:
             return claims.line(failed)
     if _on(settings.undone_check, known) and verbs:
         written = advice.commands_written_as_run(answer, tools, _is_program)
-        if text := undone.line(task, verbs, state.calls, changing, tools, read, command, written):
+        check = rest.not_run(task, state.calls, _is_program)
+        if text := undone.line(task, verbs, state.calls, changing, tools, read, command, written, check):
             return text
     if _on(settings.rest_check, known) and verbs:
         return rest.line(task, state.calls, changing, tools, _is_program, read, str(workspace))

@@ -5,7 +5,8 @@ one turn back, once a run: the task asks for a change and none was made, with a 
 one follows from the run (a failed change's call corrected: the path its error suggested, or its
 own edit carried onto the file's real lines; the commands the answer wrote inside result tags as
 if they had run; for a task to rename a code name, the sed line renaming it in the files a grep
-of the run showed it in; else a read of the file the task names).
+of the run showed it in; the command the task quotes when it has not run (its output shows what
+fails); else a read of the file the task names).
 
 Only for models litellm does not know (the `undone_check` setting; decided by the loop), only for
 a task that asks for work (advice.asks_for_work, never a question), and only when no call that
@@ -186,12 +187,15 @@ def line(
     read: Read,
     command: str = "",
     written: str = "",
+    check: str = "",
 ) -> str:
     """The one line for an answer that ends a run asking for work with none done ('' when work was
     done, or no tool that could do it is offered); `command`, the one the task quotes, is the
     ready bash call of a task that only asks to run something; `written`, the commands the answer
     wrote inside result tags as if they had run (advice.commands_written_as_run), the ready bash
-    call after it, said not to have run."""
+    call after it, said not to have run; `check`, a command the task quotes that the run has not
+    run, the ready bash call to start with when no failed call gives one (its output shows what
+    fails: seen, told to edit slug.py, the 1.5B model asked what to change)."""
     run_only = only_runs(verbs)
     if did_work(calls, changing, run_only) or any("guard_refused" in result.metadata for _, result in calls):
         return ""  # work done, or the person (or a rule) stopped a call: not for the model to retry unasked
@@ -214,7 +218,7 @@ def line(
     how = ""
     if ready := next((r for c, res in reversed(failed) if (r := corrected(c, res, read))), ""):
         how = f", starting with {ready}"
-    elif bash_line := written or (rename_command(task, calls, read) if "bash" in tools else ""):
+    elif bash_line := written or (rename_command(task, calls, read) or check if "bash" in tools else ""):
         how = f", starting with {ready_call('bash', {'command': bash_line})}"
     elif path := named_file(task, read):
         how = way_to_change(path, calls, tools)
