@@ -261,7 +261,7 @@ def _unchanged(current: str, block: str) -> bool:
 def _stated_pairs(text: str) -> list[tuple[str, str]]:
     """The replacements the reply states outside its calls, in order: "change `A` to `B`" and
     sed's s/A/B/ (a plain text A: no pattern but an escaped delimiter or dot; no & or group in B)."""
-    pairs = [(a, b) for a, b in _PAIR.findall(text)]
+    pairs: list[tuple[str, str]] = _PAIR.findall(text)
     for _, old, new in _SED.findall(text):
         old, new = _SED_ESCAPE.sub(r"\1", old), _SED_ESCAPE.sub(r"\1", new)
         if not _REGEX_CHARS.search(old) and not _REGEX_CHARS.search(new):
@@ -273,9 +273,9 @@ def _pair_edit(text: str, files: Mapping[str, str | None]) -> tuple[str, str, st
     """The first stated replacement whose old text is in exactly one of the files, once: (path,
     old_text, new_text); None when none is (a name in several files is a rename, not one edit)."""
     for old, new in _stated_pairs(text):
-        holders = [path for path, current in files.items() if current is not None and old in current]
-        if len(holders) == 1 and (current := files[holders[0]]) is not None and current.count(old) == 1:
-            return holders[0], old, new
+        holders = [(path, current) for path, current in files.items() if current is not None and old in current]
+        if len(holders) == 1 and holders[0][1].count(old) == 1:
+            return holders[0][0], old, new
     return None
 
 
@@ -315,9 +315,7 @@ def offered_command_sent(line: str, reply: str, tools: Collection[str]) -> str:
     except ValueError:
         return ""
     command = offered.get("arguments", {}).get("command") if offered.get("name") == "bash" else None
-    if not isinstance(command, str) or not command:
-        return ""
-    return command if _shell_command(reply, tools) == command else ""
+    return command if isinstance(command, str) and command and _shell_command(reply, tools) == command else ""
 
 
 def _unwrapped(command: str) -> str:

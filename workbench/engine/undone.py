@@ -218,7 +218,7 @@ def line(
     how = ""
     if ready := next((r for c, res in reversed(failed) if (r := corrected(c, res, read))), ""):
         how = f", starting with {ready}"
-    elif bash_line := written or (rename_command(task, calls, read) or check if "bash" in tools else ""):
+    elif "bash" in tools and (bash_line := written or rename_command(task, calls, read) or check):
         how = f", starting with {ready_call('bash', {'command': bash_line})}"
     elif path := named_file(task, read):
         how = way_to_change(path, calls, tools)
