@@ -292,3 +292,17 @@ def test_a_labelled_copy_of_the_file_as_it_is_gives_no_edit() -> None:
         "You can make this change yourself, and the task asks you to: call edit_file or write_file or bash now "
         "instead of describing the change."
     )
+
+
+def test_a_name_in_the_code_is_no_new_file() -> None:
+    """Seen (2026-12-07, one_command): a how-to's Python block used `os.path.exists(...)` and
+    `os.path.join(...)`; the line offered that block written to a file named os.path."""
+    how_to = (
+        "Here is the code:\n\n```python\nimport os\nif not os.path.exists('build'):\n    os.makedirs('build')\n"
+        "target = os.path.join('build', 'app.ini')\nsettings = cfg.value\n```\n\nThis creates the folder."
+    )
+    task = "Make a folder named build and copy app.ini into it."
+    line = nudge(how_to, TOOLS, {"app.ini": "[app]\n"}.get, task)
+    assert "call edit_file or write_file or bash now" in line  # no ready call: no file named for the block
+    new = nudge("Create `notes.txt` with:\n```\nhello\n```", TOOLS, {}.get, "Make notes.")
+    assert ready(new) == {"path": "notes.txt", "content": "hello\n"}

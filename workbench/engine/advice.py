@@ -40,8 +40,9 @@ _FENCE = re.compile(r"```([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _STEP = re.compile(r"^\s*(?:\d+[.)]|step \d+\b)", re.IGNORECASE | re.MULTILINE)
 _INTERACTIVE = {"nano", "pico", "vi", "vim", "nvim", "emacs", "less", "more", "top", "htop"}
 _SHELL = {"bash", "sh", "shell", "console", "zsh", "terminal", "cmd"}
-# a file named in text (conf/app.toml, main.py): a word with an extension, not part of a longer path or a call
-FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+\.[A-Za-z]\w{0,7})(?![\w/(])")
+# a file named in text (conf/app.toml, main.py, site.tar.gz): a word with an extension, not part of a
+# longer path, a call or a dotted name (`os.path.join`, `os.path.exists(p)`: no file os.path)
+FILE_NAME = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-]+(?:\.[\w-]+)*\.[A-Za-z]\w{0,7})(?![\w/(]|\.\w)")
 _NUMBERED = re.compile(r"^ *(\d+)\t")  # a line as read_file shows it: its number, a tab
 _COMMENT = re.compile(r"^\s*(?:#|//|--|;)")
 READ_LIMIT = 200_000  # bytes of a named file read to find the lines a block rewrites
@@ -360,7 +361,9 @@ def nudge(
     if "edit_file" in tools and (stated := _pair_edit(text, paths)):  # "change `A` to `B`", s/A/B/
         call = ready_call("edit_file", {"path": stated[0], "old_text": stated[1], "new_text": stated[2]})
         return LINE_EDIT.format(call=call)
-    new_files = [path for path, current in paths.items() if current is None]
+    # a new file is one the task or the reply's prose names, not a name in its code (seen: `os.path`)
+    named = set(FILE_NAME.findall(_FENCE.sub(" ", text))) | set(FILE_NAME.findall(task))
+    new_files = [path for path, current in paths.items() if current is None and path in named]
     if new_files and len(blocks) == 1 and "write_file" in tools:  # a new file: the one block is its content
         return LINE_EDIT.format(call=ready_call("write_file", {"path": new_files[0], "content": blocks[0]}))
     offered = [t for t in ("edit_file", "write_file", "bash") if t in tools]
