@@ -238,6 +238,10 @@ def test_the_offered_command_sent_back_under_bash_c_is_that_call() -> None:
     assert offered_command_sent(line, wrapped, TOOLS) == command
     assert offered_command_sent(line, wrapped.replace("bash -c", "bash -x"), TOOLS) == ""
     assert offered_command_sent(line, "```bash\nsh -c 'sed -i s/a/b/ x.py'\n```", TOOLS) == ""
+    # inside result tags, as if it had run (seen: `<tool_response>\nbash -c "sed ..."\n</tool_response>`)
+    assert offered_command_sent(line, f'<tool_response>\nbash -c "{command}"\n</tool_response>', TOOLS) == command
+    assert offered_command_sent(line, f"<tool_response>\n{command}\n</tool_response>", TOOLS) == command
+    assert offered_command_sent(line, "<tool_response>\nsed -i 's/a/b/' x.py\n</tool_response>", TOOLS) == ""
 
 
 async def test_off_the_how_to_is_the_answer(settings: Settings, scripted_model: ScriptedModel, workspace: Path) -> None:

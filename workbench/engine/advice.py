@@ -234,12 +234,18 @@ def commands_written_as_run(text: str, tools: Collection[str], is_program: Calla
     executed successfully" with none run): a tag's body counts when each of its lines starts with
     a program (`is_program`) that is no tool's name; '' none, or too long to offer."""
     commands: list[str] = []
-    for _, body in _RESULT_BODY.findall(text):
-        lines = [line.strip().removeprefix("$ ") for line in body.splitlines() if line.strip()]
-        if lines and all((first := line.split(maxsplit=1)[0]) not in tools and is_program(first) for line in lines):
+    for lines in _result_tag_lines(text):
+        if all((first := line.split(maxsplit=1)[0]) not in tools and is_program(first) for line in lines):
             commands += lines
     command = " && ".join(dict.fromkeys(commands))
     return command if len(command) <= COMMAND_CHARS else ""
+
+
+def _result_tag_lines(text: str) -> list[list[str]]:
+    """The lines of each result tag's body in the text (`$ ` prompts dropped, `bash -c '...'` read
+    as the line it runs), the empty ones left out."""
+    bodies = [[line.strip().removeprefix("$ ") for line in body.splitlines()] for _, body in _RESULT_BODY.findall(text)]
+    return [[_unwrapped(line) or line for line in lines if line] for lines in bodies if any(lines)]
 
 
 def _unlabelled(block: str) -> str:
@@ -305,9 +311,10 @@ def has_ready_call(line: str) -> bool:
 
 
 def offered_command_sent(line: str, reply: str, tools: Collection[str]) -> str:
-    """The command of the ready bash call `line` offered, when the reply's shell blocks hold just
-    that command ('' otherwise): the model sent the call in its own way (seen: offered `mkdir build
-    && cp app.ini build/`, the 1.5B model answered with that line in a ```bash block, no call)."""
+    """The command of the ready bash call `line` offered, when the reply's shell blocks, or else
+    its result tags, hold just that command ('' otherwise): the model sent the call in its own way
+    (seen: offered `mkdir build && cp app.ini build/`, the 1.5B model answered with that line in a
+    ```bash block, no call; offered a sed line, it answered `<tool_response>bash -c "..."`)."""
     match = _READY_CALL.search(line)
     if match is None:
         return ""
@@ -316,7 +323,10 @@ def offered_command_sent(line: str, reply: str, tools: Collection[str]) -> str:
     except ValueError:
         return ""
     command = offered.get("arguments", {}).get("command") if offered.get("name") == "bash" else None
-    return command if isinstance(command, str) and command and _shell_command(reply, tools) == command else ""
+    if not isinstance(command, str) or not command:
+        return ""
+    written = " && ".join(dict.fromkeys(line for lines in _result_tag_lines(reply) for line in lines))
+    return command if command in (_shell_command(reply, tools), written) else ""
 
 
 def _unwrapped(command: str) -> str:
