@@ -190,6 +190,24 @@ async def test_a_rename_the_run_found_and_did_not_make_gets_its_sed_line(
     assert rename_command("Rename notes.txt to todo.txt.", run_grep_calls(), {"notes.txt": "x"}.get) == ""
 
 
+async def test_a_rename_how_to_gets_the_renames_sed_line_before_its_own_commands(
+    settings: Settings, scripted_model: ScriptedModel, workspace: Path
+) -> None:
+    """Seen (2026-12-07, rename_across_files): the how-to's one shell block was `git add main.py
+    report.py shapes.py && git commit -m ...`, offered as the ready call, and sent to the loop stop."""
+    (workspace / "shapes.py").write_text("def area_of(r):\n    return 3.14 * r * r\n")
+    (workspace / "main.py").write_text("from shapes import area_of\n\nprint(area_of(2))\n")
+    how_to = (
+        "Replace `area_of` in each file, then commit:\n\n```bash\ngit add main.py shapes.py && git commit -m x\n```"
+    )
+    scripted_model.add(reply("", call("grep", pattern=r"\barea_of\b")), reply(how_to))
+    await run_agent(settings, "Rename the function area_of to circle_area everywhere.", [*TOOLS, "grep"])
+    told = scripted_model.requests[2]["messages"][-1]["content"]
+    assert told.startswith("You can run this yourself")
+    sed = "sed -i 's/\\barea_of\\b/circle_area/g' main.py shapes.py"
+    assert json.loads(told.split("now, ", 1)[1]) == {"name": "bash", "arguments": {"command": sed}}
+
+
 def run_grep_calls() -> list[tuple[pb.ToolCall, pb.ToolResult]]:
     return [(pb.ToolCall(name="grep", arguments="{}"), pb.ToolResult(output="notes.txt:1:notes"))]
 

@@ -345,8 +345,9 @@ def nudge(
     """The one line after a how-to: with a ready call where the reply's own text gives one. `read`
     gives a workspace file's text (None: no such file); the files the reply names come first,
     then the existing ones the task names (a reply with the whole new file and no name).
-    `task_command`, the command a task that only asks to run one quotes, is the ready call
-    before any of the reply's (its how-to ran a variant: `export X=1 && python3 deploy.py`).
+    `task_command`, the command the task itself gives (one it quotes and only asks to run; the
+    sed line of a rename it asks for), is the ready call before any of the reply's (its how-to
+    ran a variant: `export X=1 && python3 deploy.py`; offered a `git commit` as the rename).
     A block that is the file as it is (under a `# name.py` label, blank lines aside) gives no
     edit; a replacement the reply states ("change `A` to `B`", sed's s/A/B/) does, when A is
     once in one of those files."""

@@ -60,7 +60,10 @@ def _line(answer: str, loop: AgentLoop, known: bool) -> str:
     # a task that only asks to run a command it quotes: that command is the ready call
     command = next(iter(rest.task_commands(task, _is_program)), "") if undone.only_runs(verbs) else ""
     if _on(settings.work_nudge, known) and advice.asks_for_work(task) and advice.is_advice(answer):
-        if text := advice.nudge(answer, tools, read, task, command):
+        # a rename the task asks for, left in files a grep showed: its sed line before the how-to's
+        # commands (seen: a how-to's `git add ... && git commit` offered as the rename)
+        renamed = undone.rename_command(task, state.calls, read) if not command else ""
+        if text := advice.nudge(answer, tools, read, task, command or renamed):
             return text
     if _on(settings.change_check, known):
         failed = claims.failed_changes(state.calls, changing)
