@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.core.regular_files import read_regular
+from workbench.engine.calls_as_xml import RESULT_NAMES
 
 # a task asks for work when a sentence or clause starts with one of these (after "please", "can you")
 _WORK_VERBS = (
@@ -53,9 +54,7 @@ COMMAND_CHARS = 400  # a longer shell block is not offered as one ready call
 _PAIR = re.compile(r"`([^`\n]+)`\s+(?:to|with|into|by|->|→|=>)\s+`([^`\n]+)`")
 # a sed substitution anywhere in the reply (a how-to wrapped it in a tmux line): s/A/B/
 _SED = re.compile(r"""(?<=['"\s])s([/|#])((?:\\.|(?!\1)[^\n])+)\1((?:\\.|(?!\1)[^\n])*)\1g?(?=['"\s])""")
-_RESULT_BODY = re.compile(
-    r"<(result|tool_result|tool_response|function_results?|output|observation)\b[^>]*>(.*?)</\1>", re.DOTALL
-)
+_RESULT_BODY = re.compile(rf"<({RESULT_NAMES})\b[^>]*>(.*?)</\1>", re.DOTALL)
 _SED_ESCAPE = re.compile(r"\\([/|#.])")
 _REGEX_CHARS = re.compile(r"[\\*+?\[\]^$(){}|&]")
 
@@ -266,7 +265,7 @@ def _unchanged(current: str, block: str) -> bool:
 
 
 def _stated_pairs(text: str) -> list[tuple[str, str]]:
-    """The replacements the reply states outside its calls, in order: "change `A` to `B`" and
+    """The replacements the reply's text states, in order: "change `A` to `B`" and
     sed's s/A/B/ (a plain text A: no pattern but an escaped delimiter or dot; no & or group in B)."""
     pairs: list[tuple[str, str]] = _PAIR.findall(text)
     for _, old, new in _SED.findall(text):

@@ -33,9 +33,8 @@ from workbench.engine.call_help import Schema
 
 WRAPPERS = ("tool", "tool_call", "invoke", "function", "call", "use_tool", "tool_use")
 CODE_WORDS = ("function", "call")  # wrappers that name a call only when they name an offered tool
-RESULT_TAGS = re.compile(
-    r"<(result|tool_result|tool_response|function_results?|output|response|observation)\b[^>]*>", re.IGNORECASE
-)
+RESULT_NAMES = r"result|tool_result|tool_response|function_results?|output|response|observation"  # a result's tag
+RESULT_TAGS = re.compile(rf"<({RESULT_NAMES})\b[^>]*>", re.IGNORECASE)
 _ATTRS = r"(?:\s+[\w.:-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*"
 _OPEN = re.compile(rf"<(?P<tag>[A-Za-z_][\w.-]*)(?P<attrs>{_ATTRS})\s*(?P<slash>/?)>")
 _ATTR = re.compile(r"([\w.:-]+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)')")
@@ -185,4 +184,4 @@ def _typed(value: str, kind: str) -> Any:
     return value
 
 
-__all__ = ["RESULT_TAGS", "XmlCall", "typed", "xml_calls"]
+__all__ = ["RESULT_NAMES", "RESULT_TAGS", "XmlCall", "typed", "xml_calls"]

@@ -176,11 +176,24 @@ def find_calls(
     if not found:
         stray = _stray_tag(text, reading) if lenient else None
         return ([stray], text) if stray else ([], text)
-    if lenient:  # a call written again in the same reply (a step, then "in full" at its end) runs once
-        found = list({(c.name, c.arguments) if not c.error else id(c): c for c in found}.values())
+    if lenient:
+        found = _first_of_each(found)
     prose.append(text[last:])
     rest = _EMPTY_WRAPPER.sub("", "".join(prose))  # a tag or fence that held a fence or tag taken
     return found, re.sub(r"\n{3,}", "\n\n", rest).strip()
+
+
+def _first_of_each(calls: list[TextCall]) -> list[TextCall]:
+    """The calls with a call written again in the same reply (in a step, then "in full" at its end)
+    left out: the first of each name and arguments; unreadable ones all stay (each says its error)."""
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for call in calls:
+        key = (call.name, call.arguments)
+        if call.error or key not in seen:
+            kept.append(call)
+            seen.add(key)
+    return kept
 
 
 @dataclass(frozen=True)

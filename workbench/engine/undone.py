@@ -129,7 +129,7 @@ class RenameLeft:
 
     old: str
     new: str
-    paths: list[str]
+    paths: tuple[str, ...]
 
     @property
     def command(self) -> str:
@@ -156,7 +156,7 @@ def rename_left(task: str, calls: Calls, read: Read) -> RenameLeft | None:
         for path, text in _GREP_LINE.findall(result.output):
             if word.search(text) and path not in paths and (current := read(path)) and word.search(current):
                 paths.append(path)
-    return RenameLeft(old, new, paths) if paths else None
+    return RenameLeft(old, new, tuple(paths)) if paths else None
 
 
 def rename_command(task: str, calls: Calls, read: Read) -> str:
@@ -207,9 +207,9 @@ def line(
         call, result = failed[-1]
         error = " ".join(result.error.split())
         said = f" (your last try, {call.name}, failed: {error[:117] + '...' if len(error) > 120 else error})"
-    elif written and "bash" in tools:
+    written = written if "bash" in tools else ""  # commands are offered only with bash
+    if written and not failed:
         said = NOT_RUN
-    written = written if "bash" in tools else ""
     if run_only:
         ready_command = command or written
         return LINE_RUN.format(

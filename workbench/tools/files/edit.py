@@ -254,7 +254,7 @@ def _diagnosis(
     )
 
 
-def _line_breaks_kept(text: str, spans: list[Span], old_text: str) -> tuple[list[Span], str]:
+def _line_breaks_kept(text: str, spans: list[Span]) -> tuple[list[Span], str]:
     """The spans with the line break at a replaced line's end kept as the file has it, and what
     was done ('' nothing): old_text that stops before a line's break with new_text ending in one
     would add a blank line (seen: `timeout = 5` to `timeout = 30\n`, a 1.5B model's edit), and
@@ -262,15 +262,15 @@ def _line_breaks_kept(text: str, spans: list[Span], old_text: str) -> tuple[list
     for a new_text that is only line breaks (a line removed), nor one that ends in a blank line."""
     kept, done = [], ""
     for start, end, replacement in spans:
-        after = text[end : end + 1]
-        if replacement.strip() and not old_text.endswith("\n") and replacement.endswith("\n"):
+        matched, after = text[start:end], text[end : end + 1]  # what old_text matched (maybe forgivingly)
+        if replacement.strip() and not matched.endswith("\n") and replacement.endswith("\n"):
             if after == "\n" or text[end : end + 2] == "\r\n":
                 ending = "\r\n" if replacement.endswith("\r\n") else "\n"
-                if not replacement[: -len(ending)].endswith("\n") and replacement[: -len(ending)] != text[start:end]:
+                if not replacement[: -len(ending)].endswith("\n") and replacement[: -len(ending)] != matched:
                     replacement, done = replacement[: -len(ending)], LINE_BREAK_NOT_ADDED
-        elif replacement.strip() and old_text.endswith("\n") and not replacement.endswith("\n"):
+        elif replacement.strip() and matched.endswith("\n") and not replacement.endswith("\n"):
             if after and after not in "\r\n":
-                ending = "\r\n" if text[start:end].endswith("\r\n") else "\n"
+                ending = "\r\n" if matched.endswith("\r\n") else "\n"
                 replacement, done = replacement + ending, LINE_BREAK_NOT_DROPPED
         kept.append((start, end, replacement))
     return kept, done
@@ -345,7 +345,7 @@ def _planned(ctx: ToolContext, target: Path, path: str, old_text: str, new_text:
     spans, note = find_occurrences(text, old_text, new_text, by_indentation=not replace_all)
     if not spans:
         raise _not_found(ctx, target, data, text, old_text)
-    spans, kept = _line_breaks_kept(text, spans, old_text)
+    spans, kept = _line_breaks_kept(text, spans)
     note = f"{note} ({kept})" if kept else note
     count = len(spans)
     at_lines = [_line_of(text, start) for start, _, _ in spans]
